@@ -1,0 +1,53 @@
+/* distance.h - the squared z-normalised Euclidean distance of DESIGN section 3,
+ * shared by every backend (plain C, usable from CUDA device code too).
+ *
+ *   d2(i,j) = 2m (1 - corr),  corr = (QT[i][j] - m mu_i mu_j) / (m sigma_i sigma_j)
+ *
+ * (seed 001 formula (7)), with corr clamped to [-1, 1]. With inv_i = 1/(sqrt(m)
+ * sigma_i) the correlation is (QT - m mu_i mu_j) inv_i inv_j. Constants and
+ * non-finite subsequences follow the conventions of DESIGN 3. */
+#ifndef TSM_DISTANCE_H
+#define TSM_DISTANCE_H
+
+#include "stats.h"
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define TSM_HD __host__ __device__
+#else
+#define TSM_HD
+#endif
+
+/* Correlation of two normal subsequences from their dot product, clamped. */
+static inline TSM_HD double tsm_corr(double qt, double mu_i, double inv_i, double mu_j,
+                                     double inv_j, size_t m) {
+    double c = (qt - (double)m * mu_i * mu_j) * inv_i * inv_j;
+    return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
+}
+
+/* Squared distance of a pair of which at least one is not normal; NAN when either
+ * is non-finite (the pair does not exist). */
+static inline TSM_HD double tsm_d2_special(int kind_i, int kind_j, size_t m) {
+    if (kind_i == TSM_SUB_NONFINITE || kind_j == TSM_SUB_NONFINITE)
+        return NAN;
+    if (kind_i == TSM_SUB_CONSTANT && kind_j == TSM_SUB_CONSTANT)
+        return 0.0;
+    return (double)m;
+}
+
+/* Squared distance of subsequences i and j given their dot product QT[i][j] over the
+ * working series s->t; NAN when the pair is excluded (non-finite member). */
+static inline TSM_HD double tsm_d2(const tsm_stats *s, size_t i, size_t j, double qt) {
+    int ki = s->kind[i], kj = s->kind[j];
+    if (ki != TSM_SUB_NORMAL || kj != TSM_SUB_NORMAL)
+        return tsm_d2_special(ki, kj, s->m);
+    return 2.0 * (double)s->m * (1.0 - tsm_corr(qt, s->mu[i], s->inv[i], s->mu[j], s->inv[j], s->m));
+}
+
+/* Whether i and j are a non-self-match for exclusion zone excl. */
+static inline TSM_HD int tsm_non_self(size_t i, size_t j, size_t excl) {
+    return (i > j ? i - j : j - i) >= excl;
+}
+
+#endif

@@ -1,0 +1,48 @@
+/* pd3.h - range and top-k discords by PD3, the parallel DRAG of seed 001.
+ *
+ * Range discords for r: { i : nn(i) >= r } (DESIGN 3), each with its exact nn
+ * distance and neighbour; subsequences with no eligible neighbour (nn undefined) and
+ * non-finite ones are never discords. */
+#ifndef TSM_PD3_H
+#define TSM_PD3_H
+
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int64_t index;    /* start of the discord */
+    double distance;  /* nn(index) = sqrt(d2) to its nearest non-self-match */
+    int64_t neighbor; /* that neighbour's start */
+} tsm_discord;
+
+/* Work counters of one call, for benchmarks and tests. */
+typedef struct {
+    uint64_t distances; /* pairwise distances evaluated */
+    uint64_t passes;    /* PD3 passes run (top-k: one per r tried) */
+    size_t candidates;  /* survivors of the selection phase (last pass) */
+    double r;           /* range of the last pass */
+} tsm_pd3_stats;
+
+#define TSM_PD3_SEGLEN_DEFAULT 512
+
+/* All range discords for range r (a distance, not squared), ordered by index.
+ * seglen: subsequences per segment (0 = default). On success *out is a malloc'ed
+ * array of *count entries (NULL when none) that the caller frees. counters may be
+ * NULL. */
+tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
+                         tsm_discord **out, size_t *count, tsm_pd3_stats *counters);
+
+/* Top-k discords (DESIGN 3, greedy, best first) found by a descending search over r
+ * with PD3 passes (DESIGN 4.2). out holds k entries; *count < k when fewer than k
+ * non-overlapping subsequences have a defined nn. */
+tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                             size_t seglen, tsm_discord *out, size_t *count,
+                             tsm_pd3_stats *counters);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

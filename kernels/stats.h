@@ -1,0 +1,49 @@
+/* stats.h - per-subsequence statistics of a series: the preprocessing every distance
+ * kernel shares (seed 001 section 3.3, the "preprocessing phase").
+ *
+ * For a series t[0..n-1] and subsequence length m, tsm_stats holds a working copy of
+ * the series and, for each of the N = n - m + 1 subsequences, its mean, the inverse
+ * of its centred norm and its kind (normal, constant, non-finite). */
+#ifndef TSM_STATS_H
+#define TSM_STATS_H
+
+#include "tsm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kind of a subsequence, which fixes how distances to it are defined (DESIGN 3). */
+enum {
+    TSM_SUB_NORMAL = 0,    /* finite and not constant: z-normalised distance */
+    TSM_SUB_CONSTANT = 1,  /* max == min: d2 = 0 to constants, m to normals */
+    TSM_SUB_NONFINITE = 2, /* contains NaN or +-Inf: excluded from everything */
+};
+
+typedef struct {
+    size_t n, m, N;
+    /* Working series: t[k] - c for finite t[k], where c is the mean of the finite
+     * values, and 0 for non-finite ones. Distances are invariant under the shift, it
+     * keeps QT - m*mu_i*mu_j away from cancellation, and the zeros keep dot-product
+     * recurrences finite across NaN stretches (those subsequences are masked). */
+    double *t;
+    double *mu;   /* mean of each subsequence of the working series */
+    double *inv;  /* 1 / sqrt(sum_k (t[i+k] - mu_i)^2) = 1/(sqrt(m) sigma_i); 0 unless normal */
+    double *sig;  /* population standard deviation sigma_i; 0 for constants */
+    uint8_t *kind; /* TSM_SUB_* */
+    size_t n_normal, n_constant, n_nonfinite;
+} tsm_stats;
+
+/* Computes the statistics of t[0..n-1] for length m. Means and variances slide in
+ * O(1) per step (Welford-style add/remove) and are recomputed exactly every
+ * TSM_STATS_REFRESH steps, so error stays bounded on long series; O(n) plus
+ * O(n m / TSM_STATS_REFRESH). Fails with TSM_EINVAL for m < 3 or m > n. */
+tsm_status tsm_stats_new(tsm_ctx *ctx, const double *t, size_t n, size_t m, tsm_stats **out);
+void tsm_stats_destroy(tsm_stats **self_p);
+
+#define TSM_STATS_REFRESH 64
+
+#ifdef __cplusplus
+}
+#endif
+#endif
