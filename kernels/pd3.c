@@ -1,13 +1,387 @@
-/* pd3.c - placeholder until the implementation lands (being written now). */
+/* pd3.c - PD3 range discords (seed 001) on the CPU: the OpenMP twin of pd3.cu.
+ *
+ * The N subsequences are cut into segments of seglen consecutive subsequences; one
+ * segment is what one thread block processes on the GPU and one OpenMP iteration
+ * here. Its subsequences are the local candidates. Rows of the QT matrix are
+ * visited one subsequence j ("chunk subsequence") at a time; for a row the segment
+ * keeps QTrow[tid] = QT[c0 + tid][j] for all its candidates c0 + tid, updated by
+ * formula (9) of seed 001 in O(1) per element:
+ *
+ *   QTrow_j[tid] = QTrow_{j-1}[tid-1] - t[c0+tid-1] t[j-1] + t[c0+tid+m-1] t[j+m-1]
+ *   QTrow_j[0]   = QTcol[j] = QT[c0][j]   (a direct dot product, O(m))
+ *
+ * so every value comes from a diagonal chain of at most seglen steps that starts
+ * at an exact dot product: the drift is bounded by the segment length.
+ *
+ * Phase 1 (selection, Alg. 2): each segment scans the rows to its right
+ * (j >= c + excl). A pair closer than r proves neither member is a discord: the
+ * candidate is dropped (Bitmap.Subseq) and so is the row subsequence
+ * (Bitmap.Neighbor). A segment whose candidates are all gone stops (early exit).
+ * Then Subseq &= Neighbor (the conjunction kernel).
+ * Phase 2 (refinement, Alg. 3): only segments with surviving candidates scan the
+ * rows to their left (j <= c - excl), dropping candidates closer than r to anyone.
+ * A survivor has then met every non-self-match at distance >= r on both sides, so the
+ * survivors are exactly the range discords, and the minima kept on the way are their
+ * exact nn distances and neighbours.
+ *
+ * The seed's chunks (seglen rows loaded into shared memory at a time) and its
+ * right-padding with +inf (formula (8)) exist for the GPU's memory hierarchy and
+ * load balance; here a row is one step of the scan and the last segment is simply
+ * shorter. */
 #include "pd3.h"
+
+#include "distance.h"
+#include "dot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-segment working state (one per thread, reused across segments). */
+typedef struct {
+    size_t c0, len;        /* candidates c0 .. c0+len-1 */
+    double *qt, *qt_prev;  /* QTrow for the current and previous row */
+    double *mmu;           /* m * mu_c */
+    double *inv;           /* 1/(sqrt(m) sigma_c), 0 unless normal */
+    double *d2_normal_row; /* d2 of a special candidate to a normal row: m or +inf */
+    double *d2_const_row;  /* d2 of any candidate to a constant row: 0, m or +inf */
+    uint8_t *normal;       /* candidate is normal */
+    uint8_t *alive;        /* Bitmap.Subseq for the segment */
+    double *best;          /* smallest d2 met so far */
+    int64_t *best_j;       /* its row */
+    uint64_t distances;
+} segment;
+
+static void segment_free(segment *g) {
+    free(g->qt), free(g->qt_prev), free(g->mmu), free(g->inv);
+    free(g->d2_normal_row), free(g->d2_const_row);
+    free(g->normal), free(g->alive), free(g->best), free(g->best_j);
+}
+
+static int segment_alloc(segment *g, size_t seglen) {
+    memset(g, 0, sizeof *g);
+    g->qt = malloc(seglen * sizeof(double));
+    g->qt_prev = malloc(seglen * sizeof(double));
+    g->mmu = malloc(seglen * sizeof(double));
+    g->inv = malloc(seglen * sizeof(double));
+    g->d2_normal_row = malloc(seglen * sizeof(double));
+    g->d2_const_row = malloc(seglen * sizeof(double));
+    g->normal = malloc(seglen);
+    g->alive = malloc(seglen);
+    g->best = malloc(seglen * sizeof(double));
+    g->best_j = malloc(seglen * sizeof(int64_t));
+    if (!g->qt || !g->qt_prev || !g->mmu || !g->inv || !g->d2_normal_row || !g->d2_const_row ||
+        !g->normal || !g->alive || !g->best || !g->best_j) {
+        segment_free(g);
+        return -1;
+    }
+    return 0;
+}
+
+/* Loads segment [c0, c0+len): per-candidate constants of the distance formula and
+ * the special-case distances of DESIGN 3 (so the row loop stays branch-free).
+ * alive starts from subseq (phase 1: finite candidates; phase 2: survivors). */
+static void segment_load(segment *g, const tsm_stats *s, size_t c0, size_t len,
+                         const uint8_t *subseq) {
+    const double m = (double)s->m;
+    g->c0 = c0, g->len = len;
+    for (size_t tid = 0; tid < len; tid++) {
+        size_t c = c0 + tid;
+        int kind = s->kind[c];
+        g->mmu[tid] = m * s->mu[c];
+        g->inv[tid] = s->inv[c];
+        g->normal[tid] = kind == TSM_SUB_NORMAL;
+        g->d2_normal_row[tid] = kind == TSM_SUB_CONSTANT ? m : INFINITY;
+        g->d2_const_row[tid] =
+            kind == TSM_SUB_NORMAL ? m : (kind == TSM_SUB_CONSTANT ? 0.0 : INFINITY);
+        g->alive[tid] = subseq[c];
+        g->best[tid] = INFINITY;
+        g->best_j[tid] = -1;
+    }
+}
+
+/* QTrow for row j computed directly, O(len m): the start of a scan. */
+static void qtrow_direct(segment *g, const tsm_stats *s, size_t j) {
+    for (size_t tid = 0; tid < g->len; tid++)
+        g->qt[tid] = tsm_dot(s->t + g->c0 + tid, s->t + j, s->m);
+}
+
+/* Advances QTrow from row j-1 to row j by formula (9); O(len) plus one O(m) dot. */
+static void qtrow_next(segment *g, const tsm_stats *s, size_t j) {
+    double *tmp = g->qt_prev;
+    g->qt_prev = g->qt, g->qt = tmp;
+    const double *t = s->t;
+    const size_t m = s->m;
+    const double head = t[j - 1], tail = t[j + m - 1];
+    const double *lo = t + g->c0 - 1, *hi = t + g->c0 + m - 1;
+    const double *prev = g->qt_prev;
+    double *qt = g->qt;
+    qt[0] = tsm_dot(t + g->c0, t + j, m); /* QTcol[j] */
+#pragma omp simd
+    for (size_t tid = 1; tid < g->len; tid++)
+        qt[tid] = prev[tid - 1] - lo[tid] * head + hi[tid] * tail;
+}
+
+/* Distances from row j to candidates tid in [lo, hi) (all non-self-matches of j);
+ * drops candidates closer than r (d2 < r2), records minima, and returns whether
+ * any candidate, dropped or not, was closer than r (then j is not a discord
+ * either). Returns the number of candidates dropped through *dropped. */
+static int row_distances(segment *g, const tsm_stats *s, size_t j, size_t lo, size_t hi, double r2,
+                         size_t *dropped) {
+    int kind = s->kind[j];
+    if (kind == TSM_SUB_NONFINITE || lo >= hi)
+        return 0;
+    g->distances += hi - lo;
+    const double two_m = 2.0 * (double)s->m;
+    const double mu_j = s->mu[j], inv_j = s->inv[j];
+    const int normal_row = kind == TSM_SUB_NORMAL;
+    const double *special = normal_row ? g->d2_normal_row : g->d2_const_row;
+    int hit = 0;
+    size_t drop = 0;
+#pragma omp simd reduction(| : hit) reduction(+ : drop)
+    for (size_t tid = lo; tid < hi; tid++) {
+        double corr = (g->qt[tid] - g->mmu[tid] * mu_j) * g->inv[tid] * inv_j;
+        corr = corr > 1.0 ? 1.0 : (corr < -1.0 ? -1.0 : corr);
+        double d2 = (normal_row && g->normal[tid]) ? two_m * (1.0 - corr) : special[tid];
+        int close = d2 < r2;
+        hit |= close;
+        drop += g->alive[tid] & close;
+        g->alive[tid] &= !close;
+        int better = d2 < g->best[tid]; /* strict: rows ascend, the smaller index wins */
+        g->best[tid] = better ? d2 : g->best[tid];
+        g->best_j[tid] = better ? (int64_t)j : g->best_j[tid];
+    }
+    *dropped = drop;
+    return hit;
+}
+
+static size_t count_alive(const segment *g) {
+    size_t c = 0;
+    for (size_t tid = 0; tid < g->len; tid++)
+        c += g->alive[tid];
+    return c;
+}
+
+/* Phase 1 for one segment: scan rows j >= c0 + excl left to right. Candidates keep
+ * their right-side minimum in right_d2/right_j. */
+static void select_segment(segment *g, const tsm_stats *s, size_t excl, double r2, uint8_t *subseq,
+                           uint8_t *neighbor, double *right_d2, int64_t *right_j) {
+    const size_t N = s->N, c0 = g->c0;
+    size_t alive = count_alive(g);
+    if (alive > 0 && c0 + excl < N) {
+        for (size_t j = c0 + excl; j < N; j++) {
+            if (j == c0 + excl)
+                qtrow_direct(g, s, j);
+            else
+                qtrow_next(g, s, j);
+            /* candidate c0+tid pairs with j when tid <= j - excl - c0 */
+            size_t hi = j - excl - c0 + 1;
+            size_t dropped = 0;
+            if (row_distances(g, s, j, 0, hi < g->len ? hi : g->len, r2, &dropped)) {
+#pragma omp atomic write
+                neighbor[j] = 0;
+            }
+            alive -= dropped;
+            if (alive == 0)
+                break; /* early exit: nothing left to refute */
+        }
+    }
+    for (size_t tid = 0; tid < g->len; tid++) {
+        subseq[c0 + tid] = g->alive[tid];
+        right_d2[c0 + tid] = g->best[tid];
+        right_j[c0 + tid] = g->best_j[tid];
+    }
+}
+
+/* Phase 2 for one segment: scan rows j <= c - excl left to right; survivors end
+ * with their exact nn (the better of the left and right minima). */
+static void refine_segment(segment *g, const tsm_stats *s, size_t excl, double r2, uint8_t *subseq,
+                           double *nn_d2, int64_t *nn_j) {
+    const size_t c0 = g->c0, last = c0 + g->len - 1;
+    size_t alive = count_alive(g);
+    for (size_t j = 0; alive > 0 && j + excl <= last; j++) {
+        if (j == 0)
+            qtrow_direct(g, s, j);
+        else
+            qtrow_next(g, s, j);
+        /* candidate c0+tid pairs with j when c0 + tid >= j + excl */
+        size_t lo = j + excl > c0 ? j + excl - c0 : 0;
+        size_t dropped = 0;
+        row_distances(g, s, j, lo, g->len, r2, &dropped);
+        alive -= dropped;
+    }
+    for (size_t tid = 0; tid < g->len; tid++) {
+        size_t c = c0 + tid;
+        subseq[c] = g->alive[tid];
+        if (!g->alive[tid])
+            continue;
+        /* left neighbours have smaller indices: they win ties */
+        if (g->best[tid] <= nn_d2[c]) {
+            nn_d2[c] = g->best[tid];
+            nn_j[c] = g->best_j[tid];
+        }
+    }
+}
+
 tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
                          tsm_discord **out, size_t *count, tsm_pd3_stats *counters) {
-    (void)s, (void)excl, (void)r, (void)seglen, (void)out, (void)count, (void)counters;
-    return tsm_fail(ctx, TSM_EINTERNAL, "not implemented yet");
+    *out = NULL;
+    *count = 0;
+    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    if (st != TSM_OK)
+        return st;
+    if (!(r >= 0.0) || isinf(r))
+        return tsm_fail(ctx, TSM_EINVAL, "range r = %g must be a finite distance >= 0", r);
+    if (seglen == 0)
+        seglen = TSM_PD3_SEGLEN_DEFAULT;
+    const size_t N = s->N, nseg = (N + seglen - 1) / seglen;
+    const double r2 = r * r;
+    uint8_t *subseq = malloc(N), *neighbor = malloc(N);
+    double *nn_d2 = malloc(N * sizeof *nn_d2);
+    int64_t *nn_j = malloc(N * sizeof *nn_j);
+    int failed = 0;
+    uint64_t distances = 0;
+    if (!subseq || !neighbor || !nn_d2 || !nn_j) {
+        failed = 1;
+        goto done;
+    }
+    for (size_t i = 0; i < N; i++) {
+        subseq[i] = s->kind[i] != TSM_SUB_NONFINITE;
+        neighbor[i] = 1;
+    }
+
+#pragma omp parallel num_threads(tsm_ctx_threads(ctx)) reduction(+ : distances)
+    {
+        segment g;
+        int ok = segment_alloc(&g, seglen) == 0;
+        if (!ok) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        /* Phase 1: candidate selection, one segment per iteration. */
+#pragma omp for schedule(dynamic, 1)
+        for (size_t seg = 0; seg < nseg; seg++) {
+            if (!ok)
+                continue;
+            size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
+            segment_load(&g, s, c0, len, subseq);
+            select_segment(&g, s, excl, r2, subseq, neighbor, nn_d2, nn_j);
+        }
+        /* The conjunction: candidates that are someone's close neighbour go too. */
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < N; i++)
+            subseq[i] &= neighbor[i];
+            /* Phase 2: refinement, only segments that still hold candidates. */
+#pragma omp for schedule(dynamic, 1)
+        for (size_t seg = 0; seg < nseg; seg++) {
+            size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
+            if (!ok || !memchr(subseq + c0, 1, len))
+                continue;
+            segment_load(&g, s, c0, len, subseq);
+            refine_segment(&g, s, excl, r2, subseq, nn_d2, nn_j);
+        }
+        if (ok) {
+            distances += g.distances;
+            segment_free(&g);
+        }
+    }
+    if (failed)
+        goto done;
+
+    size_t found = 0;
+    for (size_t i = 0; i < N; i++)
+        found += subseq[i] && isfinite(nn_d2[i]);
+    size_t candidates = 0;
+    for (size_t i = 0; i < N; i++)
+        candidates += subseq[i];
+    if (found > 0) {
+        *out = malloc(found * sizeof **out);
+        if (!*out) {
+            failed = 1;
+            goto done;
+        }
+        /* a survivor without any eligible neighbour has no nn: not a discord */
+        for (size_t i = 0; i < N; i++)
+            if (subseq[i] && isfinite(nn_d2[i]))
+                (*out)[(*count)++] = (tsm_discord){(int64_t)i, sqrt(nn_d2[i]), nn_j[i]};
+    }
+    if (counters) {
+        counters->distances += distances;
+        counters->passes += 1;
+        counters->candidates = candidates;
+        counters->r = r;
+    }
+done:
+    free(subseq), free(neighbor), free(nn_d2), free(nn_j);
+    if (failed)
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for PD3 over %zu subsequences", N);
+    return TSM_OK;
 }
-tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
-                             size_t seglen, tsm_discord *out, size_t *count,
-                             tsm_pd3_stats *counters) {
-    (void)s, (void)excl, (void)k, (void)seglen, (void)out, (void)count, (void)counters;
-    return tsm_fail(ctx, TSM_EINTERNAL, "not implemented yet");
+
+/* Orders discords by distance, largest first, then by index. */
+static int by_distance_desc(const void *x, const void *y) {
+    const tsm_discord *a = x, *b = y;
+    if (a->distance != b->distance)
+        return a->distance > b->distance ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Greedy top-k of DESIGN 3 over a set sorted by by_distance_desc: each pick a
+ * non-self-match of the earlier picks. O(count k). */
+static size_t greedy_topk(const tsm_discord *sorted, size_t count, size_t excl, size_t k,
+                          tsm_discord *out) {
+    size_t c = 0;
+    for (size_t q = 0; q < count && c < k; q++) {
+        int clash = 0;
+        for (size_t p = 0; p < c && !clash; p++)
+            clash = !tsm_non_self((size_t)sorted[q].index, (size_t)out[p].index, excl);
+        if (!clash)
+            out[c++] = sorted[q];
+    }
+    return c;
+}
+
+/* The descending search of DESIGN 4.2 (MERLIN-style): r starts at the largest
+ * possible distance 2 sqrt(m) and shrinks by TOPK_SHRINK until the range discords
+ * hold k non-overlapping ones. Greedy selection over {nn >= r} equals greedy
+ * selection over all subsequences as soon as it yields k picks, since every
+ * subsequence outside the set ranks below every one inside. A pass with a large r
+ * is cheap (candidates are refuted at once), so the cost is dominated by the last
+ * pass, whose r is within a factor TOPK_SHRINK of the k-th discord's distance.
+ * Below TOPK_FLOOR of the maximum the last pass uses r = 0 (every subsequence with a
+ * neighbour), which returns what exists when fewer than k do. */
+#define TOPK_SHRINK 0.7
+#define TOPK_FLOOR  1e-3
+
+tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
+                             tsm_discord *out, size_t *count, tsm_pd3_stats *counters) {
+    *count = 0;
+    if (k == 0)
+        return tsm_fail(ctx, TSM_EINVAL, "top-k discords: k must be at least 1");
+    tsm_pd3_stats local = {0};
+    const double r_max = 2.0 * sqrt((double)s->m);
+    for (double r = r_max;; r *= TOPK_SHRINK) {
+        if (r < TOPK_FLOOR * r_max)
+            r = 0.0;
+        tsm_discord *found = NULL;
+        size_t nfound = 0;
+        tsm_status st = tsm_pd3_range(ctx, s, excl, r, seglen, &found, &nfound, &local);
+        if (st != TSM_OK)
+            return st;
+        if (nfound > 1)
+            qsort(found, nfound, sizeof *found, by_distance_desc);
+        size_t picked = greedy_topk(found, nfound, excl, k, out);
+        free(found);
+        if (picked == k || r == 0.0) {
+            *count = picked;
+            break;
+        }
+    }
+    if (counters) {
+        counters->distances += local.distances;
+        counters->passes += local.passes;
+        counters->candidates = local.candidates;
+        counters->r = local.r;
+    }
+    return TSM_OK;
 }

@@ -34,8 +34,8 @@ double tu_normal(void);
 
 /* Fills t with a random walk of n steps. */
 void tu_random_walk(double *t, size_t n);
-/* Overwrites t[at..at+len-1] with a sine burst of the given amplitude and noise: an
- * anomaly unlike a random walk. */
+/* Overwrites t[at..at+len-1] with a burst of white noise of the given amplitude
+ * around t[at]: an anomaly unlike any stretch of a random walk. */
 void tu_plant_anomaly(double *t, size_t at, size_t len, double amplitude);
 /* Sets t[at..at+len-1] to value (use NAN/INFINITY for non-finite stretches). */
 void tu_fill(double *t, size_t at, size_t len, double value);
