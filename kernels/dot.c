@@ -1,18 +1,45 @@
 /* dot.c - direct and recurrent dot products of subsequences (CPU). */
 #include "dot.h"
 
+#define TSM_DOT_LANES 16
+#define TSM_DOT_BLOCK 256
+
 double tsm_dot(const double *a, const double *b, size_t m) {
+    /* independent partial sums keep the FMA pipeline full */
+    double part[TSM_DOT_LANES] = {0};
+    size_t k = 0;
+    for (; k + TSM_DOT_LANES <= m; k += TSM_DOT_LANES)
+#pragma omp simd
+        for (size_t l = 0; l < TSM_DOT_LANES; l++)
+            part[l] += a[k + l] * b[k + l];
     double acc = 0.0;
-#pragma omp simd reduction(+ : acc)
-    for (size_t k = 0; k < m; k++)
+    for (; k < m; k++)
         acc += a[k] * b[k];
+    for (size_t l = 0; l < TSM_DOT_LANES; l++)
+        acc += part[l];
     return acc;
 }
 
 void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, double *out) {
-    const double *ti = s->t + i;
-    for (size_t j = j0; j < j0 + len; j++)
-        out[j - j0] = tsm_dot(ti, s->t + j, s->m);
+    /* Consecutive columns share the query t[i..i+m-1]: accumulate
+     * out[q] += t[i+k] t[j0+q+k] for k outer and q inner, which vectorises across
+     * columns without reductions; blocks of columns stay in L1. */
+    const double *t = s->t;
+    const size_t m = s->m;
+    for (size_t b = 0; b < len; b += TSM_DOT_BLOCK) {
+        size_t w = len - b < TSM_DOT_BLOCK ? len - b : TSM_DOT_BLOCK;
+        double *o = out + b;
+        const double *col = t + j0 + b;
+        for (size_t q = 0; q < w; q++)
+            o[q] = 0.0;
+        for (size_t k = 0; k < m; k++) {
+            const double a = t[i + k];
+            const double *c = col + k;
+#pragma omp simd
+            for (size_t q = 0; q < w; q++)
+                o[q] += a * c[q];
+        }
+    }
 }
 
 void tsm_qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len, const double *prev,

@@ -15,7 +15,8 @@ extern "C" {
 /* Plain dot product of two length-m arrays; the compiler vectorises it. */
 double tsm_dot(const double *a, const double *b, size_t m);
 
-/* QT[i][j0 .. j0+len-1] computed directly (O(len m)). */
+/* QT[i][j0 .. j0+len-1] computed directly, O(len m), vectorised across columns. By
+ * symmetry it is also the column QT[j0 .. j0+len-1][i]. */
 void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, double *out);
 
 /* Row i (i >= 1) from row i-1 by formula (9):

@@ -37,23 +37,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rows whose chain-start dot products are computed together. */
+#define COL_BLOCK 64
+
 /* Per-segment working state (one per thread, reused across segments). */
 typedef struct {
-    size_t c0, len;        /* candidates c0 .. c0+len-1 */
+    size_t c0, len; /* candidates c0 .. c0+len-1 */
+    size_t lo, hi;  /* lanes [lo, hi) hold every candidate still alive */
+    size_t nalive;  /* candidates alive in [lo, hi) */
+    double *col;    /* QT[c0 + lo][col_j0 ..]: the chain starts of the next rows */
+    size_t col_j0, col_len;
     double *qt, *qt_prev;  /* QTrow for the current and previous row */
     double *mmu;           /* m * mu_c */
     double *inv;           /* 1/(sqrt(m) sigma_c), 0 unless normal */
     double *d2_normal_row; /* d2 of a special candidate to a normal row: m or +inf */
     double *d2_const_row;  /* d2 of any candidate to a constant row: 0, m or +inf */
-    uint8_t *normal;       /* candidate is normal */
-    uint8_t *alive;        /* Bitmap.Subseq for the segment */
-    double *best;          /* smallest d2 met so far */
-    int64_t *best_j;       /* its row */
+    /* lane flags as 64-bit words, the width of the doubles beside them, so the row
+     * loop vectorises without conversions */
+    int64_t *normal; /* candidate is normal */
+    int64_t *alive;  /* Bitmap.Subseq for the segment */
+    double *best;    /* smallest d2 met so far */
+    int64_t *best_j; /* its row */
     uint64_t distances;
 } segment;
 
 static void segment_free(segment *g) {
-    free(g->qt), free(g->qt_prev), free(g->mmu), free(g->inv);
+    free(g->qt), free(g->qt_prev), free(g->col), free(g->mmu), free(g->inv);
     free(g->d2_normal_row), free(g->d2_const_row);
     free(g->normal), free(g->alive), free(g->best), free(g->best_j);
 }
@@ -62,20 +71,30 @@ static int segment_alloc(segment *g, size_t seglen) {
     memset(g, 0, sizeof *g);
     g->qt = malloc(seglen * sizeof(double));
     g->qt_prev = malloc(seglen * sizeof(double));
+    g->col = malloc(COL_BLOCK * sizeof(double));
     g->mmu = malloc(seglen * sizeof(double));
     g->inv = malloc(seglen * sizeof(double));
     g->d2_normal_row = malloc(seglen * sizeof(double));
     g->d2_const_row = malloc(seglen * sizeof(double));
-    g->normal = malloc(seglen);
-    g->alive = malloc(seglen);
+    g->normal = malloc(seglen * sizeof(int64_t));
+    g->alive = malloc(seglen * sizeof(int64_t));
     g->best = malloc(seglen * sizeof(double));
     g->best_j = malloc(seglen * sizeof(int64_t));
-    if (!g->qt || !g->qt_prev || !g->mmu || !g->inv || !g->d2_normal_row || !g->d2_const_row ||
-        !g->normal || !g->alive || !g->best || !g->best_j) {
+    if (!g->qt || !g->qt_prev || !g->col || !g->mmu || !g->inv || !g->d2_normal_row ||
+        !g->d2_const_row || !g->normal || !g->alive || !g->best || !g->best_j) {
         segment_free(g);
         return -1;
     }
     return 0;
+}
+
+/* Narrows [lo, hi) to the first and last alive lanes; O(lanes skipped), so O(len)
+ * per scan in all. */
+static void narrow_live(segment *g) {
+    while (g->lo < g->hi && !g->alive[g->lo])
+        g->lo++;
+    while (g->hi > g->lo && !g->alive[g->hi - 1])
+        g->hi--;
 }
 
 /* Loads segment [c0, c0+len): per-candidate constants of the distance formula and
@@ -98,27 +117,45 @@ static void segment_load(segment *g, const tsm_stats *s, size_t c0, size_t len,
         g->best[tid] = INFINITY;
         g->best_j[tid] = -1;
     }
+    g->lo = 0, g->hi = len;
+    narrow_live(g);
+    g->nalive = 0;
+    for (size_t tid = g->lo; tid < g->hi; tid++)
+        g->nalive += g->alive[tid];
 }
 
-/* QTrow for row j computed directly, O(len m): the start of a scan. */
-static void qtrow_direct(segment *g, const tsm_stats *s, size_t j) {
-    for (size_t tid = 0; tid < g->len; tid++)
-        g->qt[tid] = tsm_dot(s->t + g->c0 + tid, s->t + j, s->m);
-}
-
-/* Advances QTrow from row j-1 to row j by formula (9); O(len) plus one O(m) dot. */
-static void qtrow_next(segment *g, const tsm_stats *s, size_t j) {
+/* Moves a scan to row j (j_first <= j < j_end, rows visited in order) and makes
+ * QTrow hold QT[c0 + tid][j] for the lanes [lo, hi).
+ *
+ * The first row of a scan is computed directly, O((hi - lo) m). After it, formula
+ * (9) advances each lane from its diagonal predecessor in O(1); the lowest live lane
+ * lo starts the chains with an exact value QT[c0 + lo][j] (the seed's QTcol when
+ * lo = 0), computed for COL_BLOCK rows at a time, vectorised across rows. Lanes below
+ * lo are dead for good, so nothing needs their values again; [lo, hi) narrows to the
+ * live lanes at block boundaries, where the next column block is computed for the
+ * new lo. */
+static void advance_row(segment *g, const tsm_stats *s, size_t j, size_t j_first, size_t j_end) {
+    if (j == j_first) {
+        tsm_qt_row_direct(s, j, g->c0 + g->lo, g->hi - g->lo, g->qt + g->lo);
+        g->col_j0 = j + 1, g->col_len = 0;
+        return;
+    }
+    if (j >= g->col_j0 + g->col_len) {
+        narrow_live(g);
+        size_t len = j_end - j < COL_BLOCK ? j_end - j : COL_BLOCK;
+        tsm_qt_row_direct(s, g->c0 + g->lo, j, len, g->col);
+        g->col_j0 = j, g->col_len = len;
+    }
     double *tmp = g->qt_prev;
     g->qt_prev = g->qt, g->qt = tmp;
     const double *t = s->t;
-    const size_t m = s->m;
-    const double head = t[j - 1], tail = t[j + m - 1];
-    const double *lo = t + g->c0 - 1, *hi = t + g->c0 + m - 1;
+    const double head = t[j - 1], tail = t[j + s->m - 1];
+    const double *lo = t + g->c0 - 1, *hi = t + g->c0 + s->m - 1;
     const double *prev = g->qt_prev;
     double *qt = g->qt;
-    qt[0] = tsm_dot(t + g->c0, t + j, m); /* QTcol[j] */
+    qt[g->lo] = g->col[j - g->col_j0];
 #pragma omp simd
-    for (size_t tid = 1; tid < g->len; tid++)
+    for (size_t tid = g->lo + 1; tid < g->hi; tid++)
         qt[tid] = prev[tid - 1] - lo[tid] * head + hi[tid] * tail;
 }
 
@@ -136,55 +173,44 @@ static int row_distances(segment *g, const tsm_stats *s, size_t j, size_t lo, si
     const double mu_j = s->mu[j], inv_j = s->inv[j];
     const int normal_row = kind == TSM_SUB_NORMAL;
     const double *special = normal_row ? g->d2_normal_row : g->d2_const_row;
-    int hit = 0;
-    size_t drop = 0;
+    const double *restrict qt = g->qt, *restrict mmu = g->mmu, *restrict inv = g->inv;
+    const int64_t *restrict normal = g->normal;
+    int64_t *restrict alive = g->alive;
+    double *restrict best = g->best;
+    int64_t *restrict best_j = g->best_j;
+    int64_t hit = 0, drop = 0;
 #pragma omp simd reduction(| : hit) reduction(+ : drop)
     for (size_t tid = lo; tid < hi; tid++) {
-        double corr = (g->qt[tid] - g->mmu[tid] * mu_j) * g->inv[tid] * inv_j;
+        double corr = (qt[tid] - mmu[tid] * mu_j) * inv[tid] * inv_j;
         corr = corr > 1.0 ? 1.0 : (corr < -1.0 ? -1.0 : corr);
-        double d2 = (normal_row && g->normal[tid]) ? two_m * (1.0 - corr) : special[tid];
-        int close = d2 < r2;
+        double d2 = (normal_row && normal[tid]) ? two_m * (1.0 - corr) : special[tid];
+        int64_t close = d2 < r2;
         hit |= close;
-        drop += g->alive[tid] & close;
-        g->alive[tid] &= !close;
-        int better = d2 < g->best[tid]; /* strict: rows ascend, the smaller index wins */
-        g->best[tid] = better ? d2 : g->best[tid];
-        g->best_j[tid] = better ? (int64_t)j : g->best_j[tid];
+        drop += alive[tid] & close;
+        alive[tid] &= !close;
+        int64_t better = d2 < best[tid]; /* strict: rows ascend, the smaller index wins */
+        best[tid] = better ? d2 : best[tid];
+        best_j[tid] = better ? (int64_t)j : best_j[tid];
     }
-    *dropped = drop;
-    return hit;
-}
-
-static size_t count_alive(const segment *g) {
-    size_t c = 0;
-    for (size_t tid = 0; tid < g->len; tid++)
-        c += g->alive[tid];
-    return c;
+    *dropped = (size_t)drop;
+    return hit != 0;
 }
 
 /* Phase 1 for one segment: scan rows j >= c0 + excl left to right. Candidates keep
  * their right-side minimum in right_d2/right_j. */
 static void select_segment(segment *g, const tsm_stats *s, size_t excl, double r2, uint8_t *subseq,
                            uint8_t *neighbor, double *right_d2, int64_t *right_j) {
-    const size_t N = s->N, c0 = g->c0;
-    size_t alive = count_alive(g);
-    if (alive > 0 && c0 + excl < N) {
-        for (size_t j = c0 + excl; j < N; j++) {
-            if (j == c0 + excl)
-                qtrow_direct(g, s, j);
-            else
-                qtrow_next(g, s, j);
-            /* candidate c0+tid pairs with j when tid <= j - excl - c0 */
-            size_t hi = j - excl - c0 + 1;
-            size_t dropped = 0;
-            if (row_distances(g, s, j, 0, hi < g->len ? hi : g->len, r2, &dropped)) {
+    const size_t N = s->N, c0 = g->c0, j_first = c0 + g->lo + excl;
+    for (size_t j = j_first; g->nalive > 0 && j < N; j++) {
+        advance_row(g, s, j, j_first, N);
+        /* candidate c0+tid pairs with j when tid <= j - excl - c0 */
+        size_t upto = j - excl - c0 + 1;
+        size_t dropped = 0;
+        if (row_distances(g, s, j, g->lo, upto < g->hi ? upto : g->hi, r2, &dropped)) {
 #pragma omp atomic write
-                neighbor[j] = 0;
-            }
-            alive -= dropped;
-            if (alive == 0)
-                break; /* early exit: nothing left to refute */
+            neighbor[j] = 0;
         }
+        g->nalive -= dropped; /* early exit when none is left */
     }
     for (size_t tid = 0; tid < g->len; tid++) {
         subseq[c0 + tid] = g->alive[tid];
@@ -197,18 +223,15 @@ static void select_segment(segment *g, const tsm_stats *s, size_t excl, double r
  * with their exact nn (the better of the left and right minima). */
 static void refine_segment(segment *g, const tsm_stats *s, size_t excl, double r2, uint8_t *subseq,
                            double *nn_d2, int64_t *nn_j) {
-    const size_t c0 = g->c0, last = c0 + g->len - 1;
-    size_t alive = count_alive(g);
-    for (size_t j = 0; alive > 0 && j + excl <= last; j++) {
-        if (j == 0)
-            qtrow_direct(g, s, j);
-        else
-            qtrow_next(g, s, j);
+    const size_t c0 = g->c0;
+    const size_t j_end = c0 + g->hi > excl ? c0 + g->hi - excl : 0;
+    for (size_t j = 0; g->nalive > 0 && j < j_end; j++) {
+        advance_row(g, s, j, 0, j_end);
         /* candidate c0+tid pairs with j when c0 + tid >= j + excl */
-        size_t lo = j + excl > c0 ? j + excl - c0 : 0;
+        size_t from = j + excl > c0 + g->lo ? j + excl - c0 : g->lo;
         size_t dropped = 0;
-        row_distances(g, s, j, lo, g->len, r2, &dropped);
-        alive -= dropped;
+        row_distances(g, s, j, from, g->hi, r2, &dropped);
+        g->nalive -= dropped;
     }
     for (size_t tid = 0; tid < g->len; tid++) {
         size_t c = c0 + tid;
@@ -350,7 +373,7 @@ static size_t greedy_topk(const tsm_discord *sorted, size_t count, size_t excl, 
  * pass, whose r is within a factor TOPK_SHRINK of the k-th discord's distance.
  * Below TOPK_FLOOR of the maximum the last pass uses r = 0 (every subsequence with a
  * neighbour), which returns what exists when fewer than k do. */
-#define TOPK_SHRINK 0.7
+#define TOPK_SHRINK 0.9
 #define TOPK_FLOOR  1e-3
 
 tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
