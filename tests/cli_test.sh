@@ -1,2 +1,425 @@
 #!/bin/sh
-exit 0
+# cli_test.sh TSMINE DATADIR - integration test of the `tsmine` command-line tool
+# (DESIGN 6), driving the real binary through its real interface.
+#
+# Generates small series in every input format (with python3, standard library only)
+# in a temporary folder, and runs tsmine on them and on the NAB series in DATADIR.
+# Checks exit codes of every error class, one-line error messages, help, output field
+# names and counts, CSV headers, and that every input format of the same values gives
+# identical output. Prints `ok - NAME` or `not ok - NAME` per check, then one line
+# `N passed, M failed`; exits non-zero when any check failed.
+# shellcheck disable=SC2016 # awk programs are single-quoted on purpose
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 TSMINE DATADIR" >&2
+    exit 64
+fi
+TSMINE=$1
+DATA=$2
+NAB=$DATA/machine_temperature_system_failure.csv
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tsmine-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok - $1"
+}
+
+# not_ok NAME [WHY]: a failed check, with a diagnostic line.
+not_ok() {
+    failed=$((failed + 1))
+    echo "not ok - $1"
+    if [ -n "${2-}" ]; then
+        echo "#   $2"
+    fi
+}
+
+skip() {
+    passed=$((passed + 1))
+    echo "ok - $1 # SKIP $2"
+}
+
+# run ARGS...: runs tsmine; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+run() {
+    "$TSMINE" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+# run_in FILE ARGS...: the same with standard input from FILE.
+run_in() {
+    in=$1
+    shift
+    "$TSMINE" "$@" <"$in" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+nlines() { wc -l <"$1" | tr -d ' '; }
+errtext() { head -c 300 "$tmp/err" | tr '\n' '|'; }
+
+# expect NAME CODE ARGS...: tsmine ARGS exits CODE; a failure prints exactly one
+# stderr line starting with "tsmine: ".
+expect() {
+    name=$1
+    want=$2
+    shift 2
+    run "$@"
+    if [ "$rc" -ne "$want" ]; then
+        not_ok "$name" "exit $rc, want $want; stderr: $(errtext)"
+    elif [ "$want" -ne 0 ] &&
+        { [ "$(nlines "$tmp/err")" -ne 1 ] || ! grep -q '^tsmine: ' "$tmp/err"; }; then
+        not_ok "$name" "want one 'tsmine: ' line on stderr, got: $(errtext)"
+    else
+        ok "$name"
+    fi
+}
+
+# expect_err NAME CODE PATTERN ARGS...: like expect, and stderr matches PATTERN (grep -E).
+expect_err() {
+    name=$1
+    want=$2
+    pat=$3
+    shift 3
+    expect "$name" "$want" "$@"
+    if [ "$rc" -eq "$want" ] && ! grep -Eq -- "$pat" "$tmp/err"; then
+        passed=$((passed - 1))
+        not_ok "$name (message)" "stderr does not match '$pat': $(errtext)"
+    fi
+}
+
+# expect_n NAME N FILE [ARGS...]: reading FILE gives a series of N values. Kernel-free:
+# asks for m > n and reads n back from the error message.
+expect_n() {
+    name=$1
+    want=$2
+    file=$3
+    shift 3
+    run profile -m 100000000 "$@" "$file"
+    if [ "$rc" -eq 64 ] && grep -q "(n = $want)" "$tmp/err"; then
+        ok "$name"
+    else
+        not_ok "$name" "want n = $want, exit 64; exit $rc, stderr: $(errtext)"
+    fi
+}
+
+# same NAME A B: files A and B are identical (and A is not empty).
+same() {
+    if [ -s "$2" ] && cmp -s "$2" "$3"; then
+        ok "$1"
+    else
+        not_ok "$1" "$(diff "$2" "$3" 2>&1 | head -3 | tr '\n' '|')"
+    fi
+}
+
+# ---- generated inputs --------------------------------------------------------------
+
+N=600   # values in the generated series
+M=16    # subsequence length used with it
+SUBS=$((N - M + 1))
+ANOM=400 # a zigzag burst is planted at ANOM..ANOM+15
+
+have_python=0
+if command -v python3 >/dev/null 2>&1 && python3 - "$tmp" "$N" "$ANOM" <<'EOF'; then
+import math, os, random, struct, sys
+
+d, n, anom = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = random.Random(20261121)
+t, x = [], 0.0
+for i in range(n):
+    x += rng.gauss(0.0, 1.0)
+    t.append(x)
+for k in range(16):  # a zigzag burst, unlike anything a random walk does
+    t[anom + k] += 6.0 * math.sin(2 * math.pi * k / 4 + 0.5)
+
+def write(name, data, mode="w"):
+    with open(os.path.join(d, name), mode) as f:
+        f.write(data)
+
+def npy(values, descr="<f8", shape=None, fortran=False, version=1, data=None):
+    shape = shape if shape is not None else (len(values),)
+    shp = "(" + "".join("%d," % s for s in shape) + ")" if len(shape) == 1 else repr(shape)
+    head = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shp)
+    pre = 10 if version == 1 else 12
+    head += " " * ((64 - (pre + len(head) + 1) % 64) % 64) + "\n"
+    lenfield = struct.pack("<H" if version == 1 else "<I", len(head))
+    if data is None:
+        fmt = {"<f8": "<%dd", "<f4": "<%df", "<i8": "<%dq", ">f8": ">%dd"}[descr]
+        data = struct.pack(fmt % len(values), *values)
+    return b"\x93NUMPY" + bytes([version, 0]) + lenfield + head.encode("latin1") + data
+
+# The same values in every format.
+rows = ["2024-01-01 %d,%r" % (i, v) for i, v in enumerate(t)]
+write("walk.csv", "timestamp,value\n" + "".join(r + "\n" for r in rows))
+write("walk_crlf.csv", "timestamp,value\r\n" + "".join(r + "\r\n" for r in rows))
+write("walk.txt", "".join("%r\n" % v for v in t) + "\n\n")
+write("walk.npy", npy(t), "wb")
+write("walk_v2.npy", npy(t, version=2), "wb")
+write("walk_v3.npy", npy(t, version=3), "wb")
+write("walk.f64", struct.pack("<%dd" % n, *t), "wb")
+write("walk.raw", struct.pack("<%dd" % n, *t), "wb")
+# float32: the .npy and the text of the same values widened to double.
+t32 = list(struct.unpack("<%df" % n, struct.pack("<%df" % n, *t)))
+write("walk32.npy", npy(t32, descr="<f4"), "wb")
+write("walk32.txt", "".join("%r\n" % v for v in t32))
+# Missing values: empty fields, nan spellings, an infinity; a blank line inside.
+rows = ["%d,%r" % (i, v) for i, v in enumerate(t)]
+rows[100] = "100,"
+rows[101] = "101,nan"
+rows[102] = "102,NaN"
+rows[300] = "300,inf"
+rows[301] = "301,-inf"
+write("gaps.csv", "timestamp,value\n" + "\n".join(rows) + "\n")
+lines = ["%r\n" % v for v in t[:20]]
+write("blank_inside.txt", "".join(lines[:10]) + "\n" + "".join(lines[10:]))
+# Malformed inputs.
+write("bad.csv", "timestamp,value\n1,2.5\n2,3.5\n3,oops\n4,5\n")
+write("header_only.csv", "timestamp,value\n")
+write("empty.csv", "")
+write("badmagic.npy", b"\x93NUMPZ\x01\x00" + npy(t)[8:], "wb")
+write("twod.npy", npy(t, shape=(n // 2, 2)), "wb")
+write("int.npy", npy(list(range(n)), descr="<i8"), "wb")
+write("bigendian.npy", npy(t, descr=">f8"), "wb")
+write("fortran.npy", npy(t, fortran=True), "wb")
+write("trunc.npy", npy(t)[:-8], "wb")
+write("extra.npy", npy(t) + b"\0" * 8, "wb")
+write("short.npy", b"\x93NUM", "wb")
+write("odd.f64", b"\0" * 12, "wb")
+write("empty.f64", b"", "wb")
+EOF
+    have_python=1
+fi
+
+# ---- help, version, usage errors (no kernels needed) -------------------------------
+
+expect "tsmine --help exits 0" 0 --help
+if grep -q discord "$tmp/out" && grep -q motif "$tmp/out" && grep -q profile "$tmp/out"; then
+    ok "tsmine --help lists the commands"
+else
+    not_ok "tsmine --help lists the commands"
+fi
+expect "tsmine --version exits 0" 0 --version
+for cmd in discord motif profile; do
+    expect "$cmd --help exits 0" 0 "$cmd" --help
+    if grep -q "^Usage: tsmine $cmd " "$tmp/out" && [ ! -s "$tmp/err" ]; then
+        ok "$cmd --help prints its usage on stdout"
+    else
+        not_ok "$cmd --help prints its usage on stdout"
+    fi
+done
+expect "no command -> 64" 64
+expect "unknown command -> 64" 64 frobnicate -m 8 x.csv
+expect "unknown long option -> 64" 64 discord -m 8 --no-such-option x.csv
+expect "unknown short option -> 64" 64 profile -m 8 -k 2 x.csv
+expect "missing -m -> 64" 64 discord x.csv
+expect "missing FILE -> 64" 64 discord -m 8
+expect "two FILEs -> 64" 64 discord -m 8 a.csv b.csv
+expect "option without its argument -> 64" 64 discord x.csv -m
+expect "-k and -r together -> 64" 64 discord -m 8 -k 2 -r 1.5 x.csv
+expect "-k 0 -> 64" 64 discord -m 8 -k 0 x.csv
+expect "-m not a number -> 64" 64 discord -m 8x x.csv
+expect "negative -r -> 64" 64 discord -m 8 -r -1 x.csv
+expect "--format xml -> 64" 64 profile -m 8 --format xml x.csv
+expect "--backend gpu -> 64" 64 profile -m 8 --backend gpu x.csv
+expect "--input-format xls -> 64" 64 profile -m 8 --input-format xls x.csv
+
+# ---- input errors -----------------------------------------------------------------
+
+expect_err "missing file -> 66" 66 "^tsmine: $tmp/nope.csv: No such file or directory$" \
+    profile -m 8 "$tmp/nope.csv"
+expect_err "directory as input -> 66" 66 "^tsmine: $tmp: " profile -m 8 "$tmp"
+
+if [ "$have_python" -eq 1 ]; then
+    expect_err "malformed csv -> 65 with FILE:LINE" 65 "^tsmine: $tmp/bad.csv:4: .*oops" \
+        profile -m 3 "$tmp/bad.csv"
+    expect_err "header-only csv -> 65" 65 "no values" profile -m 3 "$tmp/header_only.csv"
+    expect_err "empty csv -> 65" 65 "no values" profile -m 3 "$tmp/empty.csv"
+    expect_err "npy with bad magic -> 65" 65 "magic" profile -m 8 "$tmp/badmagic.npy"
+    expect_err "2-D npy -> 65" 65 "1-D" profile -m 8 "$tmp/twod.npy"
+    expect_err "int64 npy -> 65" 65 "dtype" profile -m 8 "$tmp/int.npy"
+    expect_err "big-endian npy -> 65" 65 "dtype" profile -m 8 "$tmp/bigendian.npy"
+    expect_err "fortran-order npy -> 65" 65 "Fortran" profile -m 8 "$tmp/fortran.npy"
+    expect_err "truncated npy -> 65" 65 "truncated" profile -m 8 "$tmp/trunc.npy"
+    expect "npy with trailing bytes -> 65" 65 profile -m 8 "$tmp/extra.npy"
+    expect "npy shorter than its preamble -> 65" 65 profile -m 8 "$tmp/short.npy"
+    expect_err ".f64 of 12 bytes -> 65" 65 "multiple of 8" profile -m 8 "$tmp/odd.f64"
+    expect "empty .f64 -> 65" 65 profile -m 8 "$tmp/empty.f64"
+    expect "npy from stdin with --input-format, bad magic -> 65" 65 \
+        profile -m 8 --input-format npy - <"$tmp/badmagic.npy"
+
+    # ---- parameters that do not fit the data -----------------------------------------
+    expect_err "m < 3 -> 64" 64 "m = 2" profile -m 2 "$tmp/walk.csv"
+    expect_err "m > n -> 64" 64 "n = $N" discord -m $((N + 1)) "$tmp/walk.csv"
+    expect "--excl 0 -> 64" 64 motif -m 8 --excl 0 "$tmp/walk.csv"
+
+    # ---- reading: every format, header, CRLF, blanks, NaN (kernel-free) -----------
+    expect_n "csv with header: n values" "$N" "$tmp/walk.csv"
+    expect_n "csv with CRLF: n values" "$N" "$tmp/walk_crlf.csv"
+    expect_n "txt with trailing blank lines: n values" "$N" "$tmp/walk.txt"
+    expect_n "npy 1.0: n values" "$N" "$tmp/walk.npy"
+    expect_n "npy 2.0: n values" "$N" "$tmp/walk_v2.npy"
+    expect_n "npy 3.0: n values" "$N" "$tmp/walk_v3.npy"
+    expect_n "npy float32: n values" "$N" "$tmp/walk32.npy"
+    expect_n "f64: n values" "$N" "$tmp/walk.f64"
+    expect_n "--input-format f64 on another extension" "$N" "$tmp/walk.raw" --input-format f64
+    expect_n "csv with nan, empty and inf fields: n values" "$N" "$tmp/gaps.csv"
+    expect_n "blank line inside is a missing value" 21 "$tmp/blank_inside.txt"
+    run_in "$tmp/walk.f64" profile -m 100000000 --input-format f64 -
+    if [ "$rc" -eq 64 ] && grep -q "(n = $N)" "$tmp/err"; then
+        ok "stdin with --input-format f64"
+    else
+        not_ok "stdin with --input-format f64" "exit $rc: $(errtext)"
+    fi
+    expect_n "NAB csv: header skipped" 22695 "$NAB"
+    run profile -m 8 --backend cuda "$tmp/walk.csv"
+    if [ "$rc" -eq 69 ] && [ "$(nlines "$tmp/err")" -eq 1 ]; then
+        ok "--backend cuda without CUDA -> 69"
+    elif [ "$rc" -eq 0 ] && [ -s "$tmp/out" ]; then
+        skip "--backend cuda without CUDA -> 69" "this build and machine have CUDA"
+    else
+        not_ok "--backend cuda without CUDA -> 69" "exit $rc: $(errtext)"
+    fi
+else
+    skip "generated inputs" "no python3"
+fi
+
+# ---- results (need the kernels) ----------------------------------------------------
+
+NUM='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
+PROFILE_LINE="^\{\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+\}$"
+DISCORD_LINE="^\{\"rank\":[0-9]+,\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+\}$"
+MOTIF_LINE="^\{\"rank\":[0-9]+,\"a\":[0-9]+,\"b\":[0-9]+,\"distance\":$NUM\}$"
+
+# lines_are NAME COUNT REGEX: the last run succeeded and printed COUNT lines, each
+# matching REGEX (grep -E).
+lines_are() {
+    if [ "$rc" -ne 0 ]; then
+        not_ok "$1" "exit $rc: $(errtext)"
+        return
+    fi
+    count=$(nlines "$tmp/out")
+    bad=$(grep -Evc -- "$3" "$tmp/out")
+    if [ "$count" -eq "$2" ] && [ "$bad" -eq 0 ]; then
+        ok "$1"
+    else
+        not_ok "$1" "$count lines (want $2), $bad malformed, first: $(grep -Ev -- "$3" "$tmp/out" |
+            head -1)"
+    fi
+}
+
+# holds NAME AWK: the last run succeeded and the awk statements, run on every output
+# line split at ':', ',' and '}', never set bad. For a JSON line the values are the
+# even fields: $2, $4, ... in the order of the output's fields.
+holds() {
+    if [ "$rc" -eq 0 ] && [ -s "$tmp/out" ] &&
+        awk -F'[:,}]' -v m=$M "$2 END { exit bad }" "$tmp/out"; then
+        ok "$1"
+    else
+        not_ok "$1" "exit $rc: $(errtext) $(head -3 "$tmp/out" | tr '\n' '|')"
+    fi
+}
+
+# csv_header_is NAME HEADER ROWS: the last run printed HEADER then ROWS lines.
+csv_header_is() {
+    if [ "$rc" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "$2" ] &&
+        [ "$(nlines "$tmp/out")" -eq $(($3 + 1)) ]; then
+        ok "$1"
+    else
+        not_ok "$1" "exit $rc: $(errtext) $(head -1 "$tmp/out")"
+    fi
+}
+
+if [ "$have_python" -eq 1 ]; then
+    run profile -m $M "$tmp/walk.csv"
+    cp "$tmp/out" "$tmp/profile.json"
+    lines_are "profile prints n-m+1 lines of index, distance, neighbor" "$SUBS" "$PROFILE_LINE"
+    holds "profile indices are 0..N-1 in order" '$2 != NR - 1 { bad = 1 }'
+    holds "profile neighbours are non-self-matches" \
+        '{ d = $2 - $6; if (d < 0) d = -d; if (d < m) bad = 1 }'
+
+    # The same values in every input format give byte-identical output.
+    for f in walk_crlf.csv walk.txt walk.npy walk_v2.npy walk_v3.npy walk.f64; do
+        run profile -m $M "$tmp/$f"
+        same "profile of $f equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
+    done
+    run profile -m $M --input-format f64 "$tmp/walk.raw"
+    same "profile of --input-format f64 equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
+    run_in "$tmp/walk.txt" profile -m $M -
+    same "profile of stdin text equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
+    run_in "$tmp/walk.npy" profile -m $M --input-format npy -
+    same "profile of stdin npy equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
+    run profile -m $M "$tmp/walk32.txt"
+    cp "$tmp/out" "$tmp/profile32.json"
+    run profile -m $M "$tmp/walk32.npy"
+    same "float32 npy gives the profile of its values as text" "$tmp/profile32.json" "$tmp/out"
+
+    run profile -m $M --format csv "$tmp/walk.csv"
+    csv_header_is "profile --format csv: header and n-m+1 rows" "index,distance,neighbor" "$SUBS"
+    sed 1d "$tmp/out" >"$tmp/csv_body"
+    sed 's/{"index":\([^,]*\),"distance":\([^,]*\),"neighbor":\([^}]*\)}/\1,\2,\3/' \
+        "$tmp/profile.json" >"$tmp/json_as_csv"
+    same "profile csv rows equal the json values" "$tmp/json_as_csv" "$tmp/csv_body"
+
+    run profile -m $M --left "$tmp/walk.csv"
+    lines_are "profile --left prints n-m+1 lines" "$SUBS" \
+        "^\{\"index\":[0-9]+,\"distance\":($NUM|null),\"neighbor\":-?[0-9]+\}$"
+    holds "profile --left: undefined before excl, neighbours to the left" \
+        'NR <= m && ($4 != "null" || $6 != -1) { bad = 1 } NR > m && $6 > $2 - m { bad = 1 }'
+
+    # Missing values: NaN at 100..102 and inf at 300..301 leave M+2 and M+1
+    # subsequences undefined.
+    run profile -m $M "$tmp/gaps.csv"
+    holds "NaN and inf in the input: exactly the subsequences over them print null" \
+        '{ gap = ($2 >= 100 - m + 1 && $2 <= 102) || ($2 >= 300 - m + 1 && $2 <= 301) }
+         gap != ($4 == "null" && $6 == -1) { bad = 1 }'
+
+    run discord -m $M -k 3 "$tmp/walk.csv"
+    cp "$tmp/out" "$tmp/discord.json"
+    lines_are "discord -k 3 prints 3 lines of rank, index, distance, neighbor" 3 "$DISCORD_LINE"
+    holds "discord ranks are 1..3, best first" \
+        '$2 != NR || (NR > 1 && $6 > prev) { bad = 1 } { prev = $6 }'
+    holds "top discord is the planted anomaly" \
+        "NR == 1 && !(\$4 > $ANOM - m && \$4 < $ANOM + 16) { bad = 1 }"
+    for f in walk.npy walk.f64; do
+        run discord -m $M -k 3 "$tmp/$f"
+        same "discord of $f equals that of walk.csv" "$tmp/discord.json" "$tmp/out"
+    done
+
+    # Range discords at the third discord's distance: in index order, all >= r, and
+    # the top discord among them.
+    r=$(awk -F'[:,}]' 'NR == 3 { print $6 }' "$tmp/discord.json")
+    top=$(awk -F'[:,}]' 'NR == 1 { print $4 }' "$tmp/discord.json")
+    run discord -m $M -r "${r:-0}" "$tmp/walk.csv"
+    holds "discord -r: ranks 1.., index order, distances >= r" \
+        "\$2 != NR || (NR > 1 && \$4 <= prev) || \$6 < ${r:-0} { bad = 1 } { prev = \$4 }"
+    holds "discord -r includes the top discord" \
+        "\$4 == ${top:--1} { seen = 1 } END { if (!seen) bad = 1 }"
+
+    run discord -m $M -k 3 --format csv "$tmp/walk.csv"
+    csv_header_is "discord --format csv: header and 3 rows" "rank,index,distance,neighbor" 3
+
+    run motif -m $M -k 2 "$tmp/walk.csv"
+    lines_are "motif -k 2 prints 2 lines of rank, a, b, distance" 2 "$MOTIF_LINE"
+    holds "motif pairs: ranks 1.., a < b, b - a >= excl, best first" \
+        '$2 != NR || !($4 < $6 && $6 - $4 >= m) || (NR > 1 && $8 < prev) { bad = 1 } { prev = $8 }'
+    run motif -m $M --format csv "$tmp/walk.csv"
+    csv_header_is "motif --format csv: header and 1 row" "rank,a,b,distance" 1
+fi
+
+# The bundled NAB series (a header row, 22695 values).
+M=128
+run discord -m $M -k 3 "$NAB"
+lines_are "NAB machine temperature: discord -k 3" 3 "$DISCORD_LINE"
+holds "NAB machine temperature: discord ranks 1..3" '$2 != NR { bad = 1 }'
+run motif -m $M "$NAB"
+lines_are "NAB machine temperature: motif" 1 "$MOTIF_LINE"
+run profile -m $M --format csv "$NAB"
+csv_header_is "NAB machine temperature: profile csv rows" "index,distance,neighbor" \
+    $((22695 - M + 1))
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,1 +1,72 @@
-int main(void) { return 0; }
+/* tsmine.c - the `tsmine` command-line tool: dispatch to a subcommand, global help
+ * and version (DESIGN 6). Each subcommand lives in its own cmd_NAME.c. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+#ifndef TSMINE_VERSION
+#define TSMINE_VERSION "unknown"
+#endif
+
+static const cli_command *const commands[] = {&cmd_discord, &cmd_motif, &cmd_profile};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const cli_command *find_command(const char *name) {
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i]->name, name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+/* Prints `tsmine --help` on stdout. */
+static void usage(void) {
+    printf("Usage: tsmine COMMAND [OPTIONS] FILE\n"
+           "       tsmine --help | --version\n\n"
+           "Exact discords, motifs and matrix profiles of a time series.\n\nCommands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    printf("\nRun 'tsmine COMMAND --help' for a command's options.\n"
+           "Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
+           "open input, 69 backend unavailable, 70 internal error.\n");
+}
+
+int main(int argc, char **argv) {
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+
+    if (argc < 2) {
+        cli_error("missing command (see 'tsmine --help')");
+        return EX_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 ||
+        (strcmp(name, "help") == 0 && argc == 2)) {
+        usage();
+        return fflush(stdout) == 0 ? 0 : EX_IOERR;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("tsmine %s\n", TSMINE_VERSION);
+        return fflush(stdout) == 0 ? 0 : EX_IOERR;
+    }
+    if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
+        const cli_command *cmd = find_command(argv[2]);
+        if (!cmd) {
+            cli_error("unknown command '%s' (see 'tsmine --help')", argv[2]);
+            return EX_USAGE;
+        }
+        char *hargv[] = {argv[2], "--help", NULL};
+        return cli_main(cmd, 2, hargv);
+    }
+    const cli_command *cmd = find_command(name);
+    if (!cmd) {
+        if (name[0] == '-')
+            cli_error("unknown option '%s' before the command (see 'tsmine --help')", name);
+        else
+            cli_error("unknown command '%s' (see 'tsmine --help')", name);
+        return EX_USAGE;
+    }
+    return cli_main(cmd, argc - 1, argv + 1);
+}

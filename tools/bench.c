@@ -1,0 +1,474 @@
+/* bench.c - `tsmine-bench`, the benchmark driver (DESIGN 7): times the matrix profile,
+ * top-10 discords (PD3) and the top motif (MK) on seeded random walks with planted
+ * anomalies and on given data files, and prints one JSON object per run:
+ *
+ *   {"bench":"profile","backend":"cpu","series":"random_walk","n":65536,"m":128,
+ *    "subsequences":65409,"threads":16,"seconds":S,"stats_seconds":S0,
+ *    "distances":D,"fraction":F,...}
+ *
+ * seconds covers the statistics and the kernel (the best of --repeat runs);
+ * stats_seconds is the statistics part of that run. distances counts the pairwise
+ * distances the kernel evaluated (its counters; for the profile, every pair i < j with
+ * j - i >= excl), and fraction = distances / (N^2 / 2) with N = n - m + 1 subsequences,
+ * so the pruning of PD3 and MK shows as a fraction well below 1. */
+#include "emit.h"
+#include "mk.h"
+#include "mp.h"
+#include "pd3.h"
+#include "series_io.h"
+#include "stats.h"
+#include "tsm.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TSMINE_VERSION
+#define TSMINE_VERSION "unknown"
+#endif
+
+#define MAX_LIST 32
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+typedef enum { BENCH_PROFILE, BENCH_DISCORDS, BENCH_MOTIF, N_BENCH } bench_id;
+static const char *const bench_names[N_BENCH] = {"profile", "discords_top10", "motif_top1"};
+
+typedef struct {
+    int bench[N_BENCH]; /* which to run */
+    size_t n[MAX_LIST], m[MAX_LIST];
+    size_t n_count, m_count;
+    const char *data[MAX_LIST];
+    size_t data_count;
+    int walks, threads, repeat;
+    double max_seconds; /* 0: no limit */
+    uint64_t seed;
+    tsm_backend backend;
+} bench_opts;
+
+/* One timed run: totals and what the kernel reports. */
+typedef struct {
+    double seconds, stats_seconds;
+    uint64_t distances;
+    tsm_pd3_stats pd3;
+    tsm_mk_stats mk;
+    size_t found;
+    tsm_discord top_discord;
+    tsm_motif top_motif;
+} bench_result;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tsmine-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- series ------------------------------------------------------------------- */
+
+/* splitmix64: the driver's seeded generator (the same sequence on every machine). */
+static uint64_t next_u64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static double uniform(uint64_t *state) {
+    return (double)(next_u64(state) >> 11) * 0x1p-53;
+}
+
+/* A standard normal deviate (Box-Muller). */
+static double normal(uint64_t *state) {
+    double u = uniform(state), v = uniform(state);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * M_PI * v);
+}
+
+/* Fills t with a random walk of n unit-variance steps and plants three anomalies of
+ * length m (a zigzag burst, a near-flat stretch, a slow sine) at 30%, 60% and 85% of
+ * the series, so that the discords are where a reader expects them. */
+static void random_walk(double *t, size_t n, size_t m, uint64_t seed) {
+    uint64_t st = seed;
+    double x = 0.0;
+    for (size_t i = 0; i < n; i++)
+        t[i] = x += normal(&st);
+    if (n < 4 * m)
+        return;
+    size_t a = n * 3 / 10, b = n * 6 / 10, c = n * 85 / 100;
+    double level = t[b];
+    for (size_t k = 0; k < m; k++) {
+        t[a + k] += 6.0 * sin(M_PI / 2.0 * (double)k + 0.5);
+        t[b + k] = level + 0.05 * normal(&st);
+        t[c + k] += 4.0 * sin(2.0 * M_PI * (double)k / (double)m);
+    }
+}
+
+/* ---- runs --------------------------------------------------------------------- */
+
+/* Runs one benchmark once on t[0..n-1] with length m (excl = m) and fills r. */
+static tsm_status run_once(tsm_ctx *ctx, bench_id b, const double *t, size_t n, size_t m,
+                           bench_result *r) {
+    memset(r, 0, sizeof *r);
+    double t0 = now();
+    tsm_stats *s = NULL;
+    tsm_status st = tsm_stats_new(ctx, t, n, m, &s);
+    if (st != TSM_OK)
+        return st;
+    double t1 = now();
+    size_t N = s->N, excl = m;
+    if (b == BENCH_PROFILE) {
+        double *mp = malloc(N * sizeof *mp);
+        int64_t *mpi = malloc(N * sizeof *mpi);
+        st = mp && mpi ? tsm_mp(ctx, s, excl, mp, mpi, NULL, NULL)
+                       : tsm_fail(ctx, TSM_ENOMEM, "out of memory for the profile");
+        free(mp);
+        free(mpi);
+        uint64_t span = N > excl ? (uint64_t)(N - excl) : 0;
+        r->distances = span * (span + 1) / 2;
+        r->found = N;
+    } else if (b == BENCH_DISCORDS) {
+        tsm_discord out[10];
+        st = tsm_discords_topk(ctx, s, excl, 10, 0, out, &r->found, &r->pd3);
+        r->distances = r->pd3.distances;
+        if (st == TSM_OK && r->found > 0)
+            r->top_discord = out[0];
+    } else {
+        st = tsm_mk_motifs(ctx, s, excl, 1, 0, TSM_MK_SEED_DEFAULT, &r->top_motif, &r->found,
+                           &r->mk);
+        r->distances = r->mk.distances;
+    }
+    double t2 = now();
+    tsm_stats_destroy(&s);
+    r->seconds = t2 - t0;
+    r->stats_seconds = t1 - t0;
+    return st;
+}
+
+/* Prints a double as a JSON number (null when not finite). */
+static void put_double(const char *key, double x) {
+    char buf[40];
+    if (isfinite(x)) {
+        emit_double(buf, sizeof buf, x);
+        printf(",\"%s\":%s", key, buf);
+    } else {
+        printf(",\"%s\":null", key);
+    }
+}
+
+/* Prints one result line. */
+static void report(const tsm_ctx *ctx, bench_id b, const char *series, size_t n, size_t m,
+                   int repeat, const bench_result *r) {
+    size_t N = n - m + 1;
+    printf("{\"bench\":\"%s\",\"backend\":\"%s\",\"series\":", bench_names[b],
+           tsm_backend_name(tsm_ctx_backend(ctx)));
+    emit_json_string(stdout, series);
+    printf(",\"n\":%zu,\"m\":%zu,\"subsequences\":%zu,\"threads\":%d,\"repeat\":%d", n, m, N,
+           tsm_ctx_threads(ctx), repeat);
+    put_double("seconds", r->seconds);
+    put_double("stats_seconds", r->stats_seconds);
+    printf(",\"distances\":%" PRIu64, r->distances);
+    put_double("fraction", (double)r->distances / ((double)N * (double)N / 2.0));
+    if (b == BENCH_PROFILE) {
+        put_double("pairs_per_second", (double)r->distances / (r->seconds - r->stats_seconds));
+    } else if (b == BENCH_DISCORDS) {
+        printf(",\"found\":%zu,\"passes\":%" PRIu64 ",\"candidates\":%zu", r->found, r->pd3.passes,
+               r->pd3.candidates);
+        put_double("r", r->pd3.r);
+        printf(",\"top_index\":%" PRId64, r->found ? r->top_discord.index : -1);
+        put_double("top_distance", r->found ? r->top_discord.distance : NAN);
+    } else {
+        printf(",\"found\":%zu,\"refs\":%zu,\"offsets\":%" PRIu64, r->found, r->mk.refs,
+               r->mk.offsets);
+        printf(",\"a\":%" PRId64 ",\"b\":%" PRId64, r->found ? r->top_motif.a : -1,
+               r->found ? r->top_motif.b : -1);
+        put_double("distance", r->found ? r->top_motif.distance : NAN);
+    }
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* Runs every selected benchmark on one series with the j-th m. too_slow[b] marks the
+ * benchmarks that passed --max-seconds on a smaller walk with this m: those are skipped,
+ * and set here when this run passes it. Returns 0 or the exit status of a failure. */
+static int bench_m(tsm_ctx *ctx, const bench_opts *o, const char *name, const double *t, size_t n,
+                   size_t m, int too_slow[N_BENCH]) {
+    int rc = 0;
+    if (m > n) {
+        fail("%s: skipping m = %zu > n = %zu", name, m, n);
+        return 0;
+    }
+    for (int b = 0; b < N_BENCH; b++) {
+        if (!o->bench[b])
+            continue;
+        if (too_slow[b]) {
+            fail("%s n=%zu m=%zu: skipped, a smaller n took over %g s", bench_names[b], n, m,
+                 o->max_seconds);
+            continue;
+        }
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "tsmine-bench: %s %s n=%zu m=%zu ...\n", bench_names[b], name, n, m);
+        bench_result best = {0}, r;
+        int runs = 0;
+        tsm_status st = TSM_OK;
+        for (int k = 0; k < o->repeat; k++) {
+            st = run_once(ctx, (bench_id)b, t, n, m, &r);
+            if (st != TSM_OK)
+                break;
+            if (runs++ == 0 || r.seconds < best.seconds)
+                best = r;
+            if (o->max_seconds > 0 && r.seconds > o->max_seconds)
+                break; /* one slow run is measurement enough */
+        }
+        if (st != TSM_OK) {
+            fail("%s %s n=%zu m=%zu: %s", bench_names[b], name, n, m, tsm_ctx_error(ctx));
+            rc = st == TSM_EINVAL ? EX_USAGE : st == TSM_EDEVICE ? EX_UNAVAILABLE : EX_SOFTWARE;
+            continue;
+        }
+        report(ctx, (bench_id)b, name, n, m, runs, &best);
+        if (o->max_seconds > 0 && best.seconds > o->max_seconds)
+            too_slow[b] = 1;
+    }
+    return rc;
+}
+
+/* ---- options ------------------------------------------------------------------ */
+
+static void usage(void) {
+    printf("Usage: tsmine-bench [OPTIONS]\n\n"
+           "Times the CPU/CUDA kernels and prints one JSON object per run.\n\n"
+           "Options (the list options repeat):\n"
+           "  --bench NAME          profile, discords_top10 or motif_top1 (default: all)\n"
+           "  --n N                 random-walk length; N or 2^K (default: 2^14 2^16 2^18)\n"
+           "  --m M                 subsequence length (default: 64 128 512)\n"
+           "  --data FILE           also run on this series (.csv/.txt/.npy/.f64)\n"
+           "  --no-walks            only the --data series\n"
+           "  --backend B           auto, cpu or cuda (default auto)\n"
+           "  --threads T           CPU threads (default: all)\n"
+           "  --repeat R            runs per configuration; the best is reported (default 1)\n"
+           "  --max-seconds S       after a run over S seconds, skip larger n for that\n"
+           "                        benchmark and m (default: no limit)\n"
+           "  --seed S              seed of the random walks (default 1)\n"
+           "  -h, --help            print this help and exit\n"
+           "  -V, --version         print the version and exit\n\n"
+           "Fields: bench, backend, series, n, m, subsequences (N = n-m+1), threads, repeat,\n"
+           "seconds (statistics + kernel), stats_seconds, distances (evaluated), fraction\n"
+           "(distances / (N^2/2)); profile: pairs_per_second (kernel only); discords_top10:\n"
+           "found, passes, candidates, r, top_index, top_distance; motif_top1: found, refs,\n"
+           "offsets, a, b, distance.\n");
+}
+
+/* Parses a count: a whole decimal number or 2^K. Returns -1 if arg is neither. */
+static int parse_size(const char *arg, size_t *out) {
+    char *end;
+    errno = 0;
+    if (strncmp(arg, "2^", 2) == 0) {
+        unsigned long k = strtoul(arg + 2, &end, 10);
+        if (end == arg + 2 || *end || k >= 8 * sizeof(size_t) - 1)
+            return -1;
+        *out = (size_t)1 << k;
+        return 0;
+    }
+    if (arg[0] < '0' || arg[0] > '9')
+        return -1;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (*end || errno == ERANGE || v > SIZE_MAX)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* Fills o from argv; returns 0, -1 after --help/--version, or EX_USAGE. */
+static int parse_opts(int argc, char **argv, bench_opts *o) {
+    enum {
+        O_BENCH = 256,
+        O_N,
+        O_M,
+        O_DATA,
+        O_NOWALKS,
+        O_BACKEND,
+        O_THREADS,
+        O_REPEAT,
+        O_MAXS,
+        O_SEED
+    };
+    static const struct option longopts[] = {{"bench", 1, NULL, O_BENCH},
+                                             {"n", 1, NULL, O_N},
+                                             {"m", 1, NULL, O_M},
+                                             {"data", 1, NULL, O_DATA},
+                                             {"no-walks", 0, NULL, O_NOWALKS},
+                                             {"backend", 1, NULL, O_BACKEND},
+                                             {"threads", 1, NULL, O_THREADS},
+                                             {"repeat", 1, NULL, O_REPEAT},
+                                             {"max-seconds", 1, NULL, O_MAXS},
+                                             {"seed", 1, NULL, O_SEED},
+                                             {"help", 0, NULL, 'h'},
+                                             {"version", 0, NULL, 'V'},
+                                             {NULL, 0, NULL, 0}};
+    *o = (bench_opts){.walks = 1, .repeat = 1, .seed = 1};
+    int any_bench = 0, c;
+    size_t v;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h': usage(); return -1;
+        case 'V': printf("tsmine-bench %s\n", TSMINE_VERSION); return -1;
+        case O_BENCH: {
+            int b = 0;
+            while (b < N_BENCH && strcmp(optarg, bench_names[b]) != 0)
+                b++;
+            if (b == N_BENCH) {
+                fail("unknown benchmark '%s' (profile, discords_top10, motif_top1)", optarg);
+                return EX_USAGE;
+            }
+            o->bench[b] = any_bench = 1;
+            break;
+        }
+        case O_N:
+        case O_M: {
+            size_t *list = c == O_N ? o->n : o->m, *count = c == O_N ? &o->n_count : &o->m_count;
+            if (parse_size(optarg, &v) != 0 || v < 3 || *count == MAX_LIST) {
+                fail("--%s: invalid or one too many value '%s'", c == O_N ? "n" : "m", optarg);
+                return EX_USAGE;
+            }
+            list[(*count)++] = v;
+            break;
+        }
+        case O_DATA:
+            if (o->data_count == MAX_LIST) {
+                fail("--data: at most %d files", MAX_LIST);
+                return EX_USAGE;
+            }
+            o->data[o->data_count++] = optarg;
+            break;
+        case O_NOWALKS: o->walks = 0; break;
+        case O_BACKEND:
+            if (tsm_backend_parse(optarg, &o->backend) != 0) {
+                fail("--backend: unknown backend '%s' (auto, cpu or cuda)", optarg);
+                return EX_USAGE;
+            }
+            break;
+        case O_THREADS:
+        case O_REPEAT:
+            if (parse_size(optarg, &v) != 0 || v < 1 || v > 4096) {
+                fail("--%s: invalid value '%s'", c == O_THREADS ? "threads" : "repeat", optarg);
+                return EX_USAGE;
+            }
+            *(c == O_THREADS ? &o->threads : &o->repeat) = (int)v;
+            break;
+        case O_MAXS: {
+            char *end;
+            o->max_seconds = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->max_seconds >= 0) || isinf(o->max_seconds)) {
+                fail("--max-seconds: invalid value '%s'", optarg);
+                return EX_USAGE;
+            }
+            break;
+        }
+        case O_SEED:
+            if (parse_size(optarg, &v) != 0) {
+                fail("--seed: invalid value '%s'", optarg);
+                return EX_USAGE;
+            }
+            o->seed = v;
+            break;
+        case ':': fail("option '%s' needs an argument", argv[optind - 1]); return EX_USAGE;
+        default: fail("unknown option '%s' (see --help)", argv[optind - 1]); return EX_USAGE;
+        }
+    }
+    if (optind < argc) {
+        fail("unexpected argument '%s' (use --data FILE for series)", argv[optind]);
+        return EX_USAGE;
+    }
+    if (!any_bench)
+        for (int b = 0; b < N_BENCH; b++)
+            o->bench[b] = 1;
+    if (!o->n_count) {
+        o->n[0] = (size_t)1 << 14, o->n[1] = (size_t)1 << 16, o->n[2] = (size_t)1 << 18;
+        o->n_count = 3;
+    }
+    if (!o->m_count) {
+        o->m[0] = 64, o->m[1] = 128, o->m[2] = 512;
+        o->m_count = 3;
+    }
+    return 0;
+}
+
+/* qsort order of sizes: ascending. */
+static int cmp_size(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    bench_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    qsort(o.n, o.n_count, sizeof o.n[0], cmp_size);
+
+    tsm_ctx *ctx = NULL;
+    const char *why = NULL;
+    tsm_status st = tsm_ctx_new(&ctx, o.backend, &why);
+    if (st != TSM_OK) {
+        fail("backend %s is unavailable: %s", tsm_backend_name(o.backend), why ? why : "?");
+        return st == TSM_EBACKEND ? EX_UNAVAILABLE : EX_SOFTWARE;
+    }
+    tsm_ctx_set_threads(ctx, o.threads);
+
+    /* Walks in ascending n, so that --max-seconds skips the larger ones. The anomalies
+     * are m long, so each m gets its own walk (the same steps). */
+    static int too_slow[MAX_LIST][N_BENCH];
+    for (size_t i = 0; o.walks && i < o.n_count; i++) {
+        size_t n = o.n[i];
+        double *t = malloc(n * sizeof *t);
+        if (!t) {
+            fail("out of memory for a walk of %zu values", n);
+            rc = EX_SOFTWARE;
+            break;
+        }
+        for (size_t j = 0; j < o.m_count; j++) {
+            random_walk(t, n, o.m[j], o.seed);
+            int r = bench_m(ctx, &o, "random_walk", t, n, o.m[j], too_slow[j]);
+            rc = r ? r : rc;
+        }
+        free(t);
+    }
+    for (size_t i = 0; i < o.data_count; i++) {
+        series data;
+        char err[512];
+        series_status ss = series_read(o.data[i], SERIES_FMT_AUTO, &data, err, sizeof err);
+        if (ss != SERIES_OK) {
+            fail("%s", err);
+            rc = ss == SERIES_EOPEN ? EX_NOINPUT : ss == SERIES_EDATA ? EX_DATAERR : EX_SOFTWARE;
+            continue;
+        }
+        const char *base = strrchr(o.data[i], '/');
+        for (size_t j = 0; j < o.m_count; j++) {
+            int none[N_BENCH] = {0};
+            int r = bench_m(ctx, &o, base ? base + 1 : o.data[i], data.v, data.n, o.m[j], none);
+            rc = r ? r : rc;
+        }
+        series_free(&data);
+    }
+    tsm_ctx_destroy(&ctx);
+    return rc;
+}

@@ -1,0 +1,374 @@
+/* cli.c - option parsing, help, run flow and exit codes shared by the subcommands. */
+#include "cli.h"
+
+#include "mk.h"
+#include "pd3.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#define CLI_OPT_COMMON (1u << 31)
+#define STR_(x)        #x
+#define STR(x)         STR_(x)
+
+/* Keys of the options without a short form (getopt_long returns them). */
+enum {
+    KEY_EXCL = 256,
+    KEY_FORMAT,
+    KEY_BACKEND,
+    KEY_INPUT_FORMAT,
+    KEY_THREADS,
+    KEY_LEFT,
+    KEY_SEGLEN,
+    KEY_REFS,
+    KEY_SEED,
+};
+
+/* The declarative option table: every option of every batch subcommand, once. */
+typedef struct {
+    const char *name; /* long name, or NULL for a short-only option */
+    int key;          /* short letter or KEY_* */
+    int has_arg;
+    const char *arg; /* argument name in the help */
+    unsigned mask;   /* CLI_OPT_COMMON or the CLI_OPT_* bit of the commands that take it */
+    const char *help;
+} cli_option;
+
+static const cli_option options[] = {
+    {NULL, 'm', 1, "M", CLI_OPT_COMMON, "subsequence length (required, 3 <= M <= n)"},
+    {NULL, 'k', 1, "K", CLI_OPT_K, "how many results, best first (default 1)"},
+    {NULL, 'r', 1, "R", CLI_OPT_R, "every discord with nn distance >= R, in index order"},
+    {"left", KEY_LEFT, 0, NULL, CLI_OPT_LEFT, "left profile: neighbours j <= i - E only"},
+    {"excl", KEY_EXCL, 1, "E", CLI_OPT_COMMON,
+     "exclusion zone: i, j match only when |i-j| >= E (default M)"},
+    {"seglen", KEY_SEGLEN, 1, "L", CLI_OPT_SEGLEN,
+     "subsequences per PD3 segment (default " STR(TSM_PD3_SEGLEN_DEFAULT) ")"},
+    {"refs", KEY_REFS, 1, "R", CLI_OPT_REFS,
+     "reference subsequences for MK (default " STR(TSM_MK_REFS_DEFAULT) ")"},
+    {"seed", KEY_SEED, 1, "S", CLI_OPT_SEED,
+     "seed for choosing the references at random (default fixed)"},
+    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_COMMON,
+     "output: one JSON object per line (default), or CSV with a header"},
+    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_COMMON,
+     "input format (default: from FILE's extension; text for - and others)"},
+    {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
+    {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
+    {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
+    {"help", 'h', 0, NULL, CLI_OPT_COMMON, "print this help and exit"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+void cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tsmine: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+double cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int cli_fail_status(const tsm_ctx *ctx, tsm_status st) {
+    const char *msg = ctx ? tsm_ctx_error(ctx) : "";
+    cli_error("%s", msg && *msg ? msg : tsm_status_name(st));
+    switch (st) {
+    case TSM_OK: return 0;
+    case TSM_EINVAL: return EX_USAGE;
+    case TSM_EBACKEND:
+    case TSM_EDEVICE: return EX_UNAVAILABLE;
+    case TSM_ENOMEM:
+    case TSM_EINTERNAL: break;
+    }
+    return EX_SOFTWARE;
+}
+
+int cli_emit_end(emitter *e) {
+    if (emit_end(e) != 0) {
+        cli_error("writing the output: %s", strerror(errno));
+        return EX_IOERR;
+    }
+    return 0;
+}
+
+static int accepts(const cli_command *cmd, const cli_option *o) {
+    return (o->mask & (CLI_OPT_COMMON | cmd->options)) != 0;
+}
+
+/* The option's spelling for messages: "-m" or "--excl". */
+static const char *spelling(const cli_option *o, char *buf, size_t len) {
+    if (o->name)
+        snprintf(buf, len, "--%s", o->name);
+    else
+        snprintf(buf, len, "-%c", o->key);
+    return buf;
+}
+
+/* Prints the command's --help on stdout: synopsis, description, its options. */
+static void usage(const cli_command *cmd) {
+    printf("Usage: tsmine %s %s\n\n%s\n\nOptions:\n", cmd->name, cmd->synopsis, cmd->description);
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const cli_option *o = &options[i];
+        if (!accepts(cmd, o))
+            continue;
+        char head[64];
+        if (o->key < 256 && o->name)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+        else if (o->name)
+            snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+        else
+            snprintf(head, sizeof head, "-%c %s", o->key, o->arg);
+        if (strlen(head) <= 22)
+            printf("  %-22s  %s\n", head, o->help);
+        else
+            printf("  %s\n  %-22s  %s\n", head, "", o->help);
+    }
+    printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a header\n"
+           "row is skipped; empty or nan is a missing value), .npy (1-D float64/float32) or\n"
+           ".f64 (raw little-endian float64); - reads standard input.\n"
+           "Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
+           "open input, 69 backend unavailable, 70 internal error.\n");
+}
+
+/* Parses a whole decimal number >= min into *out; prints the error and returns -1 when
+ * arg is not one. */
+static int parse_count(const cli_command *cmd, const cli_option *o, const char *arg,
+                       unsigned long long min, unsigned long long max, unsigned long long *out) {
+    char sp[32], *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno == ERANGE || v < min || v > max) {
+        cli_error("%s: %s: invalid value '%s' (need a whole number >= %llu)", cmd->name,
+                  spelling(o, sp, sizeof sp), arg, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Applies one parsed option to a; returns 0, or EX_USAGE after printing why. */
+static int apply(const cli_command *cmd, const cli_option *o, const char *arg, cli_args *a) {
+    unsigned long long v = 0;
+    switch (o->key) {
+    case 'm':
+    case 'k':
+    case KEY_EXCL:
+    case KEY_SEGLEN:
+    case KEY_REFS:
+        if (parse_count(cmd, o, arg, o->key == 'm' ? 0 : 1, SIZE_MAX, &v) != 0)
+            return EX_USAGE;
+        if (o->key == 'm')
+            a->m = (size_t)v;
+        else if (o->key == 'k')
+            a->k = (size_t)v, a->have_k = 1;
+        else if (o->key == KEY_EXCL)
+            a->excl = (size_t)v;
+        else if (o->key == KEY_SEGLEN)
+            a->seglen = (size_t)v;
+        else
+            a->refs = (size_t)v;
+        return 0;
+    case KEY_SEED:
+        if (parse_count(cmd, o, arg, 0, UINT64_MAX, &v) != 0)
+            return EX_USAGE;
+        a->seed = (uint64_t)v;
+        return 0;
+    case KEY_THREADS:
+        if (parse_count(cmd, o, arg, 1, 4096, &v) != 0)
+            return EX_USAGE;
+        a->threads = (int)v;
+        return 0;
+    case 'r': {
+        char *end;
+        errno = 0;
+        double r = strtod(arg, &end);
+        if (end == arg || *end != '\0' || errno == ERANGE || !isfinite(r) || r < 0) {
+            cli_error("%s: -r: invalid range '%s' (need a finite distance >= 0)", cmd->name, arg);
+            return EX_USAGE;
+        }
+        a->r = r, a->have_r = 1;
+        return 0;
+    }
+    case KEY_LEFT: a->left = 1; return 0;
+    case 'v': a->verbose = 1; return 0;
+    case KEY_FORMAT:
+        if (emit_format_parse(arg, &a->format) != 0) {
+            cli_error("%s: --format: unknown format '%s' (json or csv)", cmd->name, arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case KEY_INPUT_FORMAT:
+        if (series_format_parse(arg, &a->input_format) != 0) {
+            cli_error("%s: --input-format: unknown format '%s' (csv, txt, npy or f64)", cmd->name,
+                      arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case KEY_BACKEND:
+        if (tsm_backend_parse(arg, &a->backend) != 0) {
+            cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", cmd->name, arg);
+            return EX_USAGE;
+        }
+        return 0;
+    }
+    return EX_SOFTWARE; /* an option in the table without a case: a bug */
+}
+
+static const cli_option *find_option(int key) {
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (options[i].key == key)
+            return &options[i];
+    return NULL;
+}
+
+/* Parses argv into a with getopt_long over the options cmd accepts. Returns 0 to go
+ * on, -1 after printing --help (exit 0), or EX_USAGE after printing the error. */
+static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a) {
+    struct option longopts[N_OPTIONS + 1];
+    char shortopts[2 * N_OPTIONS + 2];
+    size_t nl = 0, ns = 0;
+    shortopts[ns++] = ':'; /* report a missing argument as ':' */
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const cli_option *o = &options[i];
+        if (!accepts(cmd, o))
+            continue;
+        if (o->name)
+            longopts[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
+        if (o->key < 256) {
+            shortopts[ns++] = (char)o->key;
+            if (o->has_arg)
+                shortopts[ns++] = ':';
+        }
+    }
+    longopts[nl] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+
+    *a = (cli_args){.k = 1, .seed = TSM_MK_SEED_DEFAULT};
+    int have_m = 0, have_excl = 0, c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        const cli_option *o = find_option(c == ':' ? optopt : c);
+        char sp[32];
+        if (c == '?') {
+            if (optopt > 0 && optopt < 256)
+                cli_error("%s: unknown option '-%c' (see 'tsmine %s --help')", cmd->name, optopt,
+                          cmd->name);
+            else
+                cli_error("%s: unknown or misused option '%s' (see 'tsmine %s --help')", cmd->name,
+                          argv[optind - 1], cmd->name);
+            return EX_USAGE;
+        }
+        if (c == ':') {
+            cli_error("%s: option '%s' needs an argument", cmd->name,
+                      o ? spelling(o, sp, sizeof sp) : argv[optind - 1]);
+            return EX_USAGE;
+        }
+        if (c == 'h') {
+            usage(cmd);
+            return -1;
+        }
+        int st = apply(cmd, o, optarg, a);
+        if (st != 0)
+            return st;
+        have_m |= c == 'm';
+        have_excl |= c == KEY_EXCL;
+    }
+    if (!have_m) {
+        cli_error("%s: missing -m M, the subsequence length (see 'tsmine %s --help')", cmd->name,
+                  cmd->name);
+        return EX_USAGE;
+    }
+    if (a->have_k && a->have_r) {
+        cli_error("%s: -k and -r exclude each other", cmd->name);
+        return EX_USAGE;
+    }
+    if (optind >= argc) {
+        cli_error("%s: missing FILE (use - for standard input)", cmd->name);
+        return EX_USAGE;
+    }
+    if (optind + 1 < argc) {
+        cli_error("%s: unexpected argument '%s' (one FILE only)", cmd->name, argv[optind + 1]);
+        return EX_USAGE;
+    }
+    a->file = argv[optind];
+    if (!have_excl)
+        a->excl = a->m;
+    return 0;
+}
+
+/* Reads the series and builds ctx and statistics; returns 0 or the exit status after
+ * printing why. */
+static int session_open(const cli_args *a, cli_session *s) {
+    char err[512];
+    switch (series_read(a->file, a->input_format, &s->data, err, sizeof err)) {
+    case SERIES_OK: break;
+    case SERIES_EOPEN: cli_error("%s", err); return EX_NOINPUT;
+    case SERIES_EDATA: cli_error("%s", err); return EX_DATAERR;
+    case SERIES_ENOMEM: cli_error("%s", err); return EX_SOFTWARE;
+    }
+
+    const char *why = NULL;
+    tsm_status st = tsm_ctx_new(&s->ctx, a->backend, &why);
+    if (st != TSM_OK) {
+        if (st == TSM_EBACKEND)
+            cli_error("backend %s is unavailable: %s", tsm_backend_name(a->backend),
+                      why ? why : "no reason given");
+        else
+            cli_error("cannot create the compute context: %s", why ? why : tsm_status_name(st));
+        return st == TSM_EBACKEND ? EX_UNAVAILABLE : EX_SOFTWARE;
+    }
+    tsm_ctx_set_threads(s->ctx, a->threads);
+    if (a->verbose)
+        cli_error("backend %s, %d threads%s%s", tsm_backend_name(tsm_ctx_backend(s->ctx)),
+                  tsm_ctx_threads(s->ctx), why ? "; " : "", why ? why : "");
+
+    double t0 = cli_now();
+    st = tsm_stats_new(s->ctx, s->data.v, s->data.n, a->m, &s->stats);
+    if (st != TSM_OK)
+        return cli_fail_status(s->ctx, st);
+    if (a->verbose)
+        cli_error("%s: n = %zu values, m = %zu, %zu subsequences (%zu constant, %zu non-finite); "
+                  "statistics %.3f s",
+                  a->file, s->data.n, a->m, s->stats->N, s->stats->n_constant,
+                  s->stats->n_nonfinite, cli_now() - t0);
+    /* Check the exclusion zone here too, so every command rejects it the same way. */
+    st = tsm_check_shape(s->ctx, s->data.n, a->m, a->excl);
+    return st == TSM_OK ? 0 : cli_fail_status(s->ctx, st);
+}
+
+static void session_close(cli_session *s) {
+    tsm_stats_destroy(&s->stats);
+    tsm_ctx_destroy(&s->ctx);
+    series_free(&s->data);
+}
+
+int cli_main(const cli_command *cmd, int argc, char **argv) {
+    cli_args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    cli_session s = {0};
+    rc = session_open(&a, &s);
+    if (rc == 0) {
+        double t0 = cli_now();
+        rc = cmd->run(&a, &s);
+        if (a.verbose && rc == 0)
+            cli_error("%s: %.3f s", cmd->name, cli_now() - t0);
+    }
+    session_close(&s);
+    return rc;
+}
