@@ -1,7 +1,388 @@
-/* mp.c - placeholder until the implementation lands (being written now). */
+/* mp.c - the matrix profile on the CPU (OpenMP): diagonal traversal of the upper
+ * triangle of the QT matrix, in tiles of MP_W diagonals by MP_H rows.
+ *
+ * Math. On the centred covariance cov(i,j) = QT[i][j] - m mu_i mu_j the correlation
+ * is corr = cov(i,j) inv_i inv_j (distance.h), and along a diagonal (SCAMP's update,
+ * exact in real arithmetic for any means mu_k):
+ *   cov(i+1,j+1) = cov(i,j) + df[i] dg[j] + df[j] dg[i],
+ *   df[k] = (t[k+m] - t[k]) / 2,   dg[k] = (t[k+m] - mu[k+1]) + (t[k] - mu[k]).
+ * (Expand with t[k+m] - t[k] = m (mu[k+1] - mu[k]): the products give
+ * t[i+m] t[j+m] - t[i] t[j], the mean terms m (mu_i' mu_j' - mu_i mu_j).) Its terms are
+ * centred, so it drifts far less than the QT recurrence; each tile still starts from
+ * an exactly computed cov, so the error is bounded by MP_H steps for any n.
+ *
+ * Traversal. Pair (i, j = i + k), k >= excl, updates row i's right best and column
+ * j's left best; nn(i) is the better of the two, lnn(i) the left one. Everything runs
+ * in correlation space (max corr = min distance), clamped at 1 so that exact matches
+ * tie. A tile is the W diagonals k0..k0+W-1 over rows i0..i1-1: for a fixed row i the
+ * columns j = i + k0 + w are contiguous, so the W lanes are SIMD vectors. Non-normal
+ * subsequences carry inv = NaN, which makes every correlation involving them NaN and
+ * every comparison with it false: they never win, at no cost in the hot loop. The
+ * conventions for constants (d2 = 0 or m) are applied afterwards in O(N).
+ *
+ * Parallelism. Blocks of MP_W diagonals go to OpenMP threads dynamically, longest
+ * first; each thread keeps its own row and column bests (O(N) per thread), and the
+ * threads' results are merged per subsequence at the end.
+ *
+ * Determinism. cov values depend only on the tile grid (fixed, whatever the thread
+ * count), and every merge of partial results compares (corr, index) - larger corr,
+ * then smaller index - so ties go to the smaller index and 1 thread and T threads give
+ * bitwise identical profiles. */
 #include "mp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#define MP_W 48   /* diagonals per tile: the SIMD lanes of a row */
+#define MP_H 4096 /* rows per tile: cov is recomputed exactly at every tile start */
+
+/* Read-only inputs of the traversal, padded with MP_W entries past the end so that
+ * the lanes of diagonals running off the matrix read harmless values (inv = NaN). */
+typedef struct {
+    size_t N, m;
+    const double *t;   /* working series (n + MP_W) */
+    const double *mu;  /* means (N + MP_W) */
+    const double *df;  /* (t[k+m] - t[k]) / 2 */
+    const double *dg;  /* (t[k+m] - mu[k+1]) + (t[k] - mu[k]) */
+    const double *inv; /* inv of normal subsequences, NaN for the others */
+} mp_plan;
+
+/* One thread's partial results: best right neighbour of each row (rv: corr, ri:
+ * index) and best left neighbour of each column (lv, li). */
+typedef struct {
+    double *rv, *lv;
+    int64_t *ri, *li;
+    double *cv; /* portable kernel only: column bests of one tile (MP_H + MP_W) */
+    int64_t *ci;
+} mp_best;
+
+/* Whether (v, idx) beats (best, best_idx): larger correlation, then smaller index. */
+static inline int beats(double v, int64_t idx, double best, int64_t best_idx) {
+    return v > best || (v == best && idx < best_idx);
+}
+
+static inline void merge_left(mp_best *b, size_t j, double v, int64_t idx) {
+    if (beats(v, idx, b->lv[j], b->li[j]))
+        b->lv[j] = v, b->li[j] = idx;
+}
+
+static inline void merge_right(mp_best *b, size_t i, double v, int64_t idx) {
+    if (beats(v, idx, b->rv[i], b->ri[i]))
+        b->rv[i] = v, b->ri[i] = idx;
+}
+
+/* cov(i, j + w) for w < MP_W, computed directly from centred values: O(m MP_W). */
+static void exact_cov(const mp_plan *p, size_t i, size_t j, double *out) {
+    const double *t = p->t, *mu = p->mu;
+    double muj[MP_W];
+    for (size_t w = 0; w < MP_W; w++)
+        out[w] = 0.0, muj[w] = mu[j + w];
+    for (size_t k = 0; k < p->m; k++) {
+        double a = t[i + k] - mu[i];
+        const double *tj = t + j + k;
+        for (size_t w = 0; w < MP_W; w++)
+            out[w] += a * (tj[w] - muj[w]);
+    }
+}
+
+#if defined(__AVX512F__)
+/* Tile of diagonals k0..k0+MP_W-1, rows i0..i1-1, with AVX-512: O((i1 - i0) MP_W).
+ * The column bests of the W columns a row touches live in registers: row i's lane w
+ * is column i + k0 + w, which is lane w - 1 of row i + 1, so after each row the
+ * vectors shift down one lane (valignq); the column leaving lane 0 has seen all its
+ * rows of the tile and is merged into the thread's left bests. The row best is a
+ * per-lane max, compared with the thread's right best of the row as a vector; only
+ * when some lane reaches it (rare after the first tiles) is the argmax found. */
+static void tile_avx512(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size_t i1, int rows) {
+    enum { V = MP_W / 8 };
+    const double *df = p->df, *dg = p->dg, *inv = p->inv;
+    double init[MP_W];
+    exact_cov(p, i0, i0 + k0, init);
+
+    const __m512d ninf = _mm512_set1_pd(-INFINITY), one = _mm512_set1_pd(1.0);
+    __m512d cov[V], colv[V];
+    __m512i coli[V];
+    for (int v = 0; v < V; v++) {
+        cov[v] = _mm512_loadu_pd(init + 8 * v);
+        colv[v] = ninf;
+        coli[v] = _mm512_set1_epi64(-1);
+    }
+    for (size_t i = i0; i < i1; i++) {
+        const size_t j0 = i + k0;
+        const __m512d invi = _mm512_set1_pd(inv[i]);
+        const __m512d dfi = _mm512_set1_pd(df[i]), dgi = _mm512_set1_pd(dg[i]);
+        const __m512i iv = _mm512_set1_epi64((int64_t)i);
+        __m512d corr[V], rmax = ninf;
+        for (int v = 0; v < V; v++) {
+            const double *jp = inv + j0 + 8 * v;
+            /* min(1, c) clamps and keeps NaN (the second operand wins on NaN). */
+            __m512d c = _mm512_mul_pd(_mm512_mul_pd(cov[v], invi), _mm512_loadu_pd(jp));
+            c = _mm512_min_pd(one, c);
+            corr[v] = c;
+            rmax = _mm512_max_pd(c, rmax); /* NaN c keeps rmax */
+            __mmask8 gt = _mm512_cmp_pd_mask(c, colv[v], _CMP_GT_OQ);
+            colv[v] = _mm512_mask_mov_pd(colv[v], gt, c);
+            coli[v] = _mm512_mask_mov_epi64(coli[v], gt, iv);
+            cov[v] = _mm512_fmadd_pd(dfi, _mm512_loadu_pd(dg + j0 + 8 * v), cov[v]);
+            cov[v] = _mm512_fmadd_pd(dgi, _mm512_loadu_pd(df + j0 + 8 * v), cov[v]);
+        }
+        if (rows && _mm512_cmp_pd_mask(rmax, _mm512_set1_pd(b->rv[i]), _CMP_GE_OQ)) {
+            double r = _mm512_reduce_max_pd(rmax);
+            if (r > -INFINITY) {
+                const __m512d rb = _mm512_set1_pd(r);
+                for (int v = 0; v < V; v++) {
+                    __mmask8 eq = _mm512_cmp_pd_mask(corr[v], rb, _CMP_EQ_OQ);
+                    if (eq) {
+                        merge_right(b, i, r, (int64_t)(j0 + 8 * v + (size_t)__builtin_ctz(eq)));
+                        break;
+                    }
+                }
+            }
+        }
+        merge_left(b, j0, _mm512_cvtsd_f64(colv[0]),
+                   _mm_cvtsi128_si64(_mm512_castsi512_si128(coli[0])));
+        for (int v = 0; v < V; v++) {
+            __m512i nv = v + 1 < V ? _mm512_castpd_si512(colv[v + 1]) : _mm512_castpd_si512(ninf);
+            __m512i ni = v + 1 < V ? coli[v + 1] : _mm512_set1_epi64(-1);
+            colv[v] = _mm512_castsi512_pd(_mm512_alignr_epi64(nv, _mm512_castpd_si512(colv[v]), 1));
+            coli[v] = _mm512_alignr_epi64(ni, coli[v], 1);
+        }
+    }
+    /* Columns still in flight: i1 + k0 + w, w < MP_W - 1. */
+    double lv[MP_W];
+    int64_t li[MP_W];
+    for (int v = 0; v < V; v++) {
+        _mm512_storeu_pd(lv + 8 * v, colv[v]);
+        _mm512_storeu_si512(li + 8 * v, coli[v]);
+    }
+    for (size_t w = 0; w + 1 < MP_W && i1 + k0 + w < p->N; w++)
+        merge_left(b, i1 + k0 + w, lv[w], li[w]);
+}
+#else
+/* The same tile in plain C (other targets): column bests in a tile-local buffer
+ * indexed by j - (i0 + k0), merged at the end of the tile. Each row is a few simple
+ * loops over the lanes that the compiler vectorises; the row's argmax is searched
+ * only when some lane reaches the thread's best of the row. O((i1 - i0) MP_W). */
+static void tile_portable(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size_t i1, int rows) {
+    const double *df = p->df, *dg = p->dg, *inv = p->inv;
+    double cov[MP_W], corr[MP_W];
+    exact_cov(p, i0, i0 + k0, cov);
+    size_t ncol = i1 - i0 + MP_W - 1;
+    for (size_t c = 0; c < ncol; c++)
+        b->cv[c] = -INFINITY, b->ci[c] = -1;
+    for (size_t i = i0; i < i1; i++) {
+        const size_t j0 = i + k0;
+        const double invi = inv[i], dfi = df[i], dgi = dg[i], rbest = b->rv[i];
+        const double *invj = inv + j0, *dfj = df + j0, *dgj = dg + j0;
+        double *cv = b->cv + (i - i0);
+        int64_t *ci = b->ci + (i - i0);
+        int hit = 0;
+        for (size_t w = 0; w < MP_W; w++) {
+            double c = cov[w] * invi * invj[w];
+            c = c > 1.0 ? 1.0 : c; /* NaN stays NaN */
+            corr[w] = c;
+            hit |= c >= rbest;
+            int gt = c > cv[w]; /* strict: rows come in increasing order */
+            ci[w] = gt ? (int64_t)i : ci[w];
+            cv[w] = gt ? c : cv[w];
+            cov[w] += dfi * dgj[w] + dgi * dfj[w];
+        }
+        if (rows && hit) {
+            double r = -INFINITY;
+            int64_t rj = -1;
+            for (size_t w = 0; w < MP_W; w++)
+                if (corr[w] > r) /* strict: the smaller j wins ties */
+                    r = corr[w], rj = (int64_t)(j0 + w);
+            merge_right(b, i, r, rj);
+        }
+    }
+    for (size_t c = 0; c < ncol && i0 + k0 + c < p->N; c++)
+        merge_left(b, i0 + k0 + c, b->cv[c], b->ci[c]);
+}
+#endif
+
+/* Squared distance (distance.h's formula) from a correlation the kernels already
+ * clamped at 1. */
+static inline double d2_of_corr(double c, size_t m) {
+    c = c < -1.0 ? -1.0 : c;
+    return 2.0 * (double)m * (1.0 - c);
+}
+
+/* next[p] = smallest index >= p whose kind is k (N when none), p <= N. O(N). */
+static void next_of_kind(const uint8_t *kind, size_t N, int k, int64_t *next) {
+    next[N] = (int64_t)N;
+    for (size_t q = N; q-- > 0;)
+        next[q] = kind[q] == k ? (int64_t)q : next[q + 1];
+}
+
+/* Smallest index of kind k (per next[]) that is a non-self-match of i (left: only
+ * j <= i - excl); -1 when none. O(1). */
+static int64_t first_eligible(const int64_t *next, size_t N, size_t i, size_t excl, int left) {
+    int64_t first = next[0];
+    if (first < (int64_t)N && i >= excl && (size_t)first <= i - excl)
+        return first;
+    if (left || excl >= N - i)
+        return -1;
+    int64_t j = next[i + excl];
+    return j < (int64_t)N ? j : -1;
+}
+
+/* Final (dist, index) of subsequence i from its best normal neighbour (corr c,
+ * index j; c = -inf when none), applying the conventions for constants. */
+static void finish(const tsm_stats *s, const int64_t *next_c, const int64_t *next_n, size_t i,
+                   size_t excl, int left, double c, int64_t j, double *dist, int64_t *index) {
+    size_t N = s->N, m = s->m;
+    double d2 = INFINITY;
+    int64_t nb = -1;
+    switch (s->kind[i]) {
+    case TSM_SUB_NONFINITE: *dist = NAN, *index = -1; return;
+    case TSM_SUB_NORMAL:
+        if (c > -INFINITY)
+            d2 = d2_of_corr(c, m), nb = j;
+        if (next_c) {
+            int64_t jc = first_eligible(next_c, N, i, excl, left);
+            if (jc >= 0 && ((double)m < d2 || ((double)m == d2 && jc < nb)))
+                d2 = (double)m, nb = jc;
+        }
+        break;
+    case TSM_SUB_CONSTANT: {
+        int64_t jc = first_eligible(next_c, N, i, excl, left);
+        int64_t jn = first_eligible(next_n, N, i, excl, left);
+        if (jc >= 0)
+            d2 = 0.0, nb = jc;
+        else if (jn >= 0)
+            d2 = (double)m, nb = jn;
+        break;
+    }
+    }
+    *dist = sqrt(d2);
+    *index = nb;
+}
+
+/* Builds the padded plan arrays in one allocation, which it returns (the caller
+ * frees it; NULL when out of memory). O(n). */
+static double *make_plan(const tsm_stats *s, mp_plan *p) {
+    size_t n = s->n, m = s->m, N = s->N;
+    double *buf = malloc((n + MP_W + 4 * (N + MP_W)) * sizeof *buf);
+    if (!buf)
+        return NULL;
+    double *t = buf, *mu = t + n + MP_W, *df = mu + N + MP_W, *dg = df + N + MP_W,
+           *inv = dg + N + MP_W;
+    memcpy(t, s->t, n * sizeof *t);
+    memset(t + n, 0, MP_W * sizeof *t);
+    memcpy(mu, s->mu, N * sizeof *mu);
+    memset(mu + N, 0, MP_W * sizeof *mu);
+    for (size_t k = 0; k < N + MP_W; k++) {
+        int last = k + 1 >= N; /* no successor: the recurrence never leaves it */
+        df[k] = last ? 0.0 : (t[k + m] - t[k]) / 2;
+        dg[k] = last ? 0.0 : (t[k + m] - mu[k + 1]) + (t[k] - mu[k]);
+        inv[k] = k < N && s->kind[k] == TSM_SUB_NORMAL ? s->inv[k] : NAN;
+    }
+    *p = (mp_plan){N, m, t, mu, df, dg, inv};
+    return buf;
+}
+
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi) {
-    (void)s, (void)excl, (void)mp, (void)mpi, (void)lmp, (void)lmpi;
-    return tsm_fail(ctx, TSM_EINTERNAL, "tsm_mp: not implemented yet");
+    if (!s)
+        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp: no statistics given");
+    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    if (st != TSM_OK)
+        return st;
+    if (!mp != !mpi || !lmp != !lmpi)
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "tsm_mp: a profile needs both its distance and index arrays");
+    if (!mp && !lmp)
+        return TSM_OK;
+
+    const size_t N = s->N;
+    const int rows = mp != NULL;
+    /* Blocks of MP_W diagonals k0 = excl + b MP_W, longest first. */
+    const size_t nblk = excl < N ? (N - excl + MP_W - 1) / MP_W : 0;
+    int T = tsm_ctx_threads(ctx);
+    if (T < 1)
+        T = 1;
+    if ((size_t)T > nblk)
+        T = nblk > 0 ? (int)nblk : 1;
+
+    mp_plan p;
+    double *plan_mem = make_plan(s, &p);
+    size_t per = 2 * N + MP_H + MP_W; /* per thread: rv, lv, then the tile buffer */
+    double *vals = malloc((size_t)T * per * sizeof *vals);
+    int64_t *idxs = malloc((size_t)T * per * sizeof *idxs);
+    int64_t *next = s->n_constant > 0 ? malloc(2 * (N + 1) * sizeof *next) : NULL;
+    if (!plan_mem || !vals || !idxs || (s->n_constant > 0 && !next)) {
+        free(plan_mem), free(vals), free(idxs), free(next);
+        return tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of memory for a profile of %zu subsequences",
+                        N);
+    }
+    if (next) {
+        next_of_kind(s->kind, N, TSM_SUB_CONSTANT, next);
+        next_of_kind(s->kind, N, TSM_SUB_NORMAL, next + N + 1);
+    }
+
+    int team = 1; /* threads that actually ran, and have partial results */
+#pragma omp parallel num_threads(T)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        if (tid == 0)
+            team = omp_get_num_threads(); /* may be fewer than asked for */
+#endif
+        double *vb = vals + (size_t)tid * per;
+        int64_t *xb = idxs + (size_t)tid * per;
+        mp_best b = {vb, vb + N, xb, xb + N, vb + 2 * N, xb + 2 * N};
+        /* Rows that are not normal start at +inf so the row test never fires. */
+        for (size_t i = 0; i < N; i++) {
+            b.rv[i] = s->kind[i] == TSM_SUB_NORMAL ? -INFINITY : INFINITY;
+            b.lv[i] = -INFINITY;
+            b.ri[i] = b.li[i] = -1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t blk = 0; blk < nblk; blk++) {
+            size_t k0 = excl + blk * MP_W;
+            for (size_t i0 = 0; i0 < N - k0; i0 += MP_H) {
+                size_t i1 = N - k0 - i0 < MP_H ? N - k0 : i0 + MP_H;
+#if defined(__AVX512F__)
+                tile_avx512(&p, &b, k0, i0, i1, rows);
+#else
+                tile_portable(&p, &b, k0, i0, i1, rows);
+#endif
+            }
+        }
+        /* Merge the threads' partial results and finish each subsequence. */
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < N; i++) {
+            double lc = -INFINITY, rc = -INFINITY;
+            int64_t lj = -1, rj = -1;
+            for (int q = 0; q < team; q++) {
+                const double *v = vals + (size_t)q * per;
+                const int64_t *x = idxs + (size_t)q * per;
+                if (beats(v[N + i], x[N + i], lc, lj))
+                    lc = v[N + i], lj = x[N + i];
+                if (rows && beats(v[i], x[i], rc, rj))
+                    rc = v[i], rj = x[i];
+            }
+            const int64_t *nc = next, *nn = next ? next + N + 1 : NULL;
+            if (lmp)
+                finish(s, nc, nn, i, excl, 1, lc, lj, &lmp[i], &lmpi[i]);
+            if (mp) {
+                /* Left indices are smaller than right ones: left wins ties. */
+                if (rc > lc)
+                    lc = rc, lj = rj;
+                finish(s, nc, nn, i, excl, 0, lc, lj, &mp[i], &mpi[i]);
+            }
+        }
+    }
+    free(plan_mem), free(vals), free(idxs), free(next);
+    return TSM_OK;
 }
