@@ -398,5 +398,5 @@ int main(void) {
         cmocka_unit_test(test_invalid_arguments),
     };
     /* clang-format on */
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TU_RUN_GROUP("mp", tests, NULL, NULL);
 }

@@ -342,5 +342,5 @@ int main(void) {
         cmocka_unit_test(test_one_pair),           cmocka_unit_test(test_threads_agree),
         cmocka_unit_test(test_invalid_arguments),
     };
-    return cmocka_run_group_tests_name("pd3", tests, NULL, NULL);
+    return TU_RUN_GROUP("pd3", tests, NULL, NULL);
 }

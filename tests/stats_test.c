@@ -219,5 +219,5 @@ int main(void) {
         cmocka_unit_test(test_qt_recurrence),     cmocka_unit_test(test_distance),
         cmocka_unit_test(test_invalid_shapes),
     };
-    return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
+    return TU_RUN_GROUP("stats", tests, NULL, NULL);
 }

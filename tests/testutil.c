@@ -64,19 +64,45 @@ double *tu_series(size_t n) {
     return t;
 }
 
-tsm_ctx *tu_ctx(void) {
+/* The backend TSM_TEST_BACKEND asks for (cpu when unset). */
+static tsm_backend wanted_backend(void) {
     const char *env = getenv("TSM_TEST_BACKEND");
     tsm_backend want = TSM_BACKEND_CPU;
     if (env && *env && tsm_backend_parse(env, &want) != 0)
         fail_msg("TSM_TEST_BACKEND=%s: expected auto, cpu or cuda", env);
+    return want;
+}
+
+/* Creates the ctx under test; NULL and the reason when the backend is unavailable. */
+static tsm_ctx *try_ctx(const char **why) {
     tsm_ctx *ctx = NULL;
+    tsm_status st = tsm_ctx_new(&ctx, wanted_backend(), why);
+    if (st == TSM_EBACKEND)
+        return NULL;
+    assert_int_equal(st, TSM_OK);
+    return ctx;
+}
+
+int tu_backend_available(void) {
     const char *why = NULL;
-    tsm_status st = tsm_ctx_new(&ctx, want, &why);
-    if (st == TSM_EBACKEND) {
-        print_message("SKIP: backend %s unavailable: %s\n", tsm_backend_name(want), why);
+    tsm_ctx *ctx = try_ctx(&why);
+    if (!ctx) {
+        print_message("SKIP: backend %s unavailable: %s\n", tsm_backend_name(wanted_backend()),
+                      why);
+        return 0;
+    }
+    tsm_ctx_destroy(&ctx);
+    return 1;
+}
+
+tsm_ctx *tu_ctx(void) {
+    const char *why = NULL;
+    tsm_ctx *ctx = try_ctx(&why);
+    if (!ctx) {
+        print_message("SKIP: backend %s unavailable: %s\n", tsm_backend_name(wanted_backend()),
+                      why);
         skip();
     }
-    assert_int_equal(st, TSM_OK);
     return ctx;
 }
 

@@ -44,6 +44,15 @@ void tu_fill(double *t, size_t at, size_t len, double value);
  * When cuda is asked for and unavailable the test is skipped, visibly. */
 tsm_ctx *tu_ctx(void);
 
+/* Whether the backend under test exists here; prints "SKIP: backend ... unavailable:
+ * REASON" (which ctest reports as a skip) when it does not. */
+int tu_backend_available(void);
+
+/* Runs a kernel test group on the backend under test, or skips the whole group
+ * before any case allocates anything when that backend is unavailable. */
+#define TU_RUN_GROUP(name, tests, setup, teardown)                                                 \
+    (tu_backend_available() ? cmocka_run_group_tests_name(name, tests, setup, teardown) : 0)
+
 /* Two-sided or left profile fast vs reference on the given series; fails with the seed. */
 void tu_check_profile(const double *t, size_t n, size_t m, size_t excl, const double *dist,
                       const int64_t *index, const double *ref_dist, int left);
@@ -54,12 +63,12 @@ void tu_check_range_discords(const double *t, size_t m, size_t excl, const doubl
 
 /* Top-k discords fast vs reference. */
 void tu_check_topk_discords(const double *t, size_t m, size_t excl, const double *ref_dist,
-                            size_t N, const tsm_discord *want, size_t nwant,
-                            const tsm_discord *got, size_t ngot);
+                            size_t N, const tsm_discord *want, size_t nwant, const tsm_discord *got,
+                            size_t ngot);
 
 /* Top-k motifs fast vs reference. */
-void tu_check_motifs(const double *t, size_t m, size_t excl, const tsm_motif *want,
-                     size_t nwant, const tsm_motif *got, size_t ngot);
+void tu_check_motifs(const double *t, size_t m, size_t excl, const tsm_motif *want, size_t nwant,
+                     const tsm_motif *got, size_t ngot);
 
 /* A series made for tests: random walk with optional planted anomalies. Caller frees. */
 double *tu_series(size_t n);
