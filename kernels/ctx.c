@@ -53,7 +53,9 @@ void tsm_ctx_destroy(tsm_ctx **self_p) {
     }
 }
 
-tsm_backend tsm_ctx_backend(const tsm_ctx *ctx) { return ctx->backend; }
+tsm_backend tsm_ctx_backend(const tsm_ctx *ctx) {
+    return ctx->backend;
+}
 
 const char *tsm_backend_name(tsm_backend b) {
     switch (b) {
@@ -74,7 +76,9 @@ int tsm_backend_parse(const char *s, tsm_backend *out) {
     return -1;
 }
 
-void tsm_ctx_set_threads(tsm_ctx *ctx, int threads) { ctx->threads = threads > 0 ? threads : 0; }
+void tsm_ctx_set_threads(tsm_ctx *ctx, int threads) {
+    ctx->threads = threads > 0 ? threads : 0;
+}
 
 int tsm_ctx_threads(const tsm_ctx *ctx) {
 #ifdef _OPENMP
@@ -85,7 +89,9 @@ int tsm_ctx_threads(const tsm_ctx *ctx) {
 #endif
 }
 
-const char *tsm_ctx_error(const tsm_ctx *ctx) { return ctx->error; }
+const char *tsm_ctx_error(const tsm_ctx *ctx) {
+    return ctx->error;
+}
 
 tsm_status tsm_fail(tsm_ctx *ctx, tsm_status st, const char *fmt, ...) {
     if (ctx) {
@@ -111,7 +117,8 @@ const char *tsm_status_name(tsm_status st) {
 
 tsm_status tsm_check_shape(tsm_ctx *ctx, size_t n, size_t m, size_t excl) {
     if (m < 3)
-        return tsm_fail(ctx, TSM_EINVAL, "subsequence length m = %zu is too short (need m >= 3)", m);
+        return tsm_fail(ctx, TSM_EINVAL, "subsequence length m = %zu is too short (need m >= 3)",
+                        m);
     if (m > n)
         return tsm_fail(ctx, TSM_EINVAL,
                         "subsequence length m = %zu is longer than the series (n = %zu)", m, n);

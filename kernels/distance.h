@@ -42,7 +42,8 @@ static inline TSM_HD double tsm_d2(const tsm_stats *s, size_t i, size_t j, doubl
     int ki = s->kind[i], kj = s->kind[j];
     if (ki != TSM_SUB_NORMAL || kj != TSM_SUB_NORMAL)
         return tsm_d2_special(ki, kj, s->m);
-    return 2.0 * (double)s->m * (1.0 - tsm_corr(qt, s->mu[i], s->inv[i], s->mu[j], s->inv[j], s->m));
+    return 2.0 * (double)s->m *
+           (1.0 - tsm_corr(qt, s->mu[i], s->inv[i], s->mu[j], s->inv[j], s->m));
 }
 
 /* Whether i and j are a non-self-match for exclusion zone excl. */

@@ -38,9 +38,8 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
 /* Top-k discords (DESIGN 3, greedy, best first) found by a descending search over r
  * with PD3 passes (DESIGN 4.2). out holds k entries; *count < k when fewer than k
  * non-overlapping subsequences have a defined nn. */
-tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
-                             size_t seglen, tsm_discord *out, size_t *count,
-                             tsm_pd3_stats *counters);
+tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
+                             tsm_discord *out, size_t *count, tsm_pd3_stats *counters);
 
 #ifdef __cplusplus
 }

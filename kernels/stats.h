@@ -27,9 +27,9 @@ typedef struct {
      * keeps QT - m*mu_i*mu_j away from cancellation, and the zeros keep dot-product
      * recurrences finite across NaN stretches (those subsequences are masked). */
     double *t;
-    double *mu;   /* mean of each subsequence of the working series */
-    double *inv;  /* 1 / sqrt(sum_k (t[i+k] - mu_i)^2) = 1/(sqrt(m) sigma_i); 0 unless normal */
-    double *sig;  /* population standard deviation sigma_i; 0 for constants */
+    double *mu;    /* mean of each subsequence of the working series */
+    double *inv;   /* 1 / sqrt(sum_k (t[i+k] - mu_i)^2) = 1/(sqrt(m) sigma_i); 0 unless normal */
+    double *sig;   /* population standard deviation sigma_i; 0 for constants */
     uint8_t *kind; /* TSM_SUB_* */
     size_t n_normal, n_constant, n_nonfinite;
 } tsm_stats;

@@ -17,11 +17,11 @@ extern "C" {
 
 typedef enum {
     TSM_OK = 0,
-    TSM_EINVAL,      /* invalid argument (sizes, parameters); message says which */
-    TSM_ENOMEM,      /* allocation failed (host or device) */
-    TSM_EBACKEND,    /* requested backend not available in this build or machine */
-    TSM_EDEVICE,     /* sticky device error: the CUDA context is unusable */
-    TSM_EINTERNAL,   /* a bug: an invariant did not hold */
+    TSM_EINVAL,    /* invalid argument (sizes, parameters); message says which */
+    TSM_ENOMEM,    /* allocation failed (host or device) */
+    TSM_EBACKEND,  /* requested backend not available in this build or machine */
+    TSM_EDEVICE,   /* sticky device error: the CUDA context is unusable */
+    TSM_EINTERNAL, /* a bug: an invariant did not hold */
 } tsm_status;
 
 typedef enum {

@@ -83,8 +83,8 @@ size_t ref_range_discords(const double *dist, const int64_t *index, size_t N, do
     return c;
 }
 
-size_t ref_topk_discords(const double *dist, const int64_t *index, size_t N, size_t excl,
-                         size_t k, tsm_discord *out) {
+size_t ref_topk_discords(const double *dist, const int64_t *index, size_t N, size_t excl, size_t k,
+                         tsm_discord *out) {
     size_t c = 0;
     while (c < k) {
         int64_t best = -1;
@@ -129,8 +129,7 @@ static int near_any(int64_t x, const tsm_motif *chosen, size_t c, size_t excl) {
     return 0;
 }
 
-size_t ref_topk_motifs(const double *t, size_t n, size_t m, size_t excl, size_t k,
-                       tsm_motif *out) {
+size_t ref_topk_motifs(const double *t, size_t n, size_t m, size_t excl, size_t k, tsm_motif *out) {
     size_t N = n - m + 1, np = 0;
     pair *all = malloc((N * N / 2 + 1) * sizeof *all);
     if (!all)

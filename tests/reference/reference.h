@@ -31,12 +31,11 @@ size_t ref_range_discords(const double *dist, const int64_t *index, size_t N, do
 
 /* Top-k discords from a two-sided profile: greedy by (distance desc, index asc), each
  * a non-self-match of those chosen before. Returns the count (<= k). */
-size_t ref_topk_discords(const double *dist, const int64_t *index, size_t N, size_t excl,
-                         size_t k, tsm_discord *out);
+size_t ref_topk_discords(const double *dist, const int64_t *index, size_t N, size_t excl, size_t k,
+                         tsm_discord *out);
 
 /* Top-k motifs: all non-self-match pairs sorted by (d, a, b), chosen greedily with
  * no member within excl of a member of an earlier pair. Returns the count (<= k). */
-size_t ref_topk_motifs(const double *t, size_t n, size_t m, size_t excl, size_t k,
-                       tsm_motif *out);
+size_t ref_topk_motifs(const double *t, size_t n, size_t m, size_t excl, size_t k, tsm_motif *out);
 
 #endif
