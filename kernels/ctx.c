@@ -9,19 +9,27 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef TSMINE_HAVE_CUDA
+#include "cuda.h"
+#endif
 
 struct tsm_ctx {
     tsm_backend backend; /* resolved: CPU or CUDA, never AUTO */
     int threads;
+    int device;   /* CUDA device ordinal (CUDA backend) */
+    void *stream; /* cudaStream_t of this ctx (CUDA backend) */
     char error[512];
 };
 
-/* Whether a usable CUDA device is present. The CUDA backend arrives with the CUDA
- * issue; until then no build has one. */
+/* Whether a usable CUDA device is present. */
 static int cuda_available(const char **why) {
+#ifdef TSMINE_HAVE_CUDA
+    return tsmi_cuda_probe(why);
+#else
     if (why)
-        *why = "this build has no CUDA backend (built with TSMINE_CUDA=OFF or no CUDA kernels)";
+        *why = "this build has no CUDA backend (configured with TSMINE_CUDA=OFF or without nvcc)";
     return 0;
+#endif
 }
 
 tsm_status tsm_ctx_new(tsm_ctx **out, tsm_backend want, const char **why) {
@@ -40,14 +48,32 @@ tsm_status tsm_ctx_new(tsm_ctx **out, tsm_backend want, const char **why) {
         return TSM_ENOMEM;
     }
     self->backend = (want == TSM_BACKEND_CPU || !have_cuda) ? TSM_BACKEND_CPU : TSM_BACKEND_CUDA;
+#ifdef TSMINE_HAVE_CUDA
+    if (self->backend == TSM_BACKEND_CUDA &&
+        tsmi_cuda_open(self, &self->device, &self->stream) != TSM_OK) {
+        static _Thread_local char failed[512];
+        snprintf(failed, sizeof failed, "%s", self->error);
+        free(self);
+        if (why)
+            *why = failed;
+        return TSM_EBACKEND;
+    }
+#endif
     if (why)
         *why = (want == TSM_BACKEND_AUTO && !have_cuda) ? reason : NULL;
     *out = self;
     return TSM_OK;
 }
 
+void *tsmi_ctx_stream(const tsm_ctx *ctx) {
+    return ctx->stream;
+}
+
 void tsm_ctx_destroy(tsm_ctx **self_p) {
     if (*self_p) {
+#ifdef TSMINE_HAVE_CUDA
+        tsmi_cuda_close((*self_p)->stream);
+#endif
         free(*self_p);
         *self_p = NULL;
     }

@@ -13,12 +13,6 @@
 
 #include <math.h>
 
-#ifdef __CUDACC__
-#define TSM_HD __host__ __device__
-#else
-#define TSM_HD
-#endif
-
 /* Correlation of two normal subsequences from their dot product, clamped. */
 static inline TSM_HD double tsm_corr(double qt, double mu_i, double inv_i, double mu_j,
                                      double inv_j, size_t m) {
@@ -36,14 +30,20 @@ static inline TSM_HD double tsm_d2_special(int kind_i, int kind_j, size_t m) {
     return (double)m;
 }
 
+/* Squared distance of two subsequences from their kinds, dot product, means and
+ * inverse norms; NAN when the pair is excluded (non-finite member). The form for
+ * device code, which holds the statistics in device arrays. */
+static inline TSM_HD double tsm_d2_pair(int kind_i, int kind_j, double qt, double mu_i,
+                                        double inv_i, double mu_j, double inv_j, size_t m) {
+    if (kind_i != TSM_SUB_NORMAL || kind_j != TSM_SUB_NORMAL)
+        return tsm_d2_special(kind_i, kind_j, m);
+    return 2.0 * (double)m * (1.0 - tsm_corr(qt, mu_i, inv_i, mu_j, inv_j, m));
+}
+
 /* Squared distance of subsequences i and j given their dot product QT[i][j] over the
  * working series s->t; NAN when the pair is excluded (non-finite member). */
-static inline TSM_HD double tsm_d2(const tsm_stats *s, size_t i, size_t j, double qt) {
-    int ki = s->kind[i], kj = s->kind[j];
-    if (ki != TSM_SUB_NORMAL || kj != TSM_SUB_NORMAL)
-        return tsm_d2_special(ki, kj, s->m);
-    return 2.0 * (double)s->m *
-           (1.0 - tsm_corr(qt, s->mu[i], s->inv[i], s->mu[j], s->inv[j], s->m));
+static inline double tsm_d2(const tsm_stats *s, size_t i, size_t j, double qt) {
+    return tsm_d2_pair(s->kind[i], s->kind[j], qt, s->mu[i], s->inv[i], s->mu[j], s->inv[j], s->m);
 }
 
 /* Whether i and j are a non-self-match for exclusion zone excl. */

@@ -1,6 +1,10 @@
 /* stats.c - sliding means, deviations and kinds of all subsequences (CPU). */
 #include "stats.h"
 
+#ifdef TSMINE_HAVE_CUDA
+#include "cuda.h"
+#endif
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +39,30 @@ static void classify(const double *raw, size_t n, size_t m, uint8_t *kind, size_
     }
 }
 
+/* Sliding moments on the CPU: on a shift by one, with x_out leaving and x_in entering,
+ *   mu'  = mu + (x_in - x_out) / m
+ *   M2'  = M2 + (x_in - x_out) (x_in - mu' + x_out - mu)
+ * (Welford's update for a window); every TSM_STATS_REFRESH steps it restarts exactly
+ * (the zeros that replace non-finite values keep the sums finite). O(n + n m /
+ * TSM_STATS_REFRESH). */
+static void sliding_moments(tsm_stats *s) {
+    const double *t = s->t;
+    const size_t m = s->m;
+    double mu = 0.0, m2 = 0.0;
+    for (size_t i = 0; i < s->N; i++) {
+        if (i % TSM_STATS_REFRESH == 0) {
+            exact_moments(t + i, m, &mu, &m2);
+        } else {
+            double x_in = t[i + m - 1], x_out = t[i - 1];
+            double mu_new = mu + (x_in - x_out) / (double)m;
+            m2 += (x_in - x_out) * (x_in - mu_new + x_out - mu);
+            mu = mu_new;
+        }
+        s->mu[i] = mu;
+        tsm_finish_moments(&s->kind[i], m2, m, &s->sig[i], &s->inv[i]);
+    }
+}
+
 tsm_status tsm_stats_new(tsm_ctx *ctx, const double *raw, size_t n, size_t m, tsm_stats **out) {
     *out = NULL;
     tsm_status st = tsm_check_shape(ctx, n, m, 1);
@@ -62,45 +90,26 @@ tsm_status tsm_stats_new(tsm_ctx *ctx, const double *raw, size_t n, size_t m, ts
     double c = finite ? sum / (double)finite : 0.0;
     for (size_t k = 0; k < n; k++)
         s->t[k] = isfinite(raw[k]) ? raw[k] - c : 0.0;
-
     classify(raw, n, m, s->kind, run);
-
-    /* Sliding moments: on a shift by one, with x_out leaving and x_in entering,
-     *   mu'  = mu + (x_in - x_out) / m
-     *   M2'  = M2 + (x_in - x_out) (x_in - mu' + x_out - mu)
-     * (Welford's update for a window); every TSM_STATS_REFRESH steps and after a
-     * non-finite stretch (zeros in t, so the sums stay finite) it restarts exactly. */
-    const double *t = s->t;
-    double mu = 0.0, m2 = 0.0;
-    for (size_t i = 0; i < N; i++) {
-        if (i % TSM_STATS_REFRESH == 0) {
-            exact_moments(t + i, m, &mu, &m2);
-        } else {
-            double x_in = t[i + m - 1], x_out = t[i - 1];
-            double mu_new = mu + (x_in - x_out) / (double)m;
-            m2 += (x_in - x_out) * (x_in - mu_new + x_out - mu);
-            mu = mu_new;
-        }
-        if (m2 < 0.0)
-            m2 = 0.0;
-        s->mu[i] = mu;
-        if (s->kind[i] == TSM_SUB_NORMAL && m2 > 0.0) {
-            s->sig[i] = sqrt(m2 / (double)m);
-            s->inv[i] = 1.0 / sqrt(m2);
-            s->n_normal++;
-        } else {
-            /* A window whose rounded spread is zero behaves as a constant. */
-            if (s->kind[i] == TSM_SUB_NORMAL)
-                s->kind[i] = TSM_SUB_CONSTANT;
-            s->sig[i] = 0.0;
-            s->inv[i] = 0.0;
-            if (s->kind[i] == TSM_SUB_CONSTANT)
-                s->n_constant++;
-            else
-                s->n_nonfinite++;
-        }
-    }
     free(run);
+    run = NULL;
+
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA) {
+        st = tsmi_stats_cuda(ctx, s); /* moments on the device, copies on both sides */
+        if (st != TSM_OK) {
+            tsm_stats_destroy(&s);
+            return st;
+        }
+    } else
+#endif
+        sliding_moments(s);
+
+    for (size_t i = 0; i < N; i++) {
+        s->n_normal += s->kind[i] == TSM_SUB_NORMAL;
+        s->n_constant += s->kind[i] == TSM_SUB_CONSTANT;
+        s->n_nonfinite += s->kind[i] == TSM_SUB_NONFINITE;
+    }
     *out = s;
     return TSM_OK;
 
@@ -118,6 +127,9 @@ void tsm_stats_destroy(tsm_stats **self_p) {
         free(s->inv);
         free(s->sig);
         free(s->kind);
+#ifdef TSMINE_HAVE_CUDA
+        tsmi_stats_dev_free(s->dev);
+#endif
         free(s);
         *self_p = NULL;
     }

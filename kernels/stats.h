@@ -9,6 +9,8 @@
 
 #include "tsm.h"
 
+#include <math.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,7 +34,32 @@ typedef struct {
     double *sig;   /* population standard deviation sigma_i; 0 for constants */
     uint8_t *kind; /* TSM_SUB_* */
     size_t n_normal, n_constant, n_nonfinite;
+    /* CUDA backend: device copies of t, mu, inv, sig and kind (equal to the host
+     * arrays); NULL for the CPU backend. */
+    struct tsm_stats_dev *dev;
 } tsm_stats;
+
+/* Device copies of a tsm_stats (device pointers). */
+typedef struct tsm_stats_dev {
+    double *t, *mu, *inv, *sig;
+    uint8_t *kind;
+} tsm_stats_dev;
+
+/* Turns the centred sum of squares m2 of a window into sigma and inv, shared by the
+ * CPU and CUDA moments: a normal window whose rounded spread is zero behaves as a
+ * constant; inv = 0 for everything that is not normal. */
+static inline TSM_HD void tsm_finish_moments(uint8_t *kind, double m2, size_t m, double *sig,
+                                             double *inv) {
+    if (*kind == TSM_SUB_NORMAL && m2 > 0.0) {
+        *sig = sqrt(m2 / (double)m);
+        *inv = 1.0 / sqrt(m2);
+        return;
+    }
+    if (*kind == TSM_SUB_NORMAL)
+        *kind = TSM_SUB_CONSTANT;
+    *sig = 0.0;
+    *inv = 0.0;
+}
 
 /* Computes the statistics of t[0..n-1] for length m. Means and variances slide in
  * O(1) per step (Welford-style add/remove) and are recomputed exactly every

@@ -11,6 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __CUDACC__
+#define TSM_HD __host__ __device__ /* shared by host code and CUDA kernels */
+#else
+#define TSM_HD
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
