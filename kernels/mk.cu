@@ -1,0 +1,2 @@
+/* mk.cu - the CUDA backend of mk.h (being written). */
+#include "cuda_util.cuh"

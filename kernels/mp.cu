@@ -1,0 +1,2 @@
+/* mp.cu - the CUDA backend of mp.h (being written). */
+#include "cuda_util.cuh"
