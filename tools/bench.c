@@ -53,7 +53,8 @@ typedef struct {
     int walks, threads, repeat;
     double max_seconds; /* 0: no limit */
     uint64_t seed;
-    tsm_backend backend;
+    tsm_backend backend[2]; /* --backend, repeatable: each configuration runs on each */
+    size_t backend_count;
 } bench_opts;
 
 /* One timed run: totals and what the kernel reports. */
@@ -261,7 +262,8 @@ static void usage(void) {
            "  --m M                 subsequence length (default: 64 128 512)\n"
            "  --data FILE           also run on this series (.csv/.txt/.npy/.f64)\n"
            "  --no-walks            only the --data series\n"
-           "  --backend B           auto, cpu or cuda (default auto)\n"
+           "  --backend B           auto, cpu or cuda (default auto); give two, e.g.\n"
+           "                        --backend cuda --backend cpu, to compare them\n"
            "  --threads T           CPU threads (default: all)\n"
            "  --repeat R            runs per configuration; the best is reported (default 1)\n"
            "  --max-seconds S       after a run over S seconds, skip larger n for that\n"
@@ -361,7 +363,11 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
             break;
         case O_NOWALKS: o->walks = 0; break;
         case O_BACKEND:
-            if (tsm_backend_parse(optarg, &o->backend) != 0) {
+            if (o->backend_count == 2) {
+                fail("--backend: at most two backends");
+                return EX_USAGE;
+            }
+            if (tsm_backend_parse(optarg, &o->backend[o->backend_count++]) != 0) {
                 fail("--backend: unknown backend '%s' (auto, cpu or cuda)", optarg);
                 return EX_USAGE;
             }
@@ -401,6 +407,8 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
     if (!any_bench)
         for (int b = 0; b < N_BENCH; b++)
             o->bench[b] = 1;
+    if (!o->backend_count)
+        o->backend[o->backend_count++] = TSM_BACKEND_AUTO;
     if (!o->n_count) {
         o->n[0] = (size_t)1 << 14, o->n[1] = (size_t)1 << 16, o->n[2] = (size_t)1 << 18;
         o->n_count = 3;
@@ -425,18 +433,22 @@ int main(int argc, char **argv) {
         return rc < 0 ? 0 : rc;
     qsort(o.n, o.n_count, sizeof o.n[0], cmp_size);
 
-    tsm_ctx *ctx = NULL;
-    const char *why = NULL;
-    tsm_status st = tsm_ctx_new(&ctx, o.backend, &why);
-    if (st != TSM_OK) {
-        fail("backend %s is unavailable: %s", tsm_backend_name(o.backend), why ? why : "?");
-        return st == TSM_EBACKEND ? EX_UNAVAILABLE : EX_SOFTWARE;
+    tsm_ctx *ctx[2] = {NULL, NULL};
+    for (size_t b = 0; b < o.backend_count; b++) {
+        const char *why = NULL;
+        tsm_status st = tsm_ctx_new(&ctx[b], o.backend[b], &why);
+        if (st != TSM_OK) {
+            fail("backend %s is unavailable: %s", tsm_backend_name(o.backend[b]), why ? why : "?");
+            tsm_ctx_destroy(&ctx[0]);
+            return st == TSM_EBACKEND ? EX_UNAVAILABLE : EX_SOFTWARE;
+        }
+        tsm_ctx_set_threads(ctx[b], o.threads);
     }
-    tsm_ctx_set_threads(ctx, o.threads);
 
     /* Walks in ascending n, so that --max-seconds skips the larger ones. The anomalies
-     * are m long, so each m gets its own walk (the same steps). */
-    static int too_slow[MAX_LIST][N_BENCH];
+     * are m long, so each m gets its own walk (the same steps). Each configuration runs
+     * on every backend asked for, one line each, side by side. */
+    static int too_slow[2][MAX_LIST][N_BENCH];
     for (size_t i = 0; o.walks && i < o.n_count; i++) {
         size_t n = o.n[i];
         double *t = malloc(n * sizeof *t);
@@ -447,8 +459,10 @@ int main(int argc, char **argv) {
         }
         for (size_t j = 0; j < o.m_count; j++) {
             random_walk(t, n, o.m[j], o.seed);
-            int r = bench_m(ctx, &o, "random_walk", t, n, o.m[j], too_slow[j]);
-            rc = r ? r : rc;
+            for (size_t b = 0; b < o.backend_count; b++) {
+                int r = bench_m(ctx[b], &o, "random_walk", t, n, o.m[j], too_slow[b][j]);
+                rc = r ? r : rc;
+            }
         }
         free(t);
     }
@@ -462,13 +476,16 @@ int main(int argc, char **argv) {
             continue;
         }
         const char *base = strrchr(o.data[i], '/');
-        for (size_t j = 0; j < o.m_count; j++) {
-            int none[N_BENCH] = {0};
-            int r = bench_m(ctx, &o, base ? base + 1 : o.data[i], data.v, data.n, o.m[j], none);
-            rc = r ? r : rc;
-        }
+        for (size_t j = 0; j < o.m_count; j++)
+            for (size_t b = 0; b < o.backend_count; b++) {
+                int none[N_BENCH] = {0};
+                int r =
+                    bench_m(ctx[b], &o, base ? base + 1 : o.data[i], data.v, data.n, o.m[j], none);
+                rc = r ? r : rc;
+            }
         series_free(&data);
     }
-    tsm_ctx_destroy(&ctx);
+    tsm_ctx_destroy(&ctx[0]);
+    tsm_ctx_destroy(&ctx[1]);
     return rc;
 }
