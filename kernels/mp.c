@@ -1,5 +1,7 @@
 /* mp.c - the matrix profile on the CPU (OpenMP): diagonal traversal of the upper
- * triangle of the QT matrix, in tiles of MP_W diagonals by MP_H rows.
+ * triangle of the QT matrix, in tiles of MP_W diagonals by MP_H rows. On a CUDA ctx
+ * tsm_mp hands over to mp.cu, which shares the last pass (tsmi_mp_finish: merge of
+ * the left and right bests and the conventions for constants) with this file.
  *
  * Math. On the centred covariance cov(i,j) = QT[i][j] - m mu_i mu_j the correlation
  * is corr = cov(i,j) inv_i inv_j (distance.h), and along a diagonal (SCAMP's update,
@@ -290,6 +292,60 @@ static double *make_plan(const tsm_stats *s, mp_plan *p) {
     return buf;
 }
 
+/* Both profiles of subsequence i from its best left (lc, lj) and right (rc, rj) normal
+ * neighbours (corr = -inf when none); next holds next_of_kind for constants then
+ * normals (NULL when the series has no constants). Left indices are smaller than
+ * right ones, so the left neighbour wins ties. */
+static void finish_both(const tsm_stats *s, const int64_t *next, size_t i, size_t excl, double lc,
+                        int64_t lj, double rc, int64_t rj, double *mp, int64_t *mpi, double *lmp,
+                        int64_t *lmpi) {
+    const int64_t *nc = next, *nn = next ? next + s->N + 1 : NULL;
+    if (lmp)
+        finish(s, nc, nn, i, excl, 1, lc, lj, &lmp[i], &lmpi[i]);
+    if (mp) {
+        if (rc > lc)
+            lc = rc, lj = rj;
+        finish(s, nc, nn, i, excl, 0, lc, lj, &mp[i], &mpi[i]);
+    }
+}
+
+/* next_of_kind for constants (next[0..N]) and normals (next[N+1..2N+1]) in one
+ * allocation, or NULL (with *st = TSM_OK) when the series has no constants. */
+static int64_t *make_next(tsm_ctx *ctx, const tsm_stats *s, tsm_status *st) {
+    *st = TSM_OK;
+    if (s->n_constant == 0)
+        return NULL;
+    int64_t *next = malloc(2 * (s->N + 1) * sizeof *next);
+    if (!next) {
+        *st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of memory for a profile of %zu subsequences",
+                       s->N);
+        return NULL;
+    }
+    next_of_kind(s->kind, s->N, TSM_SUB_CONSTANT, next);
+    next_of_kind(s->kind, s->N, TSM_SUB_NORMAL, next + s->N + 1);
+    return next;
+}
+
+tsm_status tsmi_mp_finish(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const double *lc,
+                          const int64_t *lj, const double *rc, const int64_t *rj, double *mp,
+                          int64_t *mpi, double *lmp, int64_t *lmpi) {
+    tsm_status st;
+    int64_t *next = make_next(ctx, s, &st);
+    if (st != TSM_OK)
+        return st;
+    const size_t N = s->N;
+    int T = tsm_ctx_threads(ctx);
+    if (T < 1)
+        T = 1;
+    (void)T;
+#pragma omp parallel for schedule(static) num_threads(T)
+    for (size_t i = 0; i < N; i++)
+        finish_both(s, next, i, excl, lc[i], lj[i], rc ? rc[i] : -INFINITY, rc ? rj[i] : -1, mp,
+                    mpi, lmp, lmpi);
+    free(next);
+    return TSM_OK;
+}
+
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi) {
     if (!s)
@@ -302,6 +358,10 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
                         "tsm_mp: a profile needs both its distance and index arrays");
     if (!mp && !lmp)
         return TSM_OK;
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_mp_cuda(ctx, s, excl, mp, mpi, lmp, lmpi);
+#endif
 
     const size_t N = s->N;
     const int rows = mp != NULL;
@@ -318,15 +378,13 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
     size_t per = 2 * N + MP_H + MP_W; /* per thread: rv, lv, then the tile buffer */
     double *vals = malloc((size_t)T * per * sizeof *vals);
     int64_t *idxs = malloc((size_t)T * per * sizeof *idxs);
-    int64_t *next = s->n_constant > 0 ? malloc(2 * (N + 1) * sizeof *next) : NULL;
-    if (!plan_mem || !vals || !idxs || (s->n_constant > 0 && !next)) {
+    int64_t *next = make_next(ctx, s, &st);
+    if (!plan_mem || !vals || !idxs || st != TSM_OK) {
         free(plan_mem), free(vals), free(idxs), free(next);
-        return tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of memory for a profile of %zu subsequences",
-                        N);
-    }
-    if (next) {
-        next_of_kind(s->kind, N, TSM_SUB_CONSTANT, next);
-        next_of_kind(s->kind, N, TSM_SUB_NORMAL, next + N + 1);
+        return st != TSM_OK
+                   ? st
+                   : tsm_fail(ctx, TSM_ENOMEM,
+                              "tsm_mp: out of memory for a profile of %zu subsequences", N);
     }
 
     int team = 1; /* threads that actually ran, and have partial results */
@@ -372,15 +430,7 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
                 if (rows && beats(v[i], x[i], rc, rj))
                     rc = v[i], rj = x[i];
             }
-            const int64_t *nc = next, *nn = next ? next + N + 1 : NULL;
-            if (lmp)
-                finish(s, nc, nn, i, excl, 1, lc, lj, &lmp[i], &lmpi[i]);
-            if (mp) {
-                /* Left indices are smaller than right ones: left wins ties. */
-                if (rc > lc)
-                    lc = rc, lj = rj;
-                finish(s, nc, nn, i, excl, 0, lc, lj, &mp[i], &mpi[i]);
-            }
+            finish_both(s, next, i, excl, lc, lj, rc, rj, mp, mpi, lmp, lmpi);
         }
     }
     free(plan_mem), free(vals), free(idxs), free(next);

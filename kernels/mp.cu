@@ -1,2 +1,538 @@
-/* mp.cu - the CUDA backend of mp.h (being written). */
+/* mp.cu - the matrix profile on the GPU (the CUDA backend of mp.h), in the style of
+ * SCAMP: tiled diagonal traversal of the upper triangle of the distance matrix, each
+ * thread carrying MPG_D diagonals down a run of rows with the centred covariance
+ * recurrence in double registers.
+ *
+ * Math (as in mp.c). With cov(i,j) = QT[i][j] - m mu_i mu_j, corr = cov inv_i inv_j
+ * (distance.h), and along a diagonal (SCAMP's update, exact in real arithmetic):
+ *   cov(i+1,j+1) = cov(i,j) + df[i] dg[j] + df[j] dg[i],
+ *   df[k] = (t[k+m] - t[k]) / 2,   dg[k] = (t[k+m] - mu[k+1]) + (t[k] - mu[k]).
+ * Each work item starts from covariances computed exactly from centred values and
+ * runs the recurrence for at most MPG_S rows, so the error is bounded for any n.
+ * Everything is compared in correlation space (max corr = min distance), clamped at 1
+ * so that exact matches tie; inv = NaN for subsequences that are not normal makes
+ * their correlations NaN, which never win a comparison. Pair (i, j = i + k), k >= excl,
+ * is a candidate right neighbour of row i and left neighbour of column j; the last
+ * pass (constants, merge of left and right) is mp.c's tsmi_mp_finish.
+ *
+ * Work. The diagonals excl.. are cut into bands of MPG_W = MPG_B * MPG_D, and each
+ * band into items of MPG_S rows; one thread block per item (longest bands first).
+ * Thread x carries the diagonals k0 + MPG_D x + d, d < MPG_D. The block walks its
+ * item in sub-tiles of MPG_H rows; per sub-tile, shared memory holds df, dg, inv of the
+ * MPG_W + MPG_H columns and the MPG_H rows it touches, and per warp the best candidate
+ * (corr, index) of each column and row it touched (warp-private slots: no atomics).
+ *
+ * Register blocks. A thread does MPG_U rows at a time: its columns are then the
+ * MPG_D + MPG_U - 1 consecutive ones from its first diagonal, read from shared memory
+ * with 16-byte loads (half of them carried over from the previous block, the two
+ * halves swapping roles from block to block); the column bests of the block stay in
+ * registers. The tail columns of lane l are the head of lane l + 1, which takes them
+ * by a shuffle, so every slot has one writer per block. Rows are a filter: each
+ * correlation is compared with the warp's current best of its row (seeded with the
+ * global best), one comparison per pair; only when some lane reaches it does the warp
+ * reduce (corr, index) with shuffles, which after the first items is rare.
+ *
+ * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence), the clamp, the row test
+ * and the column compare-select: about 8 fp64-pipe and 23 issued instructions in all
+ * (sm_90 SASS), so the kernel is bound by fp64 issue, not by memory (shared-memory
+ * traffic is O(1 / MPG_D) per pair, global traffic O(1 / MPG_H)).
+ *
+ * Global update. At the end of a sub-tile the warps' slots are merged per column and
+ * per row, and the result goes to the global bests: a 64-bit key that orders like the
+ * double correlation is read as a filter (it only grows, so a stale read is safe), and
+ * a candidate that can win takes the entry's lock to write key and index together, so
+ * (corr, index) always stay consistent and ties go to the smaller index whatever the
+ * order in which blocks finish. Results are deterministic: every pair's correlation
+ * depends only on the fixed work grid, and the merges keep the (corr, -index) maximum. */
 #include "cuda_util.cuh"
+#include "mp.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define MPG_D 4   /* diagonals per thread */
+#define MPG_U 4   /* rows per register block */
+#define MPG_B 256 /* threads per block */
+#ifndef MPG_H
+#define MPG_H 256 /* rows per sub-tile (one fill of shared memory) */
+#endif
+#ifndef MPG_S
+#define MPG_S 2048 /* rows per work item: covariances are exact at each item's start */
+#endif
+#define MPG_NW    (MPG_B / 32)                      /* warps per block */
+#define MPG_W     (MPG_B * MPG_D)                   /* diagonals per band */
+#define MPG_CW    (MPG_H + 32 * MPG_D)              /* column slots per warp */
+#define MPG_FULL  0xffffffffu                       /* all lanes */
+#define MPG_NONE  0x7fffffff                        /* index of an empty slot */
+#define MPG_FLOOR (-2.0)                            /* below every correlation of normal pairs */
+#define MPG_CHUNK (1ll << 30)                       /* work items per launch at most */
+#define MPG_MAX_N ((size_t)0x7fffffff - (1u << 16)) /* indices are int on the device */
+
+static_assert(MPG_D == 4 && MPG_U == 4, "the 16-byte loads and slot merges assume 4 x 4 blocks");
+static_assert(MPG_H % MPG_U == 0 && MPG_S % MPG_H == 0, "tiles must nest");
+static_assert(MPG_B % 32 == 0, "whole warps");
+
+/* Kernel arguments (device pointers). */
+typedef struct {
+    const double *t, *mu;        /* working series, means */
+    const double *df, *dg, *inv; /* per subsequence, padded with MPG_W + MPG_H entries */
+    const long long *first;      /* first work item of each band (nb + 1 entries) */
+    long long item0;             /* work item of blockIdx.x 0 (launches in chunks) */
+    int nb, N, m, excl;
+    unsigned long long *key; /* best left (0..N-1) and right (N..2N-1): ordered corr */
+    int *idx, *lock;         /* its index, and the entry's lock */
+} mpg_args;
+
+/* Order-preserving map of a non-NaN double to 64 bits: a < b iff key(a) < key(b),
+ * with -0 and +0 one key. Key 0 lies below every double and means "none". */
+__device__ static inline unsigned long long corr_key(double v) {
+    if (v == 0.0)
+        v = 0.0;
+    const unsigned long long b = (unsigned long long)__double_as_longlong(v);
+    return (b >> 63) ? ~b : b | 0x8000000000000000ull;
+}
+
+/* Inverse of corr_key; -inf for "none". */
+__device__ static inline double key_corr(unsigned long long k) {
+    if (k == 0)
+        return -INFINITY;
+    const unsigned long long b = (k >> 63) ? k & 0x7fffffffffffffffull : ~k;
+    return __longlong_as_double((long long)b);
+}
+
+/* Merges candidate (corr v, index j) into global entry e: a larger correlation wins,
+ * then the smaller index. The key only grows, so reading it without the lock is a
+ * safe filter; a candidate that may win takes the entry's spin lock and writes key
+ * and index together. */
+__device__ static void merge_global(const mpg_args &a, int e, double v, int j) {
+    const unsigned long long k = corr_key(v);
+    volatile unsigned long long *vk = a.key + e;
+    volatile int *vi = a.idx + e;
+    if (k < *vk)
+        return;
+    while (atomicCAS(a.lock + e, 0, 1) != 0)
+        __nanosleep(64);
+    __threadfence();
+    const unsigned long long cur = *vk;
+    if (k > cur || (k == cur && j < *vi)) {
+        *vi = j;
+        *vk = k;
+    }
+    __threadfence();
+    atomicExch(a.lock + e, 0);
+}
+
+/* Thread p < P (the padded length): df, dg of mp.c's make_plan (0 where k + 1 >= N:
+ * the recurrence never leaves those), and inv, NaN for subsequences that are not
+ * normal and for the padding. */
+__global__ static void prep_kernel(const double *__restrict__ t, const double *__restrict__ mu,
+                                   const double *__restrict__ inv, const uint8_t *__restrict__ kind,
+                                   size_t N, size_t m, size_t P, double *__restrict__ df,
+                                   double *__restrict__ dg, double *__restrict__ ninv) {
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= P)
+        return;
+    const bool last = k + 1 >= N;
+    df[k] = last ? 0.0 : (t[k + m] - t[k]) / 2;
+    dg[k] = last ? 0.0 : (t[k + m] - mu[k + 1]) + (t[k] - mu[k]);
+    ninv[k] = k < N && kind[k] == TSM_SUB_NORMAL ? inv[k] : NAN;
+}
+
+/* cov(i, j + d), d < MPG_D, directly from centred values: O(m MPG_D). Diagonals past
+ * the matrix (j + d >= N) get 0; all their pairs are masked. */
+__device__ static void exact_cov(const mpg_args &a, int i, int j, double cov[MPG_D]) {
+    const int nd = a.N - j; /* diagonals of this thread inside the matrix, if < MPG_D */
+    const double mi = a.mu[i];
+    double mj[MPG_D];
+#pragma unroll
+    for (int d = 0; d < MPG_D; d++) {
+        cov[d] = 0.0;
+        mj[d] = d < nd ? a.mu[j + d] : 0.0;
+    }
+    if (nd <= 0)
+        return;
+    for (int q = 0; q < a.m; q++) {
+        const double x = a.t[i + q] - mi;
+#pragma unroll
+        for (int d = 0; d < MPG_D; d++)
+            if (d < nd)
+                cov[d] = fma(x, a.t[j + d + q] - mj[d], cov[d]);
+    }
+}
+
+/* A row's candidates reached the warp's best of that row in some lane: the warp's
+ * best (corr, smallest index) of the row by a butterfly of shuffles, merged into the
+ * warp's slot (sv, si) by lane 0. c: this lane's correlations (not clamped yet), j0 the
+ * column of its first diagonal, T the slot's value (<= 1) that every lane compared. */
+__device__ static void row_hit(const double c[MPG_D], double T, int j0, double *sv, int *si,
+                               int lane) {
+    double mx = -INFINITY;
+    int dd = 0;
+#pragma unroll
+    for (int d = 0; d < MPG_D; d++) {
+        const double v = c[d] > 1.0 ? 1.0 : c[d];
+        if (v > mx) /* strict: the smaller column wins ties; NaN never wins */
+            mx = v, dd = d;
+    }
+    const bool hit = mx >= T;
+    double v = hit ? mx : -INFINITY;
+    int j = hit ? j0 + dd : MPG_NONE;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        const double v2 = __shfl_xor_sync(MPG_FULL, v, off);
+        const int j2 = __shfl_xor_sync(MPG_FULL, j, off);
+        if (v2 > v || (v2 == v && j2 < j))
+            v = v2, j = j2;
+    }
+    __syncwarp();
+    if (lane == 0 && (v > T || (v == T && j < *si)))
+        *sv = v, *si = j;
+}
+
+/* Column data (df, dg, inv) of four consecutive columns of a register block. */
+typedef struct {
+    double df[4], dg[4], inv[4];
+} mpg_cols;
+
+/* A sub-tile as one thread sees it: the shared arrays, its warp's slots, and where
+ * its first diagonal lies. */
+typedef struct {
+    const double *cdf, *cdg, *cinv, *rowd; /* columns and rows of the sub-tile */
+    double *wcv, *wrv;                     /* this warp's column and row slots */
+    int *wci, *wri;
+    int ri, cbase; /* first row, first column (global) */
+    int lo, so;    /* first column of this thread: in the sub-tile, in the warp's slots */
+    int lane;
+} mpg_tile;
+
+/* Columns c .. c + 3 of the sub-tile into x, with 16-byte loads (c is even). */
+__device__ __forceinline__ static void load_cols(const mpg_tile &tl, int c, mpg_cols &x) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const double2 f = *(const double2 *)(tl.cdf + c + 2 * h);
+        const double2 g = *(const double2 *)(tl.cdg + c + 2 * h);
+        const double2 v = *(const double2 *)(tl.cinv + c + 2 * h);
+        x.df[2 * h] = f.x, x.df[2 * h + 1] = f.y;
+        x.dg[2 * h] = g.x, x.dg[2 * h + 1] = g.y;
+        x.inv[2 * h] = v.x, x.inv[2 * h + 1] = v.y;
+    }
+}
+
+/* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals.
+ * The thread's columns are entries e = column - (r + lo) < 7 of a window whose first
+ * four are x0 (carried from the previous block) and last four x1 (loaded here; the
+ * next block carries them). Pair (row r + u, diagonal d) is entry e = u + d. */
+template <bool ROWS>
+__device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, double cov[MPG_D],
+                                                 const mpg_cols &x0, mpg_cols &x1) {
+#define MPG_X(field, e) ((e) < 4 ? x0.field[(e)] : x1.field[(e)-4])
+    load_cols(tl, r + tl.lo + 4, x1);
+    double cbv[MPG_D + MPG_U - 1]; /* best (corr, row) of entry e in this block */
+    int cbi[MPG_D + MPG_U - 1];
+#pragma unroll
+    for (int e = 0; e < MPG_D + MPG_U - 1; e++)
+        cbv[e] = -INFINITY, cbi[e] = MPG_NONE;
+#pragma unroll
+    for (int u = 0; u < MPG_U; u++) {
+        const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
+        const double rinv = tl.rowd[4 * (r + u) + 2];
+        const int row = tl.ri + r + u;
+        const double T = ROWS ? tl.wrv[r + u] : 0.0;
+        double c[MPG_D];
+        bool hit = false;
+#pragma unroll
+        for (int d = 0; d < MPG_D; d++) {
+            const int e = u + d;
+            const double v = cov[d] * rinv * MPG_X(inv, e);
+            c[d] = v;
+            hit |= v >= T; /* unclamped: T <= 1, so the same test; NaN never hits */
+            const double vc = v > 1.0 ? 1.0 : v; /* NaN stays NaN */
+            if (vc > cbv[e])                     /* strict: rows come in increasing order */
+                cbv[e] = vc, cbi[e] = row;
+            cov[d] = fma(rdfg.x, MPG_X(dg, e), cov[d]);
+            cov[d] = fma(rdfg.y, MPG_X(df, e), cov[d]);
+        }
+        if (ROWS && __any_sync(MPG_FULL, hit))
+            row_hit(c, T, tl.cbase + r + u + tl.lo, tl.wrv + r + u, tl.wri + r + u, tl.lane);
+    }
+#undef MPG_X
+    /* Lane l's tail entries 4..6 are lane l + 1's head 0..2, seen at later rows: taken
+     * only when strictly better. Then each lane merges its head into its four slots
+     * (later rows than the slots': strictly better again), and lane 31 its tail, which
+     * no other lane of the warp holds. */
+#pragma unroll
+    for (int e = 0; e < MPG_U - 1; e++) {
+        const double tv = __shfl_up_sync(MPG_FULL, cbv[MPG_D + e], 1);
+        const int ti = __shfl_up_sync(MPG_FULL, cbi[MPG_D + e], 1);
+        if (tl.lane > 0 && tv > cbv[e])
+            cbv[e] = tv, cbi[e] = ti;
+    }
+    double2 *pv = (double2 *)(tl.wcv + r + tl.so);
+    int4 *pi = (int4 *)(tl.wci + r + tl.so);
+    double2 s0 = pv[0], s1 = pv[1];
+    int4 si = *pi;
+    if (cbv[0] > s0.x)
+        s0.x = cbv[0], si.x = cbi[0];
+    if (cbv[1] > s0.y)
+        s0.y = cbv[1], si.y = cbi[1];
+    if (cbv[2] > s1.x)
+        s1.x = cbv[2], si.z = cbi[2];
+    if (cbv[3] > s1.y)
+        s1.y = cbv[3], si.w = cbi[3];
+    pv[0] = s0, pv[1] = s1, *pi = si;
+    if (tl.lane == 31) {
+#pragma unroll
+        for (int e = 0; e < MPG_U - 1; e++) {
+            const int sl = r + tl.so + MPG_D + e;
+            if (cbv[MPG_D + e] > tl.wcv[sl])
+                tl.wcv[sl] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
+        }
+    }
+    __syncwarp(); /* the next block's lane l - 1 reads these slots */
+}
+
+/* The traversal (see the top of the file). Block = one work item: band of diagonals
+ * k0 = excl + band MPG_W + [0, MPG_W), rows [i0, i1) with i1 - i0 <= MPG_S; thread x
+ * carries diagonals k0 + 4x + d. Shared memory, per sub-tile of rows [ri, ri + MPG_H):
+ *   cdf, cdg, cinv  columns ri + k0 + [0, MPG_W + MPG_H)
+ *   rowd            rows ri + [0, MPG_H) as {df, dg, inv, 0} (inv NaN past i1)
+ *   csv, csi        per warp: best (corr, row) of its columns, slot s = column - (ri +
+ *                   k0) - 128 warp (a warp touches MPG_CW columns)
+ *   rsv, rsi        per warp (ROWS): best (corr, column) of each row, seeded with the
+ *                   global best (index MPG_NONE) as the filter.
+ * ROWS: whether the right neighbours (the two-sided profile) are wanted. */
+template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_kernel(mpg_args a) {
+    extern __shared__ double2 mpg_smem[];
+    double *cdf = (double *)mpg_smem, *cdg = cdf + MPG_W + MPG_H, *cinv = cdg + MPG_W + MPG_H;
+    double *rowd = cinv + MPG_W + MPG_H;
+    double *csv = rowd + 4 * MPG_H;
+    double *rsv = csv + MPG_NW * MPG_CW;
+    int *csi = (int *)(rsv + (ROWS ? MPG_NW * MPG_H : 0));
+    int *rsi = csi + MPG_NW * MPG_CW;
+    __shared__ int s_band;
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const long long item = a.item0 + blockIdx.x;
+    if (tid == 0) { /* the band: largest b with first[b] <= item */
+        int bl = 0, bh = a.nb - 1;
+        while (bl < bh) {
+            const int mid = (bl + bh + 1) / 2;
+            if (a.first[mid] <= item)
+                bl = mid;
+            else
+                bh = mid - 1;
+        }
+        s_band = bl;
+    }
+    __syncthreads();
+    const int band = s_band;
+    const int k0 = a.excl + band * MPG_W;
+    const int i0 = (int)(item - a.first[band]) * MPG_S;
+    const int i1 = min(i0 + MPG_S, a.N - k0);
+    mpg_tile tl;
+    tl.cdf = cdf, tl.cdg = cdg, tl.cinv = cinv, tl.rowd = rowd;
+    tl.wcv = csv + warp * MPG_CW, tl.wci = csi + warp * MPG_CW;
+    tl.wrv = rsv + warp * MPG_H, tl.wri = rsi + warp * MPG_H;
+    tl.lo = MPG_D * tid, tl.so = MPG_D * lane, tl.lane = lane;
+
+    double cov[MPG_D];
+    exact_cov(a, i0, i0 + k0 + tl.lo, cov);
+
+    for (int ri = i0; ri < i1; ri += MPG_H) {
+        const int nr = min(MPG_H, i1 - ri), cbase = ri + k0;
+        const int nru = (nr + MPG_U - 1) / MPG_U * MPG_U;
+        tl.ri = ri, tl.cbase = cbase;
+        __syncthreads(); /* the previous flush is done with shared memory */
+        for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
+            cdf[q] = a.df[cbase + q];
+            cdg[q] = a.dg[cbase + q];
+            cinv[q] = a.inv[cbase + q];
+        }
+        for (int q = tid; q < MPG_H; q += MPG_B) {
+            const int i = ri + q;
+            rowd[4 * q] = a.df[i];
+            rowd[4 * q + 1] = a.dg[i];
+            rowd[4 * q + 2] = i < i1 ? a.inv[i] : NAN;
+            rowd[4 * q + 3] = 0.0;
+            if (ROWS) {
+                double g = MPG_FLOOR;
+                if (i < i1)
+                    g = fmax(key_corr(*(volatile unsigned long long *)(a.key + a.N + i)), g);
+#pragma unroll
+                for (int w = 0; w < MPG_NW; w++)
+                    rsv[w * MPG_H + q] = g, rsi[w * MPG_H + q] = MPG_NONE;
+            }
+        }
+        for (int q = tid; q < MPG_NW * MPG_CW; q += MPG_B)
+            csv[q] = -INFINITY, csi[q] = MPG_NONE;
+        __syncthreads();
+
+        /* Register blocks in pairs, so that the carried columns swap roles instead of
+         * moving between registers. */
+        mpg_cols xa, xb;
+        load_cols(tl, tl.lo, xa);
+        for (int r = 0; r < nru; r += 2 * MPG_U) {
+            reg_block<ROWS>(tl, r, cov, xa, xb);
+            if (r + MPG_U < nru)
+                reg_block<ROWS>(tl, r + MPG_U, cov, xb, xa);
+        }
+        __syncthreads();
+
+        /* Flush: the best of the warps' slots per column and per row, then the global
+         * bests (left neighbours of columns, right neighbours of rows). */
+        for (int q = tid; q < MPG_W + MPG_H && cbase + q < a.N; q += MPG_B) {
+            double v = -INFINITY;
+            int i = MPG_NONE;
+#pragma unroll
+            for (int w = 0; w < MPG_NW; w++) {
+                const int sl = q - 32 * MPG_D * w;
+                if (sl >= 0 && sl < MPG_CW) {
+                    const double sv = csv[w * MPG_CW + sl];
+                    const int si = csi[w * MPG_CW + sl];
+                    if (sv > v || (sv == v && si < i))
+                        v = sv, i = si;
+                }
+            }
+            if (v > -INFINITY)
+                merge_global(a, cbase + q, v, i);
+        }
+        if (ROWS) {
+            for (int q = tid; q < nr; q += MPG_B) {
+                double v = -INFINITY;
+                int j = MPG_NONE;
+#pragma unroll
+                for (int w = 0; w < MPG_NW; w++) {
+                    const double sv = rsv[w * MPG_H + q];
+                    const int si = rsi[w * MPG_H + q];
+                    if (sv > v || (sv == v && si < j))
+                        v = sv, j = si;
+                }
+                if (j != MPG_NONE)
+                    merge_global(a, a.N + ri + q, v, j);
+            }
+        }
+    }
+}
+
+/* Thread e < 2N: the global bests as (correlation, index), -inf and -1 for none. */
+__global__ static void unpack_kernel(const unsigned long long *__restrict__ key,
+                                     const int *__restrict__ idx, size_t n2,
+                                     double *__restrict__ corr, int64_t *__restrict__ nb) {
+    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n2)
+        return;
+    const unsigned long long k = key[e];
+    corr[e] = key_corr(k);
+    nb[e] = k ? (int64_t)idx[e] : -1;
+}
+
+extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp,
+                                   int64_t *mpi, double *lmp, int64_t *lmpi) {
+    tsm_status st = TSM_OK;
+    cudaStream_t stream = tsmi_stream(ctx);
+    const size_t n = s->n, N = s->N, m = s->m, P = N + MPG_W + MPG_H;
+    const bool rows = mp != NULL;
+    const size_t nb = excl < N ? (N - excl + MPG_W - 1) / MPG_W : 0;
+    const size_t smem =
+        (3 * (MPG_W + MPG_H) + 4 * MPG_H + MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) *
+            sizeof(double) +
+        (MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) * sizeof(int);
+    double *up_t = NULL, *up_mu = NULL, *up_inv = NULL; /* uploads when s has no device copy */
+    uint8_t *up_kind = NULL;
+    double *plan = NULL, *corr = NULL, *h_corr = NULL;
+    long long *first = NULL, *h_first = NULL;
+    unsigned long long *key = NULL;
+    int *idx = NULL, *lock = NULL;
+    int64_t *nbr = NULL, *h_nbr = NULL;
+    const double *t, *mu, *inv;
+    const uint8_t *kind;
+    long long items = 0;
+    mpg_args a;
+
+    if (N > MPG_MAX_N)
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "tsm_mp: %zu subsequences is more than the CUDA backend's %zu", N,
+                        MPG_MAX_N);
+    if (s->dev) {
+        t = s->dev->t, mu = s->dev->mu, inv = s->dev->inv, kind = s->dev->kind;
+    } else { /* statistics made on a CPU ctx: upload what the kernels read */
+        TSM_CUDA_ALLOC(ctx, up_t, n * sizeof(double));
+        TSM_CUDA_ALLOC(ctx, up_mu, N * sizeof(double));
+        TSM_CUDA_ALLOC(ctx, up_inv, N * sizeof(double));
+        TSM_CUDA_ALLOC(ctx, up_kind, N);
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(up_t, s->t, n * sizeof(double), cudaMemcpyHostToDevice, stream));
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(up_mu, s->mu, N * sizeof(double), cudaMemcpyHostToDevice, stream));
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(up_inv, s->inv, N * sizeof(double),
+                                          cudaMemcpyHostToDevice, stream));
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(up_kind, s->kind, N, cudaMemcpyHostToDevice, stream));
+        t = up_t, mu = up_mu, inv = up_inv, kind = up_kind;
+    }
+
+    /* Work items: band b (diagonals excl + b MPG_W + [0, MPG_W)) has N - k0 rows. */
+    h_first = (long long *)malloc((nb + 1) * sizeof *h_first);
+    h_corr = (double *)malloc(2 * N * sizeof *h_corr);
+    h_nbr = (int64_t *)malloc(2 * N * sizeof *h_nbr);
+    if (!h_first || !h_corr || !h_nbr) {
+        st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of host memory for %zu subsequences", N);
+        goto done;
+    }
+    for (size_t b = 0; b < nb; b++) {
+        h_first[b] = items;
+        items += (long long)((N - excl - b * MPG_W + MPG_S - 1) / MPG_S);
+    }
+    h_first[nb] = items;
+
+    TSM_CUDA_ALLOC(ctx, plan, 3 * P * sizeof(double));
+    TSM_CUDA_ALLOC(ctx, first, (nb + 1) * sizeof(long long));
+    TSM_CUDA_ALLOC(ctx, key, 2 * N * sizeof(unsigned long long));
+    TSM_CUDA_ALLOC(ctx, idx, 2 * N * sizeof(int));
+    TSM_CUDA_ALLOC(ctx, lock, 2 * N * sizeof(int));
+    TSM_CUDA_ALLOC(ctx, corr, 2 * N * sizeof(double));
+    TSM_CUDA_ALLOC(ctx, nbr, 2 * N * sizeof(int64_t));
+    TSM_CUDA_TRY(ctx, cudaMemcpyAsync(first, h_first, (nb + 1) * sizeof(long long),
+                                      cudaMemcpyHostToDevice, stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(key, 0, 2 * N * sizeof(unsigned long long), stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(idx, 0, 2 * N * sizeof(int), stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(lock, 0, 2 * N * sizeof(int), stream));
+    prep_kernel<<<tsmi_blocks(P, 256), 256, 0, stream>>>(t, mu, inv, kind, N, m, P, plan, plan + P,
+                                                         plan + 2 * P);
+    TSM_CUDA_LAUNCHED(ctx);
+
+    a.t = t, a.mu = mu, a.df = plan, a.dg = plan + P, a.inv = plan + 2 * P;
+    a.first = first, a.nb = (int)nb, a.N = (int)N, a.m = (int)m, a.excl = (int)excl;
+    a.key = key, a.idx = idx, a.lock = lock;
+    if (items > 0) {
+        const void *fn = rows ? (const void *)tile_kernel<true> : (const void *)tile_kernel<false>;
+        TSM_CUDA_TRY(
+            ctx, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    }
+    for (long long base = 0; base < items; base += MPG_CHUNK) {
+        const unsigned grid = (unsigned)(items - base < MPG_CHUNK ? items - base : MPG_CHUNK);
+        a.item0 = base;
+        if (rows)
+            tile_kernel<true><<<grid, MPG_B, smem, stream>>>(a);
+        else
+            tile_kernel<false><<<grid, MPG_B, smem, stream>>>(a);
+        TSM_CUDA_LAUNCHED(ctx);
+    }
+    unpack_kernel<<<tsmi_blocks(2 * N, 256), 256, 0, stream>>>(key, idx, 2 * N, corr, nbr);
+    TSM_CUDA_LAUNCHED(ctx);
+    TSM_CUDA_TRY(
+        ctx, cudaMemcpyAsync(h_corr, corr, 2 * N * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    TSM_CUDA_TRY(
+        ctx, cudaMemcpyAsync(h_nbr, nbr, 2 * N * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+    st = tsmi_mp_finish(ctx, s, excl, h_corr, h_nbr, rows ? h_corr + N : NULL,
+                        rows ? h_nbr + N : NULL, mp, mpi, lmp, lmpi);
+done:
+    if (st != TSM_OK && st != TSM_EDEVICE)
+        cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */
+    cudaFree(up_t), cudaFree(up_mu), cudaFree(up_inv), cudaFree(up_kind);
+    cudaFree(plan), cudaFree(first), cudaFree(key), cudaFree(idx), cudaFree(lock);
+    cudaFree(corr), cudaFree(nbr);
+    free(h_first), free(h_corr), free(h_nbr);
+    return st;
+}

@@ -23,6 +23,21 @@ extern "C" {
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi);
 
+/* ---- Internal (tsmi_): the backends of tsm_mp; not part of the library's interface. ---- */
+
+/* The CUDA backend of tsm_mp (mp.cu), called by tsm_mp after it validated the
+ * arguments; same contract, outputs in host memory. */
+tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
+                        double *lmp, int64_t *lmpi);
+
+/* The O(N) last pass shared by both backends (mp.c): from the best normal left
+ * neighbour of every subsequence (lc: correlation, -inf when none; lj: index) and the
+ * best normal right one (rc, rj; NULL when mp is not wanted), applies the conventions
+ * for constants and non-finite subsequences and writes the wanted profiles. */
+tsm_status tsmi_mp_finish(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const double *lc,
+                          const int64_t *lj, const double *rc, const int64_t *rj, double *mp,
+                          int64_t *mpi, double *lmp, int64_t *lmpi);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,8 +3,9 @@
  * Every case computes the two-sided and the left profile with tsm_mp and checks them
  * with tu_check_profile (squared distances within TU_D2_TOL(m), neighbours exact or
  * tied within it, NaN/+inf conventions exact). Sizes are chosen so the O(N^2 m)
- * reference stays fast; one larger case (n = 2^15, many tiles and refreshes) is
- * checked against an O(N^2) scan over the QT recurrence of dot.h instead. */
+ * reference stays fast; larger cases (many tiles, work items and refreshes of both
+ * backends, scattered NaN and plateaus) are checked against an O(N^2) scan over the QT
+ * recurrence of dot.h instead. TSM_TEST_QUICK=1 shrinks those (compute-sanitizer). */
 #include "testutil.h"
 
 #include "distance.h"
@@ -15,6 +16,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
+static int quick(void) {
+    const char *env = getenv("TSM_TEST_QUICK");
+    return env && *env && strcmp(env, "0") != 0;
+}
 
 /* Profiles of one run: two-sided (d, di) and left (l, li), N entries each. */
 typedef struct {
@@ -246,18 +253,8 @@ static void scan_profiles(const tsm_stats *s, size_t excl, profiles *p) {
     free(bd), free(bl), free(row), free(prev);
 }
 
-/* n = 2^15 with anomalies, plateaus and NaN: many tiles of diagonals and rows, and
- * cov refreshes, against the O(N^2) scan. */
-static void test_large_against_scan(void **state) {
-    (void)state;
-    tu_case_seed(7000);
-    size_t n = 1u << 15, m = 100, excl = m;
-    double *t = tu_series(n);
-    tu_plant_anomaly(t, 5000, 120, 6.0);
-    tu_plant_anomaly(t, 30000, 200, 4.0);
-    tu_fill(t, 9000, 300, 1.0);
-    tu_fill(t, 20000, 150, 1.0);
-    tu_fill(t, 15000, 80, NAN);
+/* Both profiles of t from tsm_mp against scan_profiles. O(N^2). */
+static void check_against_scan(const double *t, size_t n, size_t m, size_t excl) {
     tsm_ctx *ctx = tu_ctx();
     tsm_stats *s = NULL;
     assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
@@ -270,6 +267,58 @@ static void test_large_against_scan(void **state) {
     prof_free(&want);
     tsm_stats_destroy(&s);
     tsm_ctx_destroy(&ctx);
+}
+
+/* n = 2^15 (2^13 quick) with anomalies, plateaus and NaN: many tiles of diagonals and
+ * rows, work items and cov refreshes, against the O(N^2) scan. */
+static void test_large_against_scan(void **state) {
+    (void)state;
+    tu_case_seed(7000);
+    size_t n = quick() ? 1u << 13 : 1u << 15, m = 100, excl = m;
+    double *t = tu_series(n);
+    tu_plant_anomaly(t, n * 5000 / 32768, 120, 6.0);
+    tu_plant_anomaly(t, n * 30000 / 32768, 200, 4.0);
+    tu_fill(t, n * 9000 / 32768, 300, 1.0);
+    tu_fill(t, n * 20000 / 32768, 150, 1.0);
+    tu_fill(t, n * 15000 / 32768, 80, NAN);
+    check_against_scan(t, n, m, excl);
+    free(t);
+}
+
+/* Numbers of diagonals N - excl at the edges of the work grids: CUDA bands of 1024
+ * diagonals, work items of 2048 rows, sub-tiles of 256, register blocks of 4; CPU
+ * tiles of 48 x 4096. Against the brute-force reference. */
+static void test_grid_edges(void **state) {
+    (void)state;
+    static const size_t spans[] = {1, 4, 5, 48, 1023, 1024, 1025, 2047, 2048, 2051, 3 * 1024 + 7};
+    const size_t m = 12, excl = 20;
+    for (size_t c = 0; c < sizeof spans / sizeof spans[0]; c++) {
+        if (quick() && spans[c] > 2100)
+            continue;
+        check_walk(7500 + c, spans[c] + excl + m - 1, m, excl);
+    }
+}
+
+/* A long series with many short NaN gaps, single infinities and plateaus scattered
+ * over it, an exclusion zone that is not a multiple of anything, and a period that
+ * repeats exactly (ties at correlation 1), against the O(N^2) scan. */
+static void test_scattered_gaps(void **state) {
+    (void)state;
+    tu_case_seed(7100);
+    size_t n = quick() ? 6000 : 40000, m = 37, excl = 53;
+    double *t = tu_series(n);
+    for (size_t k = 0; k < n / 250; k++) {
+        size_t at = (size_t)(tu_uniform() * (double)(n - 60));
+        switch (k % 4) {
+        case 0: tu_fill(t, at, 1 + k % 3, NAN); break;
+        case 1: tu_fill(t, at, 1, k % 8 == 1 ? INFINITY : -INFINITY); break;
+        case 2: tu_fill(t, at, 30 + k % 20, (double)(k % 5)); break;
+        default: tu_plant_anomaly(t, at, 40, 3.0); break;
+        }
+    }
+    for (size_t k = n / 2; k < n / 2 + 400; k++) /* an exact repeat 300 later */
+        t[k + 300] = t[k];
+    check_against_scan(t, n, m, excl);
     free(t);
 }
 
@@ -278,12 +327,12 @@ static void test_large_against_scan(void **state) {
 static void test_threads_identical(void **state) {
     (void)state;
     tu_case_seed(8000);
-    size_t n = 12000, m = 50;
+    size_t n = quick() ? 4000 : 12000, m = 50, q = n / 12;
     double *t = tu_series(n);
-    tu_fill(t, 3000, 200, 0.5);
-    tu_fill(t, 6000, 100, 0.5);
-    tu_fill(t, 8000, 20, NAN);
-    for (size_t k = 10000; k < 11000; k++) /* an exactly repeated pattern: ties */
+    tu_fill(t, 3 * q, 200, 0.5);
+    tu_fill(t, 6 * q, 100, 0.5);
+    tu_fill(t, 8 * q, 20, NAN);
+    for (size_t k = 10 * q; k < 11 * q; k++) /* an exactly repeated pattern: ties */
         t[k] = t[k - 100];
     profiles a = run_mp(t, n, m, m, 1);
     for (int threads = 2; threads <= 3; threads++) {
@@ -323,7 +372,7 @@ static void test_exact_ties(void **state) {
     static const size_t periods[] = {12, 45};
     for (size_t q = 0; q < 2; q++) {
         tu_case_seed(9000 + q);
-        size_t P = periods[q], n = P * 120, m = 16, excl = m;
+        size_t P = periods[q], n = P * (quick() ? 40 : 120), m = 16, excl = m;
         double *t = malloc(n * sizeof *t), sum = 0.0;
         assert_non_null(t);
         for (size_t k = 0; k + 1 < P; k++)
@@ -393,6 +442,8 @@ int main(void) {
         cmocka_unit_test(test_nonfinite_stretches),
         cmocka_unit_test(test_degenerate_series),
         cmocka_unit_test(test_large_against_scan),
+        cmocka_unit_test(test_grid_edges),
+        cmocka_unit_test(test_scattered_gaps),
         cmocka_unit_test(test_threads_identical),
         cmocka_unit_test(test_exact_ties),
         cmocka_unit_test(test_invalid_arguments),
