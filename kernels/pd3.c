@@ -27,7 +27,12 @@
  * The seed's chunks (seglen rows loaded into shared memory at a time) and its
  * right-padding with +inf (formula (8)) exist for the GPU's memory hierarchy and
  * load balance; here a row is one step of the scan and the last segment is simply
- * shorter. */
+ * shorter.
+ *
+ * Backends: tsm_pd3_range validates its arguments and hands a CUDA ctx to
+ * tsmi_pd3_range_cuda (pd3.cu), which runs the whole pass on the device; the top-k
+ * driver below is shared by both backends and calls tsm_pd3_range for every r it
+ * tries, so on CUDA the series stays on the device between passes. */
 #include "pd3.h"
 
 #include "distance.h"
@@ -257,6 +262,10 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
         return tsm_fail(ctx, TSM_EINVAL, "range r = %g must be a finite distance >= 0", r);
     if (seglen == 0)
         seglen = TSM_PD3_SEGLEN_DEFAULT;
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, out, count, counters);
+#endif
     const size_t N = s->N, nseg = (N + seglen - 1) / seglen;
     const double r2 = r * r;
     uint8_t *subseq = malloc(N), *neighbor = malloc(N);

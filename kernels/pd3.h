@@ -41,6 +41,16 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
 tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
                              tsm_discord *out, size_t *count, tsm_pd3_stats *counters);
 
+/* ---- internal: the CUDA backend (pd3.cu), not part of the library's interface ---- */
+#ifdef TSMINE_HAVE_CUDA
+/* tsm_pd3_range on the device for a CUDA ctx: same arguments, already validated by
+ * tsm_pd3_range (seglen > 0, r finite and >= 0); s must carry its device copies
+ * (s->dev). Results equal the CPU backend's. */
+tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                               size_t seglen, tsm_discord **out, size_t *count,
+                               tsm_pd3_stats *counters);
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,9 @@
 /* pd3_test.c - PD3 range discords and the top-k driver against the brute-force
- * reference: random walks, planted anomalies, constant and non-finite stretches, exact
- * ties, edge sizes, segment lengths and invalid arguments. */
+ * reference: random walks, planted anomalies, constant and non-finite
+ * stretches, exact ties, edge sizes, segment lengths and invalid arguments. */
 #include "testutil.h"
 
+#include "mp.h"
 #include "pd3.h"
 #include "reference.h"
 #include "stats.h"
@@ -32,6 +33,33 @@ static void fixture_init(fixture *f, double *t, size_t n, size_t m, size_t excl)
     assert_int_equal(tsm_stats_new(f->ctx, t, n, m, &f->stats), TSM_OK);
 }
 
+/* As fixture_init, for series too long for the O(N^2 m) reference: the
+ * reference profile is the CPU backend's matrix profile (mp.c, itself tested
+ * against the brute-force reference in mp_test), O(N^2) and vectorised.
+ * Neighbours are still checked with the brute-force distance. */
+static void fixture_init_mp(fixture *f, double *t, size_t n, size_t m, size_t excl) {
+    f->ctx = tu_ctx();
+    f->t = t, f->n = n, f->m = m, f->excl = excl, f->N = n - m + 1;
+    f->ref_dist = malloc(f->N * sizeof *f->ref_dist);
+    f->ref_index = malloc(f->N * sizeof *f->ref_index);
+    assert_non_null(f->ref_dist);
+    assert_non_null(f->ref_index);
+    tsm_ctx *cpu = NULL;
+    tsm_stats *s = NULL;
+    assert_int_equal(tsm_ctx_new(&cpu, TSM_BACKEND_CPU, NULL), TSM_OK);
+    assert_int_equal(tsm_stats_new(cpu, t, n, m, &s), TSM_OK);
+    assert_int_equal(tsm_mp(cpu, s, excl, f->ref_dist, f->ref_index, NULL, NULL), TSM_OK);
+    tsm_stats_destroy(&s);
+    tsm_ctx_destroy(&cpu);
+    assert_int_equal(tsm_stats_new(f->ctx, t, n, m, &f->stats), TSM_OK);
+}
+
+/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
+static int quick(void) {
+    const char *env = getenv("TSM_TEST_QUICK");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
 static void fixture_done(fixture *f) {
     tsm_stats_destroy(&f->stats);
     tsm_ctx_destroy(&f->ctx);
@@ -43,8 +71,9 @@ static int cmp_double(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* Ranges to try: above every nn, between consecutive nn values at a few quantiles
- * (so the expected set is unambiguous), and 0 (every subsequence with a neighbour). */
+/* Ranges to try: above every nn, between consecutive nn values at a few
+ * quantiles (so the expected set is unambiguous), and 0 (every subsequence with
+ * a neighbour). */
 static size_t pick_ranges(const fixture *f, double *r, size_t max) {
     double *v = malloc(f->N * sizeof *v);
     size_t c = 0, nr = 0;
@@ -67,10 +96,9 @@ static size_t pick_ranges(const fixture *f, double *r, size_t max) {
     return nr;
 }
 
-/* Every range and the given segment lengths against the reference. */
-static void check_ranges(fixture *f, const size_t *seglens, size_t nseglens) {
-    double r[8];
-    size_t nr = pick_ranges(f, r, 8);
+/* The given ranges and segment lengths against the reference. */
+static void check_these_ranges(fixture *f, const double *r, size_t nr, const size_t *seglens,
+                               size_t nseglens) {
     for (size_t s = 0; s < nseglens; s++)
         for (size_t q = 0; q < nr; q++) {
             tsm_discord *got = NULL;
@@ -87,27 +115,42 @@ static void check_ranges(fixture *f, const size_t *seglens, size_t nseglens) {
         }
 }
 
-static void check_topk(fixture *f, size_t k) {
+/* Every range of pick_ranges and the given segment lengths against the
+ * reference. */
+static void check_ranges(fixture *f, const size_t *seglens, size_t nseglens) {
+    double r[8];
+    size_t nr = pick_ranges(f, r, 8);
+    check_these_ranges(f, r, nr, seglens, nseglens);
+}
+
+static void check_topk_seglen(fixture *f, size_t k, size_t seglen) {
     tsm_discord want[16], got[16];
     assert_true(k <= 16);
     size_t nwant = ref_topk_discords(f->ref_dist, f->ref_index, f->N, f->excl, k, want);
     size_t ngot = 0;
-    tsm_status st = tsm_discords_topk(f->ctx, f->stats, f->excl, k, 0, got, &ngot, NULL);
+    tsm_status st = tsm_discords_topk(f->ctx, f->stats, f->excl, k, seglen, got, &ngot, NULL);
     if (st != TSM_OK)
         fail_msg("seed %llu: tsm_discords_topk: %s", (unsigned long long)tu_seed,
                  tsm_ctx_error(f->ctx));
     tu_check_topk_discords(f->t, f->m, f->excl, f->ref_dist, f->N, want, nwant, got, ngot);
 }
 
+static void check_topk(fixture *f, size_t k) {
+    check_topk_seglen(f, k, 0);
+}
+
 static void random_walk_case(uint64_t seed, size_t n, size_t m, size_t excl) {
     tu_case_seed(seed);
     fixture f;
     fixture_init(&f, tu_series(n), n, m, excl);
-    const size_t seglens[] = {0, 1, 7, 32, f.N + 3};
-    check_ranges(&f, seglens, sizeof seglens / sizeof seglens[0]);
-    check_topk(&f, 1);
+    const size_t seglens[] = {0, 7, 1, 32, f.N + 3};
+    /* TSM_TEST_QUICK (compute-sanitizer runs): two segment lengths, one k */
+    check_ranges(&f, seglens, quick() ? 2 : sizeof seglens / sizeof seglens[0]);
     check_topk(&f, 3);
-    check_topk(&f, 10);
+    if (!quick()) {
+        check_topk(&f, 1);
+        check_topk(&f, 10);
+    }
     fixture_done(&f);
 }
 
@@ -186,7 +229,8 @@ static void test_constant_stretches(void **state) {
     fixture_done(&f);
 }
 
-/* NaN and infinite stretches: such subsequences are never discords or neighbours. */
+/* NaN and infinite stretches: such subsequences are never discords or
+ * neighbours. */
 static void test_nonfinite_stretches(void **state) {
     (void)state;
     tu_case_seed(801);
@@ -212,11 +256,11 @@ static void test_nonfinite_stretches(void **state) {
     fixture_done(&f);
 }
 
-/* Exact ties: two plateaus joined by one step. The m - 1 windows across the step
- * are normal, mutual self-matches, so their only neighbours are constants at
- * d = sqrt(m) exactly; every constant has a constant neighbour at d = 0. The tie
- * rule fixes the answer exactly: the first window across the step, then the first
- * constant, each with the smallest eligible neighbour. */
+/* Exact ties: two plateaus joined by one step. The m - 1 windows across the
+ * step are normal, mutual self-matches, so their only neighbours are constants
+ * at d = sqrt(m) exactly; every constant has a constant neighbour at d = 0. The
+ * tie rule fixes the answer exactly: the first window across the step, then the
+ * first constant, each with the smallest eligible neighbour. */
 static void test_exact_ties(void **state) {
     (void)state;
     tu_case_seed(901);
@@ -306,6 +350,137 @@ static void test_threads_agree(void **state) {
     free(t);
 }
 
+/* Segment edges (the GPU's padding and masking of formula (8)): N not a
+ * multiple of seglen, N smaller than one segment, segments longer than the
+ * GPU's block, and the warp-sized segment lengths around them. */
+static void test_segment_edges(void **state) {
+    (void)state;
+    tu_case_seed(1301);
+    fixture f;
+    fixture_init(&f, tu_series(2000), 2000, 16, 16); /* N = 1985 */
+    const size_t seglens[] = {0, 33, 31, 32, 100, 1000, 1024, 1500, 4096};
+    check_ranges(&f, seglens, quick() ? 2 : sizeof seglens / sizeof seglens[0]);
+    check_topk_seglen(&f, 10, 33);
+    check_topk_seglen(&f, 10, 4096);
+    fixture_done(&f);
+
+    tu_case_seed(1302);
+    fixture_init(&f, tu_series(300), 300, 10, 10); /* N = 291 < the default 512 */
+    const size_t one[] = {0, 512, 64};
+    check_ranges(&f, one, 3);
+    check_topk(&f, 5);
+    fixture_done(&f);
+}
+
+/* m longer than half a segment: a candidate's first non-self-match lies beyond
+ * the next segment, and the shared series windows are longer than the segment.
+ */
+static void test_long_m(void **state) {
+    (void)state;
+    tu_case_seed(1401);
+    fixture f;
+    fixture_init(&f, tu_series(1500), 1500, 300, 300); /* m > 512 / 2 */
+    const size_t seglens[] = {0, 64, 300};
+    check_ranges(&f, seglens, 3);
+    check_topk(&f, 3);
+    fixture_done(&f);
+}
+
+/* m so long that the GPU's series windows no longer fit in shared memory (the
+ * chain starts then read global memory). Reference: the CPU matrix profile. */
+static void test_very_long_m(void **state) {
+    (void)state;
+    tu_case_seed(1451);
+    const size_t n = 30000, m = 14000; /* m > 12600: past 227 KB of shared memory */
+    fixture f;
+    fixture_init_mp(&f, tu_series(n), n, m, m);
+    const size_t seglens[] = {1024, 0};
+    check_ranges(&f, seglens, quick() ? 1 : 2);
+    check_topk(&f, 2);
+    fixture_done(&f);
+}
+
+/* Thousands of segments (n = 200000, seglen 64: 3125 blocks on the GPU) against
+ * the CPU matrix profile. TSM_TEST_QUICK shrinks the series (sanitizer runs).
+ */
+static void test_many_segments(void **state) {
+    (void)state;
+    tu_case_seed(1501);
+    const size_t n = quick() ? 20000 : 200000, m = 32;
+    double *t = tu_series(n);
+    tu_plant_anomaly(t, n / 4, m, 10.0);
+    tu_plant_anomaly(t, n / 2, m, 10.0);
+    fixture f;
+    fixture_init_mp(&f, t, n, m, m);
+    /* above every nn and the top quantiles of pick_ranges (0 and the low
+     * quantiles would make the CPU backend scan all N^2 pairs) */
+    double r[8], ranges[3];
+    size_t nr = pick_ranges(&f, r, 8), nk = 0;
+    for (size_t q = 0; q < nr && nk < 3; q++)
+        if (q != 1)
+            ranges[nk++] = r[q];
+    const size_t seglens[] = {64};
+    check_these_ranges(&f, ranges, nk, seglens, 1);
+    check_topk_seglen(&f, 10, 64);
+    fixture_done(&f);
+}
+
+/* A range above every possible distance (2 sqrt(m)): every candidate falls at
+ * its first pair, so every block stops after its first chunk and nothing is
+ * refined. */
+static void test_all_dropped_at_once(void **state) {
+    (void)state;
+    tu_case_seed(1601);
+    const size_t n = 20000, m = 32;
+    fixture f;
+    f.ctx = tu_ctx();
+    f.t = tu_series(n), f.ref_dist = NULL, f.ref_index = NULL;
+    assert_int_equal(tsm_stats_new(f.ctx, f.t, n, m, &f.stats), TSM_OK);
+    const size_t N = n - m + 1, seglens[] = {0, 64};
+    for (size_t q = 0; q < 2; q++) {
+        tsm_discord *got = NULL;
+        size_t ngot = 1;
+        tsm_pd3_stats ctr = {0};
+        assert_int_equal(tsm_pd3_range(f.ctx, f.stats, m, 2.0 * sqrt((double)m) + 0.5, seglens[q],
+                                       &got, &ngot, &ctr),
+                         TSM_OK);
+        assert_int_equal(ngot, 0);
+        assert_null(got);
+        assert_int_equal(ctr.candidates, 0);
+        assert_int_equal(ctr.passes, 1);
+        /* O(N seglen) pairs (a chunk per block), not O(N^2) */
+        assert_true(ctr.distances > 0);
+        assert_true(ctr.distances <= (uint64_t)N * 1024);
+    }
+    fixture_done(&f);
+}
+
+/* r = 0: no candidate is ever dropped, every subsequence with a neighbour is a
+ * discord with its exact nn (also across constant and non-finite stretches). */
+static void test_none_dropped(void **state) {
+    (void)state;
+    tu_case_seed(1701);
+    const size_t n = 3000, m = 16;
+    double *t = tu_series(n);
+    tu_fill(t, 1000, 40, 3.0);
+    tu_fill(t, 2000, 3, NAN);
+    fixture f;
+    fixture_init(&f, t, n, m, m);
+    const double r0 = 0.0;
+    const size_t seglens[] = {0, 64, 96};
+    check_these_ranges(&f, &r0, 1, seglens, 3);
+    tsm_discord *got = NULL;
+    size_t ngot = 0, want = 0;
+    tsm_pd3_stats ctr = {0};
+    assert_int_equal(tsm_pd3_range(f.ctx, f.stats, m, 0.0, 0, &got, &ngot, &ctr), TSM_OK);
+    for (size_t i = 0; i < f.N; i++)
+        want += isfinite(f.ref_dist[i]);
+    assert_int_equal(ngot, want);
+    assert_int_equal(ctr.candidates, f.N - f.stats->n_nonfinite);
+    free(got);
+    fixture_done(&f);
+}
+
 static void test_invalid_arguments(void **state) {
     (void)state;
     tsm_ctx *ctx = tu_ctx();
@@ -334,13 +509,30 @@ static void test_invalid_arguments(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_walk_m3),     cmocka_unit_test(test_random_walk_m8),
-        cmocka_unit_test(test_random_walk_m64),    cmocka_unit_test(test_random_walk_m257),
-        cmocka_unit_test(test_excl_not_m),         cmocka_unit_test(test_planted_anomalies),
-        cmocka_unit_test(test_constant_stretches), cmocka_unit_test(test_nonfinite_stretches),
-        cmocka_unit_test(test_exact_ties),         cmocka_unit_test(test_no_pairs),
-        cmocka_unit_test(test_one_pair),           cmocka_unit_test(test_threads_agree),
+        cmocka_unit_test(test_random_walk_m3),
+        cmocka_unit_test(test_random_walk_m8),
+        cmocka_unit_test(test_random_walk_m64),
+        cmocka_unit_test(test_random_walk_m257),
+        cmocka_unit_test(test_excl_not_m),
+        cmocka_unit_test(test_planted_anomalies),
+        cmocka_unit_test(test_constant_stretches),
+        cmocka_unit_test(test_nonfinite_stretches),
+        cmocka_unit_test(test_exact_ties),
+        cmocka_unit_test(test_no_pairs),
+        cmocka_unit_test(test_one_pair),
+        cmocka_unit_test(test_threads_agree),
         cmocka_unit_test(test_invalid_arguments),
+        cmocka_unit_test(test_segment_edges),
+        cmocka_unit_test(test_long_m),
+        cmocka_unit_test(test_very_long_m),
+        cmocka_unit_test(test_many_segments),
+        cmocka_unit_test(test_all_dropped_at_once),
+        cmocka_unit_test(test_none_dropped),
     };
+    /* TSM_TEST_FILTER: run only the cases whose names match (cmocka wildcards * ?),
+     * e.g. one case at a time under compute-sanitizer racecheck */
+    const char *filter = getenv("TSM_TEST_FILTER");
+    if (filter && *filter)
+        cmocka_set_test_filter(filter);
     return TU_RUN_GROUP("pd3", tests, NULL, NULL);
 }
