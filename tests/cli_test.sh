@@ -421,5 +421,147 @@ run profile -m $M --format csv "$NAB"
 csv_header_is "NAB machine temperature: profile csv rows" "index,distance,neighbor" \
     $((22695 - M + 1))
 
+# ---- tsmine sets (sorted multisets, DESIGN 4.5) -------------------------------------
+
+# sets_is NAME WANT: the last run succeeded and printed WANT (keys joined by spaces).
+sets_is() {
+    got=$(tr '\n' ' ' <"$tmp/out" | sed 's/ $//')
+    if [ "$rc" -eq 0 ] && [ "$got" = "$2" ]; then
+        ok "$1"
+    else
+        not_ok "$1" "exit $rc, got '$got', want '$2'; stderr: $(errtext)"
+    fi
+}
+
+# The example of seed 004, and the other two operations on it.
+printf '1\n1\n4\n5\n7\n7\n7\n8\n' >"$tmp/sa.txt"
+printf '1\n1\n1\n2\n2\n7\n8\n9\n' >"$tmp/sb.txt"
+expect "sets --help exits 0" 0 sets --help
+if grep -q "^Usage: tsmine sets " "$tmp/out" && [ ! -s "$tmp/err" ]; then
+    ok "sets --help prints its usage on stdout"
+else
+    not_ok "sets --help prints its usage on stdout"
+fi
+run --help
+if grep -q "^  sets " "$tmp/out"; then
+    ok "tsmine --help lists sets"
+else
+    not_ok "tsmine --help lists sets"
+fi
+run sets intersect "$tmp/sa.txt" "$tmp/sb.txt"
+sets_is "sets intersect: the seed's example" "1 1 7 8"
+run sets union "$tmp/sa.txt" "$tmp/sb.txt"
+sets_is "sets union: the seed's example" "1 1 1 2 2 4 5 7 7 7 8 9"
+run sets difference "$tmp/sa.txt" "$tmp/sb.txt"
+sets_is "sets difference: max(0, ca - cb) copies" "4 5 7 7"
+run sets symdiff "$tmp/sa.txt" "$tmp/sb.txt"
+sets_is "sets symdiff: |ca - cb| copies" "1 2 2 4 5 7 7 9"
+run_in "$tmp/sb.txt" sets intersect "$tmp/sa.txt" -
+sets_is "sets: B from standard input" "1 1 7 8"
+printf '  3\r\n\n5 \n' >"$tmp/spaced.txt"
+run sets union "$tmp/spaced.txt" "$tmp/sb.txt"
+sets_is "sets: blanks, CRLF and blank lines around keys" "1 1 1 2 2 3 5 7 8 9"
+: >"$tmp/empty.txt"
+run sets union "$tmp/empty.txt" "$tmp/sb.txt"
+sets_is "sets: an empty input is the empty multiset" "1 1 1 2 2 7 8 9"
+run sets intersect "$tmp/empty.txt" "$tmp/empty.txt"
+if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ]; then
+    ok "sets: empty result prints nothing"
+else
+    not_ok "sets: empty result prints nothing" "exit $rc"
+fi
+
+# Errors: usage, unsorted input (file, element index and line), bad keys, files.
+expect "sets: unknown operation -> 64" 64 sets minus "$tmp/sa.txt" "$tmp/sb.txt"
+expect "sets: missing operand -> 64" 64 sets union "$tmp/sa.txt"
+expect "sets: extra operand -> 64" 64 sets union "$tmp/sa.txt" "$tmp/sb.txt" "$tmp/sb.txt"
+expect "sets: -m is not an option of sets -> 64" 64 sets union -m 8 "$tmp/sa.txt" "$tmp/sb.txt"
+expect "sets: --key-width 16 -> 64" 64 sets union --key-width 16 "$tmp/sa.txt" "$tmp/sb.txt"
+expect "sets: both inputs from stdin -> 64" 64 sets union - -
+printf '1\n2\n\n5\n4\n6\n' >"$tmp/unsorted.txt"
+expect_err "sets: unsorted text -> 65 with file, line and index" 65 \
+    "^tsmine: $tmp/unsorted.txt:5: not sorted: element 3 is 4, less than 5" \
+    sets union "$tmp/sa.txt" "$tmp/unsorted.txt"
+printf '1\nx7\n' >"$tmp/notint.txt"
+expect_err "sets: not an integer -> 65 with file and line" 65 "^tsmine: $tmp/notint.txt:2: " \
+    sets union "$tmp/notint.txt" "$tmp/sb.txt"
+printf '%s\n' -3 >"$tmp/negative.txt"
+expect "sets: negative key -> 65" 65 sets union "$tmp/negative.txt" "$tmp/sb.txt"
+printf '4294967296\n' >"$tmp/big.txt"
+expect_err "sets: key above 2^32-1 with --key-width 32 -> 65" 65 "does not fit 32-bit" \
+    sets union --key-width 32 "$tmp/big.txt" "$tmp/sb.txt"
+printf '18446744073709551616\n' >"$tmp/huge.txt"
+expect "sets: key above 2^64-1 -> 65" 65 sets union "$tmp/huge.txt" "$tmp/sb.txt"
+run sets union "$tmp/big.txt" "$tmp/sb.txt"
+sets_is "sets: 64-bit keys from text by default" "1 1 1 2 2 7 8 9 4294967296"
+expect_err "sets: missing input -> 66" 66 "^tsmine: $tmp/nope.txt: No such file" \
+    sets union "$tmp/nope.txt" "$tmp/sb.txt"
+expect "sets: -o into a missing folder -> 73" 73 sets union -o "$tmp/no/dir/out.txt" \
+    "$tmp/sa.txt" "$tmp/sb.txt"
+run sets union --backend cuda "$tmp/sa.txt" "$tmp/sb.txt"
+if [ "$rc" -eq 69 ] && [ "$(nlines "$tmp/err")" -eq 1 ]; then
+    ok "sets --backend cuda without CUDA -> 69"
+elif [ "$rc" -eq 0 ]; then
+    sets_is "sets --backend cuda: the seed's union" "1 1 1 2 2 4 5 7 7 7 8 9"
+else
+    not_ok "sets --backend cuda without CUDA -> 69" "exit $rc: $(errtext)"
+fi
+
+# Binary inputs and outputs, and a larger random case against a multiset reference.
+if [ "$have_python" -eq 1 ] && python3 - "$tmp" <<'EOF2'; then
+import collections, os, random, struct, sys
+d = sys.argv[1]
+rng = random.Random(4004)
+def w(name, data, mode="w"):
+    with open(os.path.join(d, name), mode) as f:
+        f.write(data)
+a = sorted(rng.randrange(3000) for _ in range(5000))
+b = sorted(rng.randrange(3000) for _ in range(4000))
+for name, v in (("ra", a), ("rb", b)):
+    w(name + ".txt", "".join("%d\n" % x for x in v))
+    w(name + ".u32", struct.pack("<%dI" % len(v), *v), "wb")
+    w(name + ".u64", struct.pack("<%dQ" % len(v), *[x << 33 for x in v]), "wb")
+ca, cb = collections.Counter(a), collections.Counter(b)
+ops = {"intersect": ca & cb, "union": ca | cb, "difference": ca - cb,
+       "symdiff": (ca - cb) + (cb - ca)}
+for op, c in ops.items():
+    w("want_" + op + ".txt", "".join("%d\n" % k for k in sorted(c.elements())))
+# An unsorted raw file: the descent at element 3 (byte offset 12).
+w("unsorted.u32", struct.pack("<5I", 1, 2, 2, 1, 9), "wb")
+w("odd.u32", b"\0" * 6, "wb")
+EOF2
+    for op in intersect union difference symdiff; do
+        run sets "$op" "$tmp/ra.txt" "$tmp/rb.txt"
+        same "sets $op of 5000 and 4000 random keys equals the multiset reference" \
+            "$tmp/want_$op.txt" "$tmp/out"
+        run sets "$op" --threads 1 "$tmp/ra.u32" "$tmp/rb.u32"
+        same "sets $op of .u32 inputs (1 thread) equals that of text" "$tmp/want_$op.txt" "$tmp/out"
+        run sets "$op" -o "$tmp/res.u32" "$tmp/ra.u32" "$tmp/rb.txt"
+        run sets union -o "$tmp/res.txt" "$tmp/res.u32" "$tmp/empty.txt"
+        same "sets $op -o OUT.u32 holds the result as raw uint32" "$tmp/want_$op.txt" "$tmp/res.txt"
+    done
+    run sets union "$tmp/ra.u64" "$tmp/rb.u64" -o "$tmp/res.u64"
+    if [ "$rc" -eq 0 ] && python3 - "$tmp" <<'EOF2'; then
+import struct, sys
+d = sys.argv[1]
+got = open(d + "/res.u64", "rb").read()
+want = [int(x) << 33 for x in open(d + "/want_union.txt").read().split()]
+sys.exit(0 if got == struct.pack("<%dQ" % len(want), *want) else 1)
+EOF2
+        ok "sets union of .u64 inputs into OUT.u64: 64-bit keys kept"
+    else
+        not_ok "sets union of .u64 inputs into OUT.u64: 64-bit keys kept" "exit $rc: $(errtext)"
+    fi
+    expect_err "sets: unsorted .u32 -> 65 with index and byte offset" 65 \
+        "^tsmine: $tmp/unsorted.u32: not sorted: element 3 \(byte offset 12\)" \
+        sets union "$tmp/unsorted.u32" "$tmp/rb.u32"
+    expect_err "sets: .u32 of 6 bytes -> 65" 65 "multiple of 4" sets union "$tmp/odd.u32" \
+        "$tmp/rb.u32"
+    expect_err "sets: a 64-bit result into OUT.u32 -> 65" 65 "does not fit 32-bit" \
+        sets union -o "$tmp/narrow.u32" "$tmp/ra.u64" "$tmp/rb.u64"
+else
+    skip "sets: binary formats and the random case" "no python3"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -10,12 +10,25 @@
  * stats_seconds is the statistics part of that run. distances counts the pairwise
  * distances the kernel evaluated (its counters; for the profile, every pair i < j with
  * j - i >= excl), and fraction = distances / (N^2 / 2) with N = n - m + 1 subsequences,
- * so the pruning of PD3 and MK shows as a fraction well below 1. */
+ * so the pruning of PD3 and MK shows as a fraction well below 1.
+ *
+ * The sorted-multiset benchmarks (opt-in: --bench sets_intersect, sets_union,
+ * sets_difference, sets_symdiff) time kernels/sets on generated inputs of seed 004's
+ * shapes and print, per operation, key width, shape and size n = |A| + |B|,
+ *
+ *   {"bench":"sets_union","backend":"cpu","shape":"random","width":32,"n":N,"m":null,
+ *    "na":NA,"nb":NB,"threads":2,"repeat":R,"seconds":S,"elements_per_second":E,
+ *    "result":C,"speedup":X}
+ *
+ * with elements_per_second = n / seconds (the best of --repeat runs) and speedup the
+ * ratio to a plain serial merge (std::set_* semantics) on the same inputs, which is
+ * printed as its own line with "backend":"serial" (--no-serial skips it). */
 #include "emit.h"
 #include "mk.h"
 #include "mp.h"
 #include "pd3.h"
 #include "series_io.h"
+#include "sets.h"
 #include "stats.h"
 #include "tsm.h"
 
@@ -44,8 +57,33 @@
 typedef enum { BENCH_PROFILE, BENCH_DISCORDS, BENCH_MOTIF, N_BENCH } bench_id;
 static const char *const bench_names[N_BENCH] = {"profile", "discords_top10", "motif_top1"};
 
+/* The sorted-multiset benchmarks: one per operation, "sets_" + tsm_set_op_name. */
+static const char *const sets_bench_names[TSM_SET_NOPS] = {"sets_intersect", "sets_union",
+                                                           "sets_difference", "sets_symdiff"};
+
+/* Input shapes of the set benchmarks: seed 004's six (balanced sizes) and random keys
+ * at size ratios 1:1000 and 1000:1. */
+typedef enum {
+    SHAPE_RANDOM,
+    SHAPE_ODD_EVEN,
+    SHAPE_DISJOINT,
+    SHAPE_PAIRS,
+    SHAPE_IDENTICAL,
+    SHAPE_ZEROS,
+    SHAPE_RANDOM_1_1000,
+    SHAPE_RANDOM_1000_1,
+    N_SHAPES
+} set_shape;
+static const char *const shape_names[N_SHAPES] = {"random",         "odd_even",      "disjoint",
+                                                  "pairs",          "identical",     "zeros",
+                                                  "random_1to1000", "random_1000to1"};
+
 typedef struct {
-    int bench[N_BENCH]; /* which to run */
+    int bench[N_BENCH];              /* which to run */
+    int sets[TSM_SET_NOPS];          /* which set operations to time */
+    int shapes[N_SHAPES], widths[2]; /* their shapes; widths[0]: 32 bits, [1]: 64 */
+    size_t sets_n[MAX_LIST], sets_n_count;
+    int serial; /* also time the serial merge */
     size_t n[MAX_LIST], m[MAX_LIST];
     size_t n_count, m_count;
     const char *data[MAX_LIST];
@@ -251,13 +289,234 @@ static int bench_m(tsm_ctx *ctx, const bench_opts *o, const char *name, const do
     return rc;
 }
 
+/* ---- sorted multisets -------------------------------------------------------- */
+
+/* A value uniform on [0, r) from the generator (multiply-high: no division). */
+static uint64_t below(uint64_t *state, uint64_t r) {
+    return (uint64_t)(((unsigned __int128)next_u64(state) * r) >> 64);
+}
+
+/* Fills x[0..m) with m sorted keys drawn uniformly from [0, r): the draws are counted
+ * per value, then the counts expanded in order (exactly sorted uniform draws, in
+ * O(m + r) instead of a sort). Returns -1 when out of memory. */
+static int sorted_uniform(uint64_t *x, size_t m, uint64_t r, uint64_t *state) {
+    uint32_t *count = calloc(r ? r : 1, sizeof *count);
+    if (!count)
+        return -1;
+    for (size_t i = 0; i < m; i++)
+        count[below(state, r)]++;
+    size_t k = 0;
+    for (uint64_t v = 0; v < r; v++)
+        for (uint32_t c = count[v]; c > 0; c--)
+            x[k++] = v;
+    free(count);
+    return 0;
+}
+
+/* Operand `which` (0: A, 1: B) of a shape with sizes na, nb into x (64-bit keys; the
+ * 32-bit runs narrow them: every value stays below 2^32 for n < 2^31). */
+static int make_operand(set_shape sh, int which, uint64_t *x, size_t na, size_t nb,
+                        uint64_t *state) {
+    size_t m = which ? nb : na, big = na > nb ? na : nb;
+    for (size_t i = 0; i < m && sh != SHAPE_RANDOM && sh < SHAPE_RANDOM_1_1000; i++) {
+        switch (sh) {
+        case SHAPE_ODD_EVEN: x[i] = 2 * (uint64_t)i + (which == 0); break;
+        case SHAPE_DISJOINT: x[i] = which == 0 ? nb + i : i; break;
+        case SHAPE_PAIRS: x[i] = (i / 2) * 4 + (i & 1) + (which == 0 ? 0 : 2); break;
+        case SHAPE_IDENTICAL: x[i] = i + 1; break;
+        default: x[i] = 0; break; /* zeros */
+        }
+    }
+    if (sh == SHAPE_RANDOM || sh >= SHAPE_RANDOM_1_1000)
+        return sorted_uniform(x, m, big, state);
+    return 0;
+}
+
+/* SERIAL_DEFINE(K, SFX) defines serial_SFX: the plain serial merge of std::set_*
+ * (branching; each operation's loop specialised by constant flags, as a hand-written
+ * std::set_intersection etc. would be). The baseline of the set benchmarks. */
+#define SERIAL_DEFINE(K, SFX)                                                                      \
+    static inline size_t serial_loop_##SFX(const K *a, size_t na, const K *b, size_t nb, K *o,     \
+                                           const int ea, const int eb, const int eq) {             \
+        size_t i = 0, j = 0, k = 0;                                                                \
+        while (i < na && j < nb) {                                                                 \
+            if (a[i] < b[j]) {                                                                     \
+                if (ea)                                                                            \
+                    o[k++] = a[i];                                                                 \
+                i++;                                                                               \
+            } else if (b[j] < a[i]) {                                                              \
+                if (eb)                                                                            \
+                    o[k++] = b[j];                                                                 \
+                j++;                                                                               \
+            } else {                                                                               \
+                if (eq)                                                                            \
+                    o[k++] = a[i];                                                                 \
+                i++, j++;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        while (ea && i < na)                                                                       \
+            o[k++] = a[i++];                                                                       \
+        while (eb && j < nb)                                                                       \
+            o[k++] = b[j++];                                                                       \
+        return k;                                                                                  \
+    }                                                                                              \
+    static size_t serial_##SFX(tsm_set_op op, const K *a, size_t na, const K *b, size_t nb,        \
+                               K *o) {                                                             \
+        switch (op) {                                                                              \
+        case TSM_SET_INTERSECT: return serial_loop_##SFX(a, na, b, nb, o, 0, 0, 1);                \
+        case TSM_SET_UNION: return serial_loop_##SFX(a, na, b, nb, o, 1, 1, 1);                    \
+        case TSM_SET_DIFFERENCE: return serial_loop_##SFX(a, na, b, nb, o, 1, 0, 0);               \
+        case TSM_SET_SYMDIFF: return serial_loop_##SFX(a, na, b, nb, o, 1, 1, 0);                  \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+SERIAL_DEFINE(uint32_t, u32)
+SERIAL_DEFINE(uint64_t, u64)
+
+/* One configuration's inputs and output buffers (keys of width 32 or 64). */
+typedef struct {
+    int width;
+    void *a, *b, *out, *ref;
+    size_t na, nb, room;
+} sets_case;
+
+/* Runs op once: on ctx, or the serial merge when ctx is NULL. */
+static tsm_status sets_once(tsm_ctx *ctx, tsm_set_op op, const sets_case *c, void *out,
+                            size_t *count) {
+    if (!ctx) {
+        *count = c->width == 32 ? serial_u32(op, c->a, c->na, c->b, c->nb, out)
+                                : serial_u64(op, c->a, c->na, c->b, c->nb, out);
+        return TSM_OK;
+    }
+    return c->width == 32 ? tsm_set_u32(ctx, op, c->a, c->na, c->b, c->nb, out, c->room, count)
+                          : tsm_set_u64(ctx, op, c->a, c->na, c->b, c->nb, out, c->room, count);
+}
+
+/* Prints one set benchmark line. */
+static void sets_report(const char *backend, int threads, tsm_set_op op, set_shape sh,
+                        const sets_case *c, int repeat, double seconds, size_t count,
+                        double speedup) {
+    printf("{\"bench\":\"%s\",\"backend\":\"%s\",\"shape\":\"%s\",\"width\":%d,\"n\":%zu,"
+           "\"m\":null,\"na\":%zu,\"nb\":%zu,\"threads\":%d,\"repeat\":%d",
+           sets_bench_names[op], backend, shape_names[sh], c->width, c->na + c->nb, c->na, c->nb,
+           threads, repeat);
+    put_double("seconds", seconds);
+    put_double("elements_per_second", (double)(c->na + c->nb) / seconds);
+    printf(",\"result\":%zu", count);
+    if (speedup > 0)
+        put_double("speedup", speedup);
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* Times the selected operations on one case: the serial merge first (its result is the
+ * reference every backend's result is checked against), then each backend; the best of
+ * o->repeat runs each. Returns 0 or an exit status. */
+static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o, set_shape sh,
+                           sets_case *c) {
+    size_t key = c->width / 8;
+    for (int q = 0; q < TSM_SET_NOPS; q++) {
+        if (!o->sets[q])
+            continue;
+        tsm_set_op op = (tsm_set_op)q;
+        size_t want = 0, got = 0;
+        double serial_best = 0;
+        if (isatty(STDERR_FILENO))
+            fprintf(stderr, "tsmine-bench: %s %s u%d n=%zu ...\n", sets_bench_names[q],
+                    shape_names[sh], c->width, c->na + c->nb);
+        for (int r = 0; r < o->repeat || (!o->serial && r == 0); r++) {
+            double t0 = now();
+            sets_once(NULL, op, c, c->ref, &want);
+            double t = now() - t0;
+            serial_best = r == 0 || t < serial_best ? t : serial_best;
+        }
+        if (o->serial)
+            sets_report("serial", 1, op, sh, c, o->repeat, serial_best, want, 0);
+        for (size_t b = 0; b < nctx; b++) {
+            double best = 0;
+            for (int r = 0; r < o->repeat; r++) {
+                double t0 = now();
+                tsm_status st = sets_once(ctx[b], op, c, c->out, &got);
+                double t = now() - t0;
+                if (st != TSM_OK) {
+                    fail("%s %s u%d: %s", sets_bench_names[q], shape_names[sh], c->width,
+                         tsm_ctx_error(ctx[b]));
+                    return st == TSM_EDEVICE ? EX_UNAVAILABLE : EX_SOFTWARE;
+                }
+                best = r == 0 || t < best ? t : best;
+            }
+            if (got != want || memcmp(c->out, c->ref, got * key) != 0) {
+                fail("%s %s u%d: the %s result differs from the serial merge's (%zu vs %zu keys)",
+                     sets_bench_names[q], shape_names[sh], c->width,
+                     tsm_backend_name(tsm_ctx_backend(ctx[b])), got, want);
+                return EX_SOFTWARE;
+            }
+            sets_report(tsm_backend_name(tsm_ctx_backend(ctx[b])), tsm_ctx_threads(ctx[b]), op, sh,
+                        c, o->repeat, best, got, o->serial ? serial_best / best : 0);
+        }
+    }
+    return 0;
+}
+
+/* Every selected size, width and shape of the set benchmarks. Inputs are generated once
+ * per (size, shape) as 64-bit keys and narrowed for the 32-bit runs; the output buffers
+ * are written once before timing so that page faults are not timed. */
+static int sets_bench(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o) {
+    int rc = 0;
+    for (size_t ni = 0; ni < o->sets_n_count; ni++) {
+        size_t n = o->sets_n[ni];
+        for (int sh = 0; sh < N_SHAPES; sh++) {
+            if (!o->shapes[sh])
+                continue;
+            size_t na = n / 2;
+            if (sh == SHAPE_RANDOM_1_1000)
+                na = n / 1001 ? n / 1001 : 1;
+            else if (sh == SHAPE_RANDOM_1000_1)
+                na = n - (n / 1001 ? n / 1001 : 1);
+            size_t nb = n - na;
+            uint64_t state = o->seed * 0x9e3779b97f4a7c15u + (uint64_t)sh;
+            sets_case c = {.na = na, .nb = nb, .room = n};
+            c.a = malloc(na * 8), c.b = malloc(nb * 8);
+            c.out = malloc(n * 8), c.ref = malloc(n * 8);
+            if (!c.a || !c.b || !c.out || !c.ref || make_operand(sh, 0, c.a, na, nb, &state) ||
+                make_operand(sh, 1, c.b, na, nb, &state)) {
+                fail("out of memory for the sets inputs of n = %zu", n);
+                rc = EX_SOFTWARE;
+            }
+            for (int w = 1; rc == 0 && w >= 0; w--) { /* 64 first: narrowing is in place */
+                if (!o->widths[w])
+                    continue;
+                c.width = w ? 64 : 32;
+                if (!w) {
+                    uint64_t *a64 = c.a, *b64 = c.b;
+                    uint32_t *a32 = c.a, *b32 = c.b;
+                    for (size_t i = 0; i < na; i++)
+                        a32[i] = (uint32_t)a64[i];
+                    for (size_t i = 0; i < nb; i++)
+                        b32[i] = (uint32_t)b64[i];
+                }
+                memset(c.out, 0, n * 8);
+                memset(c.ref, 0, n * 8);
+                int r = sets_bench_case(ctx, nctx, o, (set_shape)sh, &c);
+                rc = r ? r : rc;
+            }
+            free(c.a), free(c.b), free(c.out), free(c.ref);
+            if (rc == EX_SOFTWARE || rc == EX_UNAVAILABLE)
+                return rc;
+        }
+    }
+    return rc;
+}
+
 /* ---- options ------------------------------------------------------------------ */
 
 static void usage(void) {
     printf("Usage: tsmine-bench [OPTIONS]\n\n"
            "Times the CPU/CUDA kernels and prints one JSON object per run.\n\n"
            "Options (the list options repeat):\n"
-           "  --bench NAME          profile, discords_top10 or motif_top1 (default: all)\n"
+           "  --bench NAME          profile, discords_top10 or motif_top1 (default: all\n"
+           "                        three), or sets_intersect, sets_union, sets_difference,\n"
+           "                        sets_symdiff (only when named)\n"
            "  --n N                 random-walk length; N or 2^K (default: 2^14 2^16 2^18)\n"
            "  --m M                 subsequence length (default: 64 128 512)\n"
            "  --data FILE           also run on this series (.csv/.txt/.npy/.f64)\n"
@@ -268,14 +527,21 @@ static void usage(void) {
            "  --repeat R            runs per configuration; the best is reported (default 1)\n"
            "  --max-seconds S       after a run over S seconds, skip larger n for that\n"
            "                        benchmark and m (default: no limit)\n"
-           "  --seed S              seed of the random walks (default 1)\n"
+           "  --seed S              seed of the random walks and keys (default 1)\n"
+           "  --sets-n N            sets: |A| + |B|; N, 2^K or 1eK (default: 1e6 1e8)\n"
+           "  --sets-shape S        sets: random, odd_even, disjoint, pairs, identical,\n"
+           "                        zeros, random_1to1000, random_1000to1 (default: all)\n"
+           "  --sets-width W        sets: key width 32 or 64 (default: both)\n"
+           "  --no-serial           sets: skip the serial-merge baseline\n"
            "  -h, --help            print this help and exit\n"
            "  -V, --version         print the version and exit\n\n"
            "Fields: bench, backend, series, n, m, subsequences (N = n-m+1), threads, repeat,\n"
            "seconds (statistics + kernel), stats_seconds, distances (evaluated), fraction\n"
            "(distances / (N^2/2)); profile: pairs_per_second (kernel only); discords_top10:\n"
            "found, passes, candidates, r, top_index, top_distance; motif_top1: found, refs,\n"
-           "offsets, a, b, distance.\n");
+           "offsets, a, b, distance; sets_*: shape, width, na, nb, elements_per_second\n"
+           "((na + nb) / seconds), result (its size), speedup (over the serial merge, whose\n"
+           "line has backend \"serial\").\n");
 }
 
 /* Parses a count: a whole decimal number or 2^K. Returns -1 if arg is neither. */
@@ -291,6 +557,16 @@ static int parse_size(const char *arg, size_t *out) {
     }
     if (arg[0] < '0' || arg[0] > '9')
         return -1;
+    if (arg[0] == '1' && arg[1] == 'e') { /* 1eK: 10^K */
+        unsigned long k = strtoul(arg + 2, &end, 10);
+        if (end == arg + 2 || *end || k > 19)
+            return -1;
+        size_t p = 1;
+        while (k-- > 0)
+            p *= 10;
+        *out = p;
+        return 0;
+    }
     unsigned long long v = strtoull(arg, &end, 10);
     if (*end || errno == ERANGE || v > SIZE_MAX)
         return -1;
@@ -310,7 +586,11 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
         O_THREADS,
         O_REPEAT,
         O_MAXS,
-        O_SEED
+        O_SEED,
+        O_SETS_N,
+        O_SETS_SHAPE,
+        O_SETS_WIDTH,
+        O_NO_SERIAL
     };
     static const struct option longopts[] = {{"bench", 1, NULL, O_BENCH},
                                              {"n", 1, NULL, O_N},
@@ -322,11 +602,15 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
                                              {"repeat", 1, NULL, O_REPEAT},
                                              {"max-seconds", 1, NULL, O_MAXS},
                                              {"seed", 1, NULL, O_SEED},
+                                             {"sets-n", 1, NULL, O_SETS_N},
+                                             {"sets-shape", 1, NULL, O_SETS_SHAPE},
+                                             {"sets-width", 1, NULL, O_SETS_WIDTH},
+                                             {"no-serial", 0, NULL, O_NO_SERIAL},
                                              {"help", 0, NULL, 'h'},
                                              {"version", 0, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
-    *o = (bench_opts){.walks = 1, .repeat = 1, .seed = 1};
-    int any_bench = 0, c;
+    *o = (bench_opts){.walks = 1, .repeat = 1, .seed = 1, .serial = 1};
+    int any_bench = 0, any_shape = 0, any_width = 0, c;
     size_t v;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
@@ -334,16 +618,50 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
         case 'h': usage(); return -1;
         case 'V': printf("tsmine-bench %s\n", TSMINE_VERSION); return -1;
         case O_BENCH: {
-            int b = 0;
+            int b = 0, q = 0;
             while (b < N_BENCH && strcmp(optarg, bench_names[b]) != 0)
                 b++;
-            if (b == N_BENCH) {
-                fail("unknown benchmark '%s' (profile, discords_top10, motif_top1)", optarg);
+            while (q < TSM_SET_NOPS && strcmp(optarg, sets_bench_names[q]) != 0)
+                q++;
+            if (b == N_BENCH && q == TSM_SET_NOPS) {
+                fail("unknown benchmark '%s' (profile, discords_top10, motif_top1, "
+                     "sets_intersect, sets_union, sets_difference, sets_symdiff)",
+                     optarg);
                 return EX_USAGE;
             }
-            o->bench[b] = any_bench = 1;
+            if (b < N_BENCH)
+                o->bench[b] = 1;
+            else
+                o->sets[q] = 1;
+            any_bench = 1;
             break;
         }
+        case O_SETS_N:
+            if (parse_size(optarg, &v) != 0 || v < 2 || o->sets_n_count == MAX_LIST) {
+                fail("--sets-n: invalid or one too many value '%s'", optarg);
+                return EX_USAGE;
+            }
+            o->sets_n[o->sets_n_count++] = v;
+            break;
+        case O_SETS_SHAPE: {
+            int q = 0;
+            while (q < N_SHAPES && strcmp(optarg, shape_names[q]) != 0)
+                q++;
+            if (q == N_SHAPES) {
+                fail("--sets-shape: unknown shape '%s' (see --help)", optarg);
+                return EX_USAGE;
+            }
+            o->shapes[q] = any_shape = 1;
+            break;
+        }
+        case O_SETS_WIDTH:
+            if (strcmp(optarg, "32") != 0 && strcmp(optarg, "64") != 0) {
+                fail("--sets-width: invalid width '%s' (32 or 64)", optarg);
+                return EX_USAGE;
+            }
+            o->widths[optarg[0] == '6'] = any_width = 1;
+            break;
+        case O_NO_SERIAL: o->serial = 0; break;
         case O_N:
         case O_M: {
             size_t *list = c == O_N ? o->n : o->m, *count = c == O_N ? &o->n_count : &o->m_count;
@@ -404,9 +722,18 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
         fail("unexpected argument '%s' (use --data FILE for series)", argv[optind]);
         return EX_USAGE;
     }
-    if (!any_bench)
+    if (!any_bench) /* the set benchmarks run only when named */
         for (int b = 0; b < N_BENCH; b++)
             o->bench[b] = 1;
+    if (!any_shape)
+        for (int q = 0; q < N_SHAPES; q++)
+            o->shapes[q] = 1;
+    if (!any_width)
+        o->widths[0] = o->widths[1] = 1;
+    if (!o->sets_n_count) {
+        o->sets_n[0] = 1000000, o->sets_n[1] = 100000000;
+        o->sets_n_count = 2;
+    }
     if (!o->backend_count)
         o->backend[o->backend_count++] = TSM_BACKEND_AUTO;
     if (!o->n_count) {
@@ -449,7 +776,12 @@ int main(int argc, char **argv) {
      * are m long, so each m gets its own walk (the same steps). Each configuration runs
      * on every backend asked for, one line each, side by side. */
     static int too_slow[2][MAX_LIST][N_BENCH];
-    for (size_t i = 0; o.walks && i < o.n_count; i++) {
+    int any_series = 0, any_sets = 0;
+    for (int b = 0; b < N_BENCH; b++)
+        any_series |= o.bench[b];
+    for (int q = 0; q < TSM_SET_NOPS; q++)
+        any_sets |= o.sets[q];
+    for (size_t i = 0; any_series && o.walks && i < o.n_count; i++) {
         size_t n = o.n[i];
         double *t = malloc(n * sizeof *t);
         if (!t) {
@@ -466,7 +798,7 @@ int main(int argc, char **argv) {
         }
         free(t);
     }
-    for (size_t i = 0; i < o.data_count; i++) {
+    for (size_t i = 0; any_series && i < o.data_count; i++) {
         series data;
         char err[512];
         series_status ss = series_read(o.data[i], SERIES_FMT_AUTO, &data, err, sizeof err);
@@ -484,6 +816,10 @@ int main(int argc, char **argv) {
                 rc = r ? r : rc;
             }
         series_free(&data);
+    }
+    if (any_sets) {
+        int r = sets_bench(ctx, o.backend_count, &o);
+        rc = r ? r : rc;
     }
     tsm_ctx_destroy(&ctx[0]);
     tsm_ctx_destroy(&ctx[1]);

@@ -14,7 +14,8 @@
 #include <sysexits.h>
 #include <time.h>
 
-#define CLI_OPT_COMMON (1u << 31)
+#define CLI_OPT_COMMON (1u << 31) /* every command */
+#define CLI_OPT_SERIES (1u << 30) /* every command that reads a series */
 #define STR_(x)        #x
 #define STR(x)         STR_(x)
 
@@ -29,6 +30,7 @@ enum {
     KEY_SEGLEN,
     KEY_REFS,
     KEY_SEED,
+    KEY_KEY_WIDTH,
 };
 
 /* The declarative option table: every option of every batch subcommand, once. */
@@ -42,11 +44,11 @@ typedef struct {
 } cli_option;
 
 static const cli_option options[] = {
-    {NULL, 'm', 1, "M", CLI_OPT_COMMON, "subsequence length (required, 3 <= M <= n)"},
+    {NULL, 'm', 1, "M", CLI_OPT_SERIES, "subsequence length (required, 3 <= M <= n)"},
     {NULL, 'k', 1, "K", CLI_OPT_K, "how many results, best first (default 1)"},
     {NULL, 'r', 1, "R", CLI_OPT_R, "every discord with nn distance >= R, in index order"},
     {"left", KEY_LEFT, 0, NULL, CLI_OPT_LEFT, "left profile: neighbours j <= i - E only"},
-    {"excl", KEY_EXCL, 1, "E", CLI_OPT_COMMON,
+    {"excl", KEY_EXCL, 1, "E", CLI_OPT_SERIES,
      "exclusion zone: i, j match only when |i-j| >= E (default M)"},
     {"seglen", KEY_SEGLEN, 1, "L", CLI_OPT_SEGLEN,
      "subsequences per PD3 segment (default " STR(TSM_PD3_SEGLEN_DEFAULT) ")"},
@@ -54,9 +56,13 @@ static const cli_option options[] = {
      "reference subsequences for MK (default " STR(TSM_MK_REFS_DEFAULT) ")"},
     {"seed", KEY_SEED, 1, "S", CLI_OPT_SEED,
      "seed for choosing the references at random (default fixed)"},
-    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_COMMON,
+    {"output", 'o', 1, "OUT", CLI_OPT_OUTPUT,
+     "result file: .u32, .u64 or text by extension (default: text on stdout)"},
+    {"key-width", KEY_KEY_WIDTH, 1, "32|64", CLI_OPT_WIDTH,
+     "key width (default: from .u32/.u64 names, else 64)"},
+    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_SERIES,
      "output: one JSON object per line (default), or CSV with a header"},
-    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_COMMON,
+    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
      "input format (default: from FILE's extension; text for - and others)"},
     {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
     {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
@@ -103,7 +109,10 @@ int cli_emit_end(emitter *e) {
 }
 
 static int accepts(const cli_command *cmd, const cli_option *o) {
-    return (o->mask & (CLI_OPT_COMMON | cmd->options)) != 0;
+    unsigned mask = CLI_OPT_COMMON | cmd->options;
+    if (!(cmd->options & CLI_NO_SERIES))
+        mask |= CLI_OPT_SERIES;
+    return (o->mask & mask) != 0;
 }
 
 /* The option's spelling for messages: "-m" or "--excl". */
@@ -136,11 +145,16 @@ static void usage(const cli_command *cmd) {
         else
             printf("  %s\n  %-22s  %s\n", head, "", o->help);
     }
-    printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a header\n"
-           "row is skipped; empty or nan is a missing value), .npy (1-D float64/float32) or\n"
-           ".f64 (raw little-endian float64); - reads standard input.\n"
-           "Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
-           "open input, 69 backend unavailable, 70 internal error.\n");
+    if (!(cmd->options & CLI_NO_SERIES))
+        printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a "
+               "header\nrow is skipped; empty or nan is a missing value), .npy (1-D "
+               "float64/float32) or\n.f64 (raw little-endian float64); - reads standard "
+               "input.\n");
+    else
+        printf("\n");
+    printf("Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
+           "open input, 69 backend unavailable, 70 internal error%s.\n",
+           cmd->options & CLI_OPT_OUTPUT ? ",\n73 cannot create OUT, 74 write error" : "");
 }
 
 /* Parses a whole decimal number >= min into *out; prints the error and returns -1 when
@@ -202,6 +216,14 @@ static int apply(const cli_command *cmd, const cli_option *o, const char *arg, c
         a->r = r, a->have_r = 1;
         return 0;
     }
+    case KEY_KEY_WIDTH:
+        if (strcmp(arg, "32") != 0 && strcmp(arg, "64") != 0) {
+            cli_error("%s: --key-width: invalid width '%s' (32 or 64)", cmd->name, arg);
+            return EX_USAGE;
+        }
+        a->key_width = arg[0] == '3' ? 32 : 64;
+        return 0;
+    case 'o': a->output = arg; return 0;
     case KEY_LEFT: a->left = 1; return 0;
     case 'v': a->verbose = 1; return 0;
     case KEY_FORMAT:
@@ -287,6 +309,17 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         have_m |= c == 'm';
         have_excl |= c == KEY_EXCL;
     }
+    if (cmd->options & CLI_NO_SERIES) {
+        int n = argc - optind;
+        if (n != cmd->operands) {
+            cli_error("%s: %s operands (see 'tsmine %s --help')", cmd->name,
+                      n < cmd->operands ? "missing" : "too many", cmd->name);
+            return EX_USAGE;
+        }
+        for (int q = 0; q < n && q < CLI_MAX_OPERANDS; q++)
+            a->operand[q] = argv[optind + q];
+        return 0;
+    }
     if (!have_m) {
         cli_error("%s: missing -m M, the subsequence length (see 'tsmine %s --help')", cmd->name,
                   cmd->name);
@@ -310,11 +343,12 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
     return 0;
 }
 
-/* Reads the series and builds ctx and statistics; returns 0 or the exit status after
- * printing why. */
-static int session_open(const cli_args *a, cli_session *s) {
+/* Reads the series and builds ctx and statistics (only the ctx for a CLI_NO_SERIES
+ * command); returns 0 or the exit status after printing why. */
+static int session_open(const cli_command *cmd, const cli_args *a, cli_session *s) {
     char err[512];
-    switch (series_read(a->file, a->input_format, &s->data, err, sizeof err)) {
+    int series = !(cmd->options & CLI_NO_SERIES);
+    switch (series ? series_read(a->file, a->input_format, &s->data, err, sizeof err) : SERIES_OK) {
     case SERIES_OK: break;
     case SERIES_EOPEN: cli_error("%s", err); return EX_NOINPUT;
     case SERIES_EDATA: cli_error("%s", err); return EX_DATAERR;
@@ -335,6 +369,8 @@ static int session_open(const cli_args *a, cli_session *s) {
     if (a->verbose)
         cli_error("backend %s, %d threads%s%s", tsm_backend_name(tsm_ctx_backend(s->ctx)),
                   tsm_ctx_threads(s->ctx), why ? "; " : "", why ? why : "");
+    if (!series)
+        return 0;
 
     double t0 = cli_now();
     st = tsm_stats_new(s->ctx, s->data.v, s->data.n, a->m, &s->stats);
@@ -362,7 +398,7 @@ int cli_main(const cli_command *cmd, int argc, char **argv) {
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     cli_session s = {0};
-    rc = session_open(&a, &s);
+    rc = session_open(cmd, &a, &s);
     if (rc == 0) {
         double t0 = cli_now();
         rc = cmd->run(&a, &s);

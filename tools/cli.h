@@ -4,7 +4,9 @@
  *
  * A subcommand is a cli_command: its name, help text, the subset of the optional
  * options it accepts, and a run function that gets the parsed arguments and a ready
- * session (series read, ctx and statistics built) and prints its results. */
+ * session (series read, ctx and statistics built) and prints its results. A command
+ * that does not work on a series (CLI_NO_SERIES: `tsmine sets`) takes no -m and its
+ * own operands, and its session holds only the ctx. */
 #ifndef TSMINE_CLI_H
 #define TSMINE_CLI_H
 
@@ -25,11 +27,22 @@ enum {
     CLI_OPT_SEGLEN = 1u << 3, /* --seglen L */
     CLI_OPT_REFS = 1u << 4,   /* --refs R */
     CLI_OPT_SEED = 1u << 5,   /* --seed S */
+    CLI_OPT_OUTPUT = 1u << 6, /* -o, --output FILE */
+    CLI_OPT_WIDTH = 1u << 7,  /* --key-width 32|64 */
+    /* Not an option: the command does not read a series. It takes none of -m, --excl,
+     * --format, --input-format; its operands (cli_command.operands of them) are left
+     * in cli_args.operand for it to read. */
+    CLI_NO_SERIES = 1u << 8,
 };
+
+#define CLI_MAX_OPERANDS 3
 
 /* Parsed arguments, defaults applied (excl = m unless given). */
 typedef struct {
-    const char *file; /* "-" is standard input */
+    const char *file;                      /* "-" is standard input */
+    const char *operand[CLI_MAX_OPERANDS]; /* CLI_NO_SERIES commands: their operands */
+    const char *output;                    /* -o, NULL when not given */
+    int key_width;                         /* --key-width: 32 or 64; 0 when not given */
     size_t m, excl, k, seglen, refs;
     double r;
     int have_k, have_r, left, threads, verbose;
@@ -51,7 +64,8 @@ typedef struct cli_command {
     const char *synopsis;    /* after "tsmine NAME ", e.g. "-m M [-k K] FILE" */
     const char *summary;     /* one line, for `tsmine --help` */
     const char *description; /* paragraph for the command's --help */
-    unsigned options;        /* CLI_OPT_* it accepts */
+    unsigned options;        /* CLI_OPT_* it accepts, and CLI_NO_SERIES */
+    int operands;            /* CLI_NO_SERIES: how many operands it takes */
     /* Computes and prints the results; returns an exit status (cli_fail_status for
      * kernel failures, cli_emit_end at the end of output). */
     int (*run)(const cli_args *a, cli_session *s);

@@ -7,5 +7,6 @@
 extern const cli_command cmd_discord;
 extern const cli_command cmd_motif;
 extern const cli_command cmd_profile;
+extern const cli_command cmd_sets;
 
 #endif

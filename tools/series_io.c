@@ -485,24 +485,37 @@ static series_status read_npy(const input *in, series *out) {
 
 /* ---- entry point -------------------------------------------------------------- */
 
+/* Opens path for reading into *in ("-" is standard input); directories are refused. */
+static series_status open_input(const char *path, input *in) {
+    int is_stdin = strcmp(path, "-") == 0;
+    in->f = is_stdin ? stdin : NULL;
+    in->name = is_stdin ? "<stdin>" : path;
+    if (!is_stdin) {
+        in->f = fopen(path, "rb");
+        if (!in->f)
+            return fail(in, SERIES_EOPEN, "%s: %s", path, strerror(errno));
+        struct stat sb;
+        if (fstat(fileno(in->f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            fclose(in->f);
+            return fail(in, SERIES_EOPEN, "%s: %s", path, strerror(EISDIR));
+        }
+    }
+    return SERIES_OK;
+}
+
+static void close_input(input *in) {
+    if (in->f != stdin)
+        fclose(in->f);
+}
+
 series_status series_read(const char *path, series_format fmt, series *out, char *err,
                           size_t errlen) {
     out->v = NULL;
     out->n = 0;
-    int is_stdin = strcmp(path, "-") == 0;
-    input in = {is_stdin ? stdin : NULL, is_stdin ? "<stdin>" : path, err, errlen};
-    if (!is_stdin) {
-        in.f = fopen(path, "rb");
-        if (!in.f)
-            return fail(&in, SERIES_EOPEN, "%s: %s", path, strerror(errno));
-        struct stat sb;
-        if (fstat(fileno(in.f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            fclose(in.f);
-            return fail(&in, SERIES_EOPEN, "%s: %s", path, strerror(EISDIR));
-        }
-    }
-
-    series_status st;
+    input in = {NULL, path, err, errlen};
+    series_status st = open_input(path, &in);
+    if (st != SERIES_OK)
+        return st;
     switch (series_format_for(path, fmt)) {
     case SERIES_FMT_NPY: st = read_npy(&in, out); break;
     case SERIES_FMT_F64: st = read_f64(&in, out); break;
@@ -510,9 +523,21 @@ series_status series_read(const char *path, series_format fmt, series *out, char
     }
     if (st == SERIES_OK && out->n == 0)
         st = fail(&in, SERIES_EDATA, "%s: no values", in.name);
-    if (!is_stdin)
-        fclose(in.f);
+    close_input(&in);
     if (st != SERIES_OK)
         series_free(out);
+    return st;
+}
+
+series_status series_read_bytes(const char *path, unsigned char **buf, size_t *len, char *err,
+                                size_t errlen) {
+    *buf = NULL;
+    *len = 0;
+    input in = {NULL, path, err, errlen};
+    series_status st = open_input(path, &in);
+    if (st != SERIES_OK)
+        return st;
+    st = read_rest(&in, remaining_hint(in.f), buf, len);
+    close_input(&in);
     return st;
 }

@@ -43,6 +43,13 @@ series_format series_format_for(const char *path, series_format want);
 series_status series_read(const char *path, series_format fmt, series *out, char *err,
                           size_t errlen);
 
+/* Reads the whole of path ("-" reads standard input) as bytes into a malloc'ed buffer
+ * (*buf, *len; the caller frees it), with the same open and read errors as
+ * series_read: for inputs that are not series of doubles (the integer keys of
+ * `tsmine sets`). An empty file gives *len = 0 and SERIES_OK. */
+series_status series_read_bytes(const char *path, unsigned char **buf, size_t *len, char *err,
+                                size_t errlen);
+
 /* Frees the values and empties the series. */
 void series_free(series *s);
 

@@ -11,7 +11,7 @@
 #define TSMINE_VERSION "unknown"
 #endif
 
-static const cli_command *const commands[] = {&cmd_discord, &cmd_motif, &cmd_profile};
+static const cli_command *const commands[] = {&cmd_discord, &cmd_motif, &cmd_profile, &cmd_sets};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static const cli_command *find_command(const char *name) {
@@ -23,9 +23,10 @@ static const cli_command *find_command(const char *name) {
 
 /* Prints `tsmine --help` on stdout. */
 static void usage(void) {
-    printf("Usage: tsmine COMMAND [OPTIONS] FILE\n"
+    printf("Usage: tsmine COMMAND [OPTIONS] FILE...\n"
            "       tsmine --help | --version\n\n"
-           "Exact discords, motifs and matrix profiles of a time series.\n\nCommands:\n");
+           "Exact discords, motifs and matrix profiles of a time series, and operations on\n"
+           "sorted multisets.\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
     printf("\nRun 'tsmine COMMAND --help' for a command's options.\n"
