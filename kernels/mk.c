@@ -61,25 +61,11 @@
 /* Rounding budget for squared distances, per unit of m (see mk_margin). */
 #define MK_D2_ROUND 1e-8
 
-/* A candidate motif: distance and its members, a < b. */
-typedef struct {
-    double d;
-    int64_t a, b;
-} mk_pair;
-
-/* Whether (d, a, b) comes before p in the motif order: smaller distance, then smaller
- * a, then smaller b (DESIGN 3). */
-static inline int mk_before(double d, int64_t a, int64_t b, const mk_pair *p) {
-    if (d != p->d)
-        return d < p->d;
-    if (a != p->a)
-        return a < p->a;
-    return b < p->b;
-}
+typedef tsmi_mk_pair mk_pair;
 
 static inline void mk_offer(mk_pair *best, double d, size_t i, size_t j) {
     int64_t a = (int64_t)(i < j ? i : j), b = (int64_t)(i < j ? j : i);
-    if (mk_before(d, a, b, best))
+    if (tsmi_mk_before(d, a, b, best))
         *best = (mk_pair){d, a, b};
 }
 
@@ -111,7 +97,7 @@ static double mk_dist(const tsm_stats *s, size_t i, size_t j) {
  * second term covers. For m = 128 the margin is 3.4e-3, far below motif distances of
  * random walks (~1), so it costs next to nothing; a smaller one (say 0) could prune
  * the exactly tied pair with the smaller index when bsf was set by another. */
-static double mk_margin(size_t m) {
+double tsmi_mk_margin(size_t m) {
     return 3.0 * sqrt(MK_D2_ROUND * (double)m) + 16.0 * 0x1p-24 * sqrt((double)m);
 }
 
@@ -250,12 +236,8 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
     }
     if (isinf(best->d)) {
         /* No reference pair: if any pair exists, the outermost one does. */
-        size_t lo = N, hi = 0;
-        for (size_t q = 0; q < Ne; q++) {
-            lo = ms->I_S[q] < lo ? ms->I_S[q] : lo;
-            hi = ms->I_S[q] > hi ? ms->I_S[q] : hi;
-        }
-        if (hi - lo < excl)
+        size_t lo, hi;
+        if (!tsmi_mk_outer_pair(ms->s, ms->mask, excl, &lo, &hi))
             return;
         mk_offer(best, mk_dist(ms->s, lo, hi), lo, hi);
         (*ndist)++;
@@ -288,7 +270,7 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
         size_t w = 0;
         for (size_t c = 0; c < nch; c++) {
             const mk_pair *cb = &ms->chunk_best[c];
-            if (mk_before(cb->d, cb->a, cb->b, best))
+            if (tsmi_mk_before(cb->d, cb->a, cb->b, best))
                 *best = *cb;
             *ndist += ms->chunk_dist[c];
             reach = ms->chunk_reach[c] > reach ? ms->chunk_reach[c] : reach;
@@ -303,23 +285,15 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
     *noffsets = reach + 1 < Ne - 1 ? reach + 1 : Ne - 1;
 }
 
-/* The references, D and SD (seed 000 Algorithms 4 and 5), shared by the k searches.
- * The R references are drawn by a partial Fisher-Yates shuffle of the finite
- * positions with splitmix64(seed); D keeps the drawing order, and ms->ref / ms->row
- * list the references by decreasing SD (ties: drawing order), so that ref[0] is the
+/* D and SD (seed 000 Algorithms 4 and 5) for the references finite[0 .. R-1] (drawing
+ * order), shared by the k searches: D keeps the drawing order, and ms->ref / ms->row
+ * list the references by decreasing SD (tsmi_mk_order_refs), so that ref[0] is the
  * ordering reference Z. O(R N m) for D. */
-static void mk_references(mk_search *ms, size_t *finite, size_t nfinite, uint64_t seed, int threads,
+static void mk_references(mk_search *ms, const size_t *finite, size_t nfinite, int threads,
                           double *sd) {
     const tsm_stats *s = ms->s;
     const size_t R = ms->R, N = ms->N;
     (void)threads; /* unused without OpenMP */
-    uint64_t state = seed;
-    for (size_t r = 0; r < R; r++) {
-        size_t pick = r + (size_t)(mk_rand(&state) % (uint64_t)(nfinite - r));
-        size_t tmp = finite[r];
-        finite[r] = finite[pick];
-        finite[pick] = tmp;
-    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t j = 0; j < N; j++)
         for (size_t r = 0; r < R; r++) {
@@ -345,18 +319,9 @@ static void mk_references(mk_search *ms, size_t *finite, size_t nfinite, uint64_
                 acc += (row[j] - mean) * (row[j] - mean);
         sd[r] = sqrt(acc / (double)nfinite);
     }
-    /* Insertion sort of the R rows by decreasing SD, stable. */
-    size_t *row = ms->row;
-    for (size_t r = 0; r < R; r++) {
-        size_t p = r;
-        while (p > 0 && sd[row[p - 1]] < sd[r]) {
-            row[p] = row[p - 1];
-            p--;
-        }
-        row[p] = r;
-    }
+    tsmi_mk_order_refs(sd, R, ms->row);
     for (size_t r = 0; r < R; r++)
-        ms->ref[r] = finite[row[r]];
+        ms->ref[r] = finite[ms->row[r]];
 }
 
 static void mk_search_free(mk_search *ms) {
@@ -373,6 +338,115 @@ static void mk_search_free(mk_search *ms) {
     free(ms->chunk_reach);
 }
 
+/* ---- host logic shared with the CUDA backend (mk.h, internal section) ---------------- */
+
+tsm_status tsmi_mk_draw_refs(tsm_ctx *ctx, const tsm_stats *s, size_t refs, uint64_t seed,
+                             size_t **finite_out, size_t *nfinite_out, size_t *R_out) {
+    const size_t N = s->N;
+    size_t *finite = malloc(N * sizeof *finite), nfinite = 0, R = 0;
+    *finite_out = finite;
+    *nfinite_out = 0;
+    *R_out = 0;
+    if (!finite)
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for MK motif search over %zu subsequences",
+                        N);
+    for (size_t j = 0; j < N; j++)
+        if (s->kind[j] != TSM_SUB_NONFINITE)
+            finite[nfinite++] = j;
+    if (nfinite >= 2) {
+        R = refs ? refs : TSM_MK_REFS_DEFAULT;
+        R = R < nfinite ? R : nfinite;
+        uint64_t state = seed;
+        for (size_t r = 0; r < R; r++) {
+            size_t pick = r + (size_t)(mk_rand(&state) % (uint64_t)(nfinite - r));
+            size_t tmp = finite[r];
+            finite[r] = finite[pick];
+            finite[pick] = tmp;
+        }
+    }
+    *nfinite_out = nfinite;
+    *R_out = R;
+    return TSM_OK;
+}
+
+void tsmi_mk_order_refs(const double *sd, size_t R, size_t *row) {
+    /* Insertion sort of the R rows by decreasing SD, stable. */
+    for (size_t r = 0; r < R; r++) {
+        size_t p = r;
+        while (p > 0 && sd[row[p - 1]] < sd[r]) {
+            row[p] = row[p - 1];
+            p--;
+        }
+        row[p] = r;
+    }
+}
+
+int tsmi_mk_outer_pair(const tsm_stats *s, const uint8_t *mask, size_t excl, size_t *lo,
+                       size_t *hi) {
+    const size_t N = s->N;
+    size_t a = 0, b = N;
+    while (a < N && (mask[a] || s->kind[a] == TSM_SUB_NONFINITE))
+        a++;
+    while (b > a && (mask[b - 1] || s->kind[b - 1] == TSM_SUB_NONFINITE))
+        b--;
+    if (b <= a || b - 1 - a < excl)
+        return 0;
+    *lo = a;
+    *hi = b - 1;
+    return 1;
+}
+
+tsm_status tsmi_mk_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                        tsmi_mk_search_fn search, tsmi_mk_mask_fn masked, void *state,
+                        tsm_motif *out, size_t *count, uint64_t *ndist, uint64_t *noffsets) {
+    const size_t N = s->N;
+    uint8_t *mask = calloc(N, 1);
+    tsm_status st = TSM_OK;
+    size_t found = 0;
+    if (!mask)
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for MK motif search over %zu subsequences",
+                        N);
+    /* Greedily: mask everything within excl of a chosen pair's members. */
+    while (found < k) {
+        mk_pair best;
+        st = search(state, mask, &best, ndist, noffsets);
+        if (st != TSM_OK || isinf(best.d))
+            break;
+        out[found++] = (tsm_motif){best.a, best.b, best.d};
+        const int64_t member[2] = {best.a, best.b};
+        for (int e = 0; e < 2 && st == TSM_OK; e++) {
+            size_t x = (size_t)member[e], lo = x + 1 > excl ? x + 1 - excl : 0;
+            size_t hi = x + excl < N ? x + excl : N;
+            memset(mask + lo, 1, hi - lo);
+            if (masked)
+                st = masked(state, lo, hi);
+        }
+        if (st != TSM_OK)
+            break;
+    }
+    free(mask);
+    *count = st == TSM_OK ? found : 0;
+    return st;
+}
+
+/* ---- the CPU backend ------------------------------------------------------------------ */
+
+/* State of the CPU searches for tsmi_mk_topk. */
+typedef struct {
+    mk_search *ms;
+    const size_t *order;
+    size_t nfinite;
+    int threads;
+} mk_cpu;
+
+static tsm_status mk_cpu_search(void *state, const uint8_t *mask, mk_pair *best, uint64_t *ndist,
+                                uint64_t *noffsets) {
+    mk_cpu *c = state;
+    c->ms->mask = mask;
+    mk_search_run(c->ms, c->order, c->nfinite, c->threads, best, ndist, noffsets);
+    return TSM_OK;
+}
+
 tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters) {
     if (counters)
@@ -386,28 +460,26 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
         return st;
     if (k < 1)
         return tsm_fail(ctx, TSM_EINVAL, "number of motifs k = %zu must be at least 1", k);
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_mk_motifs_cuda(ctx, s, excl, k, refs, seed, out, count, counters);
+#endif
 
     const size_t N = s->N;
     const int threads = tsm_ctx_threads(ctx);
-    mk_search ms = {.s = s, .excl = excl, .N = N, .margin = mk_margin(s->m)};
-    size_t *finite = malloc(N * sizeof *finite), nfinite = 0;
-    uint8_t *mask = calloc(N, 1);
-    size_t *order = malloc(N * sizeof *order);
+    mk_search ms = {.s = s, .excl = excl, .N = N, .margin = tsmi_mk_margin(s->m)};
+    size_t *finite = NULL, nfinite = 0;
+    size_t *order = NULL;
     mk_key *keys = NULL;
     double *sd = NULL;
-    if (!finite || !mask || !order)
-        goto nomem;
-    for (size_t j = 0; j < N; j++)
-        if (s->kind[j] != TSM_SUB_NONFINITE)
-            finite[nfinite++] = j;
-    if (nfinite < 2)
-        goto done; /* no pair at all */
+    st = tsmi_mk_draw_refs(ctx, s, refs, seed, &finite, &nfinite, &ms.R);
+    if (st != TSM_OK || nfinite < 2)
+        goto done; /* out of memory, or no pair at all */
 
-    ms.R = refs ? refs : TSM_MK_REFS_DEFAULT;
-    ms.R = ms.R < nfinite ? ms.R : nfinite;
     if (ms.R > SIZE_MAX / sizeof(double) / N)
         goto nomem;
     size_t nch = (N + MK_CHUNK - 1) / MK_CHUNK;
+    order = malloc(N * sizeof *order);
     ms.ref = malloc(ms.R * sizeof *ms.ref);
     ms.row = malloc(ms.R * sizeof *ms.row);
     ms.D = malloc(ms.R * N * sizeof *ms.D);
@@ -421,12 +493,11 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
     ms.chunk_reach = malloc(nch * sizeof *ms.chunk_reach);
     sd = malloc(ms.R * sizeof *sd);
     keys = malloc(nfinite * sizeof *keys);
-    if (!ms.ref || !ms.row || !ms.D || !ms.P || !ms.I_S || !ms.L || !ms.L2 || !ms.chunk_best ||
-        !ms.chunk_live || !ms.chunk_dist || !ms.chunk_reach || !sd || !keys)
+    if (!order || !ms.ref || !ms.row || !ms.D || !ms.P || !ms.I_S || !ms.L || !ms.L2 ||
+        !ms.chunk_best || !ms.chunk_live || !ms.chunk_dist || !ms.chunk_reach || !sd || !keys)
         goto nomem;
-    ms.mask = mask;
 
-    mk_references(&ms, finite, nfinite, seed, threads, sd);
+    mk_references(&ms, finite, nfinite, threads, sd);
     uint64_t ndist = (uint64_t)ms.R * nfinite, noffsets = 0;
 
     /* The linear order of all finite subsequences, by (D(Z, j), j); each search keeps
@@ -437,42 +508,20 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
     qsort(keys, nfinite, sizeof *keys, mk_key_cmp);
     for (size_t q = 0; q < nfinite; q++)
         order[q] = keys[q].j;
-    free(keys);
-    keys = NULL;
 
-    /* Top-k, greedily: mask everything within excl of a chosen pair's members. */
-    size_t found = 0;
-    while (found < k) {
-        mk_pair best;
-        mk_search_run(&ms, order, nfinite, threads, &best, &ndist, &noffsets);
-        if (isinf(best.d))
-            break;
-        out[found++] = (tsm_motif){best.a, best.b, best.d};
-        const int64_t member[2] = {best.a, best.b};
-        for (int e = 0; e < 2; e++) {
-            size_t x = (size_t)member[e], lo = x + 1 > excl ? x + 1 - excl : 0;
-            for (size_t j = lo; j < N && j < x + excl; j++)
-                mask[j] = 1;
-        }
-    }
-    *count = found;
-    if (counters)
+    mk_cpu cpu = {&ms, order, nfinite, threads};
+    st = tsmi_mk_topk(ctx, s, excl, k, mk_cpu_search, NULL, &cpu, out, count, &ndist, &noffsets);
+    if (st == TSM_OK && counters)
         *counters = (tsm_mk_stats){ndist, noffsets, ms.R};
+    goto done;
 
+nomem:
+    st = tsm_fail(ctx, TSM_ENOMEM, "out of memory for MK motif search over %zu subsequences", N);
 done:
     mk_search_free(&ms);
     free(finite);
-    free(mask);
-    free(order);
-    free(sd);
-    return TSM_OK;
-
-nomem:
-    mk_search_free(&ms);
-    free(finite);
-    free(mask);
     free(order);
     free(keys);
     free(sd);
-    return tsm_fail(ctx, TSM_ENOMEM, "out of memory for MK motif search over %zu subsequences", N);
+    return st;
 }

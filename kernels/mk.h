@@ -33,6 +33,69 @@ typedef struct {
 tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters);
 
+/* ---- Internal (tsmi_ prefix): shared by the CPU (mk.c) and CUDA (mk.cu) backends, not
+ * part of the library's interface. ------------------------------------------------------ */
+
+/* A candidate motif: distance and members, a < b. */
+typedef struct {
+    double d;
+    int64_t a, b;
+} tsmi_mk_pair;
+
+/* Whether (d, a, b) comes before p in the motif order: smaller distance, then smaller a,
+ * then smaller b (DESIGN 3). Host and device code. */
+static inline TSM_HD int tsmi_mk_before(double d, int64_t a, int64_t b, const tsmi_mk_pair *p) {
+    if (d != p->d)
+        return d < p->d;
+    if (a != p->a)
+        return a < p->a;
+    return b < p->b;
+}
+
+/* Safety margin added to bsf in every pruning test, in units of distance (mk.c says
+ * why it covers the rounding of D, of the exact distances and of the float bounds). */
+double tsmi_mk_margin(size_t m);
+
+/* The finite positions of s into *finite (malloc'ed, *nfinite of them) and, when there
+ * are at least two, the R = min(refs or the default, nfinite) references drawn by a
+ * partial Fisher-Yates shuffle with splitmix64(seed): finite[0 .. R-1] in drawing order.
+ * *R = 0 when there are fewer than two. Fails only for lack of memory. */
+tsm_status tsmi_mk_draw_refs(tsm_ctx *ctx, const tsm_stats *s, size_t refs, uint64_t seed,
+                             size_t **finite, size_t *nfinite, size_t *R);
+
+/* row[0 .. R-1]: the references (indices into the drawing order) by decreasing standard
+ * deviation sd of their row of D, ties in drawing order; row[0] is the ordering
+ * reference Z (seed 000 Algorithm 5 and I_SD). */
+void tsmi_mk_order_refs(const double *sd, size_t R, size_t *row);
+
+/* The outermost pair of finite subsequences that mask leaves: 1 and (*lo, *hi) when
+ * hi - lo >= excl (then some non-self-match pair exists), else 0 (none exists). */
+int tsmi_mk_outer_pair(const tsm_stats *s, const uint8_t *mask, size_t excl, size_t *lo,
+                       size_t *hi);
+
+/* One search of the top-k driver: the best pair among the finite subsequences that mask
+ * (1 = excluded) leaves, d = +INFINITY when there is none; adds the exact distances it
+ * evaluated to *ndist and sets *noffsets to the offsets it visited. */
+typedef tsm_status (*tsmi_mk_search_fn)(void *state, const uint8_t *mask, tsmi_mk_pair *best,
+                                        uint64_t *ndist, uint64_t *noffsets);
+/* Tells a backend that positions lo .. hi-1 were just masked (NULL: nothing to do). */
+typedef tsm_status (*tsmi_mk_mask_fn)(void *state, size_t lo, size_t hi);
+
+/* Top-k by masking, for both backends: runs search, reports its pair, masks every
+ * subsequence within excl of either member, and repeats until k pairs are found or no
+ * pair is left. *count is set; *ndist and *noffsets as search leaves them. */
+tsm_status tsmi_mk_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                        tsmi_mk_search_fn search, tsmi_mk_mask_fn masked, void *state,
+                        tsm_motif *out, size_t *count, uint64_t *ndist, uint64_t *noffsets);
+
+#ifdef TSMINE_HAVE_CUDA
+/* The CUDA backend of tsm_mk_motifs (mk.cu), called with validated arguments; the same
+ * references, pairs and (to rounding) distances as the CPU backend. */
+tsm_status tsmi_mk_motifs_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                               uint64_t seed, tsm_motif *out, size_t *count,
+                               tsm_mk_stats *counters);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
