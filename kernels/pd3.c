@@ -358,17 +358,44 @@ static int by_distance_desc(const void *x, const void *y) {
     return (a->index > b->index) - (a->index < b->index);
 }
 
-/* Greedy top-k of DESIGN 3 over a set sorted by by_distance_desc: each pick a
- * non-self-match of the earlier picks. O(count k). */
+/* Distances this close (relative) are ties. The two members of a mutual
+ * nearest-neighbour pair have the same nn mathematically, but each backend's
+ * rounding separates them in the last bits; without this band the "smaller index
+ * wins" rule would be decided by rounding and the backends could disagree. The band
+ * is far below the 1e-9 to which the backends' distances agree. */
+#define TIE_REL 1e-10
+
+/* Whether discord x lies within excl of any of the c picks. */
+static int clashes(const tsm_discord *x, const tsm_discord *picks, size_t c, size_t excl) {
+    for (size_t p = 0; p < c; p++)
+        if (!tsm_non_self((size_t)x->index, (size_t)picks[p].index, excl))
+            return 1;
+    return 0;
+}
+
+/* Greedy top-k of DESIGN 3 over a set sorted by by_distance_desc: each pick is the
+ * largest distance among the non-self-matches of the earlier picks, the smallest
+ * index among those tied with it (TIE_REL). O(count k^2) at most. */
 static size_t greedy_topk(const tsm_discord *sorted, size_t count, size_t excl, size_t k,
                           tsm_discord *out) {
     size_t c = 0;
-    for (size_t q = 0; q < count && c < k; q++) {
-        int clash = 0;
-        for (size_t p = 0; p < c && !clash; p++)
-            clash = !tsm_non_self((size_t)sorted[q].index, (size_t)out[p].index, excl);
-        if (!clash)
-            out[c++] = sorted[q];
+    while (c < k) {
+        const tsm_discord *best = NULL;
+        double band = 0.0;
+        for (size_t q = 0; q < count; q++) {
+            const tsm_discord *x = &sorted[q];
+            if (best && x->distance < band)
+                break; /* sorted: nothing further is tied with the first eligible */
+            if (clashes(x, out, c, excl))
+                continue;
+            if (!best)
+                band = x->distance * (1.0 - TIE_REL);
+            if (!best || x->index < best->index)
+                best = x;
+        }
+        if (!best)
+            break;
+        out[c++] = *best;
     }
     return c;
 }

@@ -286,6 +286,44 @@ static void test_exact_ties(void **state) {
     fixture_done(&f);
 }
 
+/* Mutual nearest neighbours have the same nn mathematically, but each computes it
+ * through different rounding. On a periodic background (every window has a near
+ * exact repeat) a noise burst and a noisy copy of it far away give the top two
+ * discords, a mutual pair. The smaller index must win, as in the reference (whose
+ * distance is exactly symmetric), on every backend and segment length. */
+static void test_mutual_pair_tie(void **state) {
+    (void)state;
+    tu_case_seed(1303); /* a case whose rounding puts the larger index first */
+    const size_t n = 4000, m = 40;
+    double *t = malloc(n * sizeof *t);
+    for (size_t k = 0; k < n; k++)
+        t[k] = sin(6.283185307179586 * (double)k / 50.0);
+    for (size_t k = 0; k < m; k++)
+        t[1000 + k] += tu_normal();
+    for (size_t k = 0; k < m; k++)
+        t[3000 + k] = t[1000 + k] + 0.3 * tu_normal();
+    fixture f;
+    fixture_init(&f, t, n, m, m);
+    tsm_discord want[2], got[2];
+    size_t nwant = ref_topk_discords(f.ref_dist, f.ref_index, f.N, m, 2, want), ngot = 0;
+    assert_int_equal(nwant, 2);
+    int64_t i = want[0].index, j = want[0].neighbor;
+    if (f.ref_index[j] != i || f.ref_dist[j] != f.ref_dist[i])
+        fail_msg("seed %llu: premise: %lld and %lld are not mutual neighbours",
+                 (unsigned long long)tu_seed, (long long)i, (long long)j);
+    assert_true(i < j);
+    const size_t seglens[] = {0, 64};
+    for (size_t q = 0; q < 2; q++) {
+        assert_int_equal(tsm_discords_topk(f.ctx, f.stats, m, 2, seglens[q], got, &ngot, NULL),
+                         TSM_OK);
+        assert_int_equal(ngot, 2);
+        assert_int_equal(got[0].index, i);
+        assert_int_equal(got[0].neighbor, j);
+        assert_int_equal(got[1].index, j);
+    }
+    fixture_done(&f);
+}
+
 /* n = m, n = m + 1 and n < 2m: no subsequence has a non-self-match. */
 static void test_no_pairs(void **state) {
     (void)state;
@@ -518,6 +556,7 @@ int main(void) {
         cmocka_unit_test(test_constant_stretches),
         cmocka_unit_test(test_nonfinite_stretches),
         cmocka_unit_test(test_exact_ties),
+        cmocka_unit_test(test_mutual_pair_tie),
         cmocka_unit_test(test_no_pairs),
         cmocka_unit_test(test_one_pair),
         cmocka_unit_test(test_threads_agree),
