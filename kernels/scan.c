@@ -2,41 +2,13 @@
  * dispatch on the ctx's backend, and the OpenMP implementations (see scan.h). */
 #include "scan.h"
 
+#include "omp_team.h"
+
 #include <stdlib.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* Below this many elements the CPU forms run on one thread: a parallel region costs
- * more than the work. */
-#define SERIAL_BELOW ((size_t)1 << 15)
 
 /* Keys searched together by one thread: their loads are independent, so the cache
  * misses of a group overlap instead of forming one chain. */
 #define SEARCH_GROUP 16
-
-/* The threads to use for n elements of work. */
-static int threads_for(const tsm_ctx *ctx, size_t n) {
-    int t = tsm_ctx_threads(ctx);
-    return n < SERIAL_BELOW || t < 1 ? 1 : t;
-}
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int team_size(void) {
-#ifdef _OPENMP
-    return omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
 
 /* The CPU bodies, once per key type: scan_SFX_cpu, select_SFX_cpu, search_SFX_cpu. */
 #define K   uint32_t

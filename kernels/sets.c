@@ -3,6 +3,7 @@
  * key width). See sets.h for the semantics and the methods. */
 #include "sets.h"
 
+#include "omp_team.h"
 #include "scan.h"
 
 #include <sched.h>
@@ -10,15 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-
-/* Below this many merged elements one thread does all: a parallel region costs more. */
-#define SERIAL_BELOW ((size_t)1 << 15)
 
 /* A piece whose one side is this many times the other is done by searching the small
  * side in the large one rather than by merging; AUTO takes RANGE_SEARCH for the whole
@@ -52,27 +47,6 @@ static const emits op_emits[TSM_SET_NOPS] = {
     [TSM_SET_DIFFERENCE] = {1, 0, 0},
     [TSM_SET_SYMDIFF] = {1, 1, 0},
 };
-
-static int threads_for(const tsm_ctx *ctx, size_t n) {
-    int t = tsm_ctx_threads(ctx);
-    return n < SERIAL_BELOW || t < 1 ? 1 : t;
-}
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int team_size(void) {
-#ifdef _OPENMP
-    return omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
 
 /* Merged elements per merge-path piece: about 8 pieces per thread so that pieces of
  * unequal cost even out, at most what fits the staging buffer, at least 4096 so that
