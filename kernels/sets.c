@@ -252,56 +252,15 @@ static tsm_set_method cpu_method(tsm_set_method m, size_t na, size_t nb) {
     return lo > 0 && hi / GALLOP_RATIO >= lo ? TSM_SET_RANGE_SEARCH : TSM_SET_MERGE_PATH;
 }
 
-tsm_status tsm_set_with_u32(tsm_ctx *ctx, tsm_set_method method, tsm_set_op op, const uint32_t *a,
-                            size_t na, const uint32_t *b, size_t nb, uint32_t *out, size_t cap,
-                            size_t *count) {
-    tsm_status st = check_set(ctx, method, op, a, na, b, nb, count);
-    if (st != TSM_OK || na + nb == 0)
-        return st;
-#ifdef TSMINE_HAVE_CUDA
-    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
-        return tsmi_set_u32_cuda(ctx, method, op, a, na, b, nb, out, cap, count);
-#endif
-    if (cpu_method(method, na, nb) == TSM_SET_RANGE_SEARCH)
-        return range_search_cpu_u32(ctx, op, a, na, b, nb, out, cap, count);
-    return merge_path_cpu_u32(ctx, op, a, na, b, nb, out, cap, count);
-}
-
-tsm_status tsm_set_with_u64(tsm_ctx *ctx, tsm_set_method method, tsm_set_op op, const uint64_t *a,
-                            size_t na, const uint64_t *b, size_t nb, uint64_t *out, size_t cap,
-                            size_t *count) {
-    tsm_status st = check_set(ctx, method, op, a, na, b, nb, count);
-    if (st != TSM_OK || na + nb == 0)
-        return st;
-#ifdef TSMINE_HAVE_CUDA
-    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
-        return tsmi_set_u64_cuda(ctx, method, op, a, na, b, nb, out, cap, count);
-#endif
-    if (cpu_method(method, na, nb) == TSM_SET_RANGE_SEARCH)
-        return range_search_cpu_u64(ctx, op, a, na, b, nb, out, cap, count);
-    return merge_path_cpu_u64(ctx, op, a, na, b, nb, out, cap, count);
-}
-
-tsm_status tsm_set_u32(tsm_ctx *ctx, tsm_set_op op, const uint32_t *a, size_t na, const uint32_t *b,
-                       size_t nb, uint32_t *out, size_t cap, size_t *count) {
-    return tsm_set_with_u32(ctx, TSM_SET_AUTO, op, a, na, b, nb, out, cap, count);
-}
-
-tsm_status tsm_set_u64(tsm_ctx *ctx, tsm_set_op op, const uint64_t *a, size_t na, const uint64_t *b,
-                       size_t nb, uint64_t *out, size_t cap, size_t *count) {
-    return tsm_set_with_u64(ctx, TSM_SET_AUTO, op, a, na, b, nb, out, cap, count);
-}
-
-tsm_status tsm_first_descent_u32(tsm_ctx *ctx, const uint32_t *a, size_t n, size_t *at) {
-    if (!at || (n > 0 && !a))
-        return tsm_fail(ctx, TSM_EINVAL, "first_descent: NULL array or result");
-    *at = first_descent_u32(ctx, a, n);
-    return TSM_OK;
-}
-
-tsm_status tsm_first_descent_u64(tsm_ctx *ctx, const uint64_t *a, size_t n, size_t *at) {
-    if (!at || (n > 0 && !a))
-        return tsm_fail(ctx, TSM_EINVAL, "first_descent: NULL array or result");
-    *at = first_descent_u64(ctx, a, n);
-    return TSM_OK;
-}
+/* Once per key width: the public entry points (sets_api.inc: tsm_set_with_SFX,
+ * tsm_set_SFX, tsm_first_descent_SFX). */
+#define K   uint32_t
+#define SFX u32
+#include "sets_api.inc"
+#undef K
+#undef SFX
+#define K   uint64_t
+#define SFX u64
+#include "sets_api.inc"
+#undef K
+#undef SFX
