@@ -1,0 +1,82 @@
+/* config.h - tsmined's settings: a libconfig file turned into a typed, validated
+ * struct with embedded defaults (DESIGN.md 5.4).
+ *
+ * Every key is optional. Parsing fills a fresh struct from the defaults, overlays the
+ * file, validates everything and only then hands the struct over, so that a reload
+ * (SIGHUP) swaps in a complete valid configuration or nothing. Errors name the file,
+ * the line and the key. The settings table in config.c holds, for each key, its type,
+ * default, validator and whether a change needs a restart. */
+#ifndef TSM_CONFIG_H
+#define TSM_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h" /* stream/: tss_params */
+
+#define TSC_MAX_ENDPOINTS 8
+#define TSC_MAX_STREAM_RULES 64
+#define TSC_ERROR_LEN 512
+
+/* An override: streams whose id matches pattern (fnmatch(3) glob) take params. Keys
+ * the override leaves out keep the values of streams.default. */
+typedef struct {
+    char pattern[128];
+    tss_params params;
+} tsc_stream_rule;
+
+typedef struct {
+    char ingest_endpoints[TSC_MAX_ENDPOINTS][256]; /* PULL, bound */
+    size_t n_ingest_endpoints;
+    char ingest_sub_endpoints[TSC_MAX_ENDPOINTS][256]; /* optional SUB, connected */
+    size_t n_ingest_sub_endpoints;
+    char alerts_endpoint[256];  /* PUB, bound */
+    char control_endpoint[256]; /* REP, bound */
+    char metrics_listen[256];   /* "host:port" for HTTP /metrics; "" = off */
+    char state_dir[512];        /* checkpoints; "" = no checkpoints */
+    char backend[16];           /* "auto" | "cpu" | "cuda" */
+    int threads;                /* CPU backend threads, 0 = OpenMP default */
+
+    /* limits */
+    uint32_t max_streams;      /* default 10000 */
+    uint64_t max_message_size; /* bytes, ZMQ_MAXMSGSIZE (default 1 MiB) */
+    int ingest_hwm;            /* ZMQ_RCVHWM (default 100000) */
+    int alerts_hwm;            /* ZMQ_SNDHWM (default 100000) */
+    uint32_t tick_ms;          /* the longest a sample waits before a tick (default 10) */
+    uint32_t checkpoint_interval_s; /* periodic checkpoints (default 5; 0 = only on SIGTERM) */
+    uint32_t log_rate_per_s;   /* log lines per second per reason (default 5) */
+
+    tss_params stream_default;
+    tsc_stream_rule rules[TSC_MAX_STREAM_RULES]; /* first match wins, in file order */
+    size_t n_rules;
+
+    /* security (the hardening issue): empty strings = off */
+    char curve_secret_key_file[512];
+    char curve_authorized_keys[512];
+
+    char source[512]; /* the file it came from, "" for embedded defaults */
+} tsc_config;
+
+/* Fills cfg with the embedded defaults (DESIGN 5.4: loopback endpoints, backend auto,
+ * window 4096, subsequence 128, hop 1024, range auto). */
+void tsc_defaults(tsc_config *cfg);
+
+/* Reads path into *cfg (defaults for every key the file leaves out) and validates it.
+ * Returns 0, or -1 with a message such as "tsmined.conf:12: streams.default.window:
+ * must be >= 2 * subsequence (got 100)" in err (TSC_ERROR_LEN bytes). On failure
+ * *cfg is left untouched. Unknown keys are errors (a typo must not pass silently). */
+int tsc_load(const char *path, tsc_config *cfg, char *err);
+
+/* The same from a string (tests; `name` stands for the file name in messages). */
+int tsc_load_string(const char *text, const char *name, tsc_config *cfg, char *err);
+
+/* The detection parameters for a stream id: the first matching rule, else the default.
+ * excl is resolved (0 -> m). */
+tss_params tsc_stream_params_for(const tsc_config *cfg, const char *stream_id);
+
+/* Compares two configurations for a reload: writes into out (size outlen) a
+ * human-readable list of the keys that changed, and returns 1 when any of them can
+ * only take effect after a restart (endpoints, backend, limits on sockets), else 0. */
+int tsc_diff(const tsc_config *old_cfg, const tsc_config *new_cfg, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,165 @@
+/* engine.h - the detection engine of tsmined: every stream's window, its online
+ * left-NN score and its windowed discord and motif passes (DESIGN.md 5.1, 5.3).
+ * No sockets, no protobuf: the daemon decodes messages and calls in; unit tests drive
+ * it directly.
+ *
+ * Data flow. tss_engine_ingest validates a run of samples of one stream and appends
+ * it to that stream's mirrored ring (each sample at p and p + W, so any window is one
+ * contiguous array) and to the staging of the next tick. tss_engine_tick then, for
+ * all streams at once (OpenMP over streams on the CPU; batched launches on the GPU,
+ * never one launch per stream):
+ *   1. updates the statistics and the QT row of every subsequence completed since the
+ *      last tick and scores it by its left nearest neighbour within the window
+ *      (LEFT_DISCORD when that distance is >= r);
+ *   2. for every stream that received hop samples since its last pass: runs PD3 over
+ *      its window for r (DISCORD for each range discord whose absolute start was not
+ *      alerted before, by multiset difference) and MK (MOTIF when the top pair
+ *      changed);
+ *   3. calibrates r = `auto` streams on their first full window.
+ * Alerts reach the caller through the callback, in stream order, then sequence order.
+ *
+ * Sequence numbers: a batch must start at the stream's next expected sequence number.
+ * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
+ * after it (nothing is compared across a gap). A batch starting earlier is rejected
+ * (DUPLICATE, or OUT_OF_ORDER when it falls inside a gap seen before). */
+#ifndef TSS_ENGINE_H
+#define TSS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "params.h"
+#include "tsm.h" /* kernels/: tsm_backend */
+
+typedef struct tss_engine tss_engine;
+
+/* Alert kinds; the values equal tsmine.v1.AlertKind. */
+typedef enum {
+    TSS_ALERT_DISCORD = 1,
+    TSS_ALERT_LEFT_DISCORD = 2,
+    TSS_ALERT_MOTIF = 3,
+    TSS_ALERT_GAP = 4,
+} tss_alert_kind;
+#define TSS_ALERT_KINDS 5 /* array size for counters indexed by kind */
+
+typedef struct {
+    tss_alert_kind kind;
+    uint64_t start_seq;         /* first sample of the subsequence (or of the gap) */
+    int64_t start_timestamp_ns; /* its timestamp (GAP: the expected one, 0 if unknown) */
+    uint32_t length;            /* m (GAP: samples missing) */
+    double distance;            /* nn distance (MOTIF: the pair's distance; GAP: 0) */
+    uint64_t neighbor_seq;      /* the neighbour's (or other motif member's) start */
+    double threshold;           /* r in force when it was found (MOTIF, GAP: 0) */
+} tss_alert;
+
+/* Receives each alert; stream_id stays valid only during the call. */
+typedef void (*tss_alert_fn)(void *user, const char *stream_id, const tss_alert *alert);
+
+/* Gives the parameters of a stream id the engine sees for the first time (the
+ * daemon resolves its configuration's overrides here). Returns 0, or -1 to refuse
+ * the stream. */
+typedef int (*tss_params_fn)(void *user, const char *stream_id, tss_params *out);
+
+/* Why ingest refused a batch. Each has a stable name (tss_reject_name) that the daemon
+ * uses as the label of its per-reason counter. */
+typedef enum {
+    TSS_OK = 0,
+    TSS_REJECT_BAD_ID,           /* empty, longer than TSS_MAX_ID, or not printable */
+    TSS_REJECT_EMPTY,            /* no values */
+    TSS_REJECT_TOO_LARGE,        /* more values than the window */
+    TSS_REJECT_NONFINITE,        /* a NaN or +-Inf value */
+    TSS_REJECT_TIMESTAMPS,       /* timestamps given but not one per value, or period < 0 */
+    TSS_REJECT_TIME_BACKWARDS,   /* timestamps decrease (within the batch or vs the last) */
+    TSS_REJECT_DUPLICATE,        /* starts before the next expected sequence number */
+    TSS_REJECT_OUT_OF_ORDER,     /* arrives late into a gap that was already declared */
+    TSS_REJECT_TOO_MANY_STREAMS, /* a new stream beyond max_streams */
+    TSS_REJECT_STREAM_REFUSED,   /* the params callback refused it, or its params are invalid */
+    TSS_REJECT_COUNT
+} tss_reject;
+const char *tss_reject_name(tss_reject r);
+
+#define TSS_MAX_ID 255
+
+typedef struct {
+    tsm_backend backend;   /* AUTO resolves as tsm_ctx_new does */
+    int threads;           /* CPU threads for the tick; 0 = OpenMP default */
+    uint32_t max_streams;  /* streams the engine accepts */
+    tss_alert_fn on_alert;
+    tss_params_fn params_for;
+    void *user;            /* passed to both callbacks */
+} tss_engine_options;
+
+/* Creates an engine; err (size errlen) says why on failure (e.g. CUDA requested but
+ * unavailable). */
+int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen);
+void tss_engine_destroy(tss_engine **self_p);
+tsm_backend tss_engine_backend(const tss_engine *e);
+
+/* Validates and appends n samples of stream_id starting at sequence number first_seq.
+ * timestamps_ns: one per value, or NULL to use first_ts_ns + k * period_ns. O(n) plus
+ * a hash lookup; no distances are computed here. A refused batch changes nothing. */
+tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t first_seq,
+                             const int64_t *timestamps_ns, int64_t first_ts_ns, int64_t period_ns,
+                             const double *values, size_t n);
+
+/* Processes everything ingested since the last tick (see the top of this file) and
+ * emits the alerts. Returns 0, or -1 with a message in err when a kernel failed: the
+ * passes of the streams concerned are skipped and counted, the others go on. */
+int tss_engine_tick(tss_engine *e, char *err, unsigned errlen);
+
+/* Samples staged and not yet processed by a tick (the daemon ticks early when large). */
+size_t tss_engine_pending(const tss_engine *e);
+
+/* Forgets the calibrated r of every `auto` stream whose id starts with prefix ("" =
+ * all): each recalibrates on its next full window. Returns the streams affected. */
+size_t tss_engine_recalibrate(tss_engine *e, const char *prefix);
+
+/* Re-resolves every stream's parameters through params_for (after a reload). Changes
+ * of range, range_margin, motif, references and left_discord apply at once; changes of
+ * window, subsequence, hop or excl restart that stream's window. Returns the streams
+ * whose parameters changed. */
+size_t tss_engine_reparam(tss_engine *e);
+
+/* What the control socket and the metrics report about one stream. */
+typedef struct {
+    char id[TSS_MAX_ID + 1];
+    tss_params params;
+    uint64_t samples;      /* accepted */
+    uint64_t rejected;     /* batches refused */
+    uint64_t alerts[TSS_ALERT_KINDS];
+    uint64_t next_seq;
+    uint64_t window_fill;  /* samples in the window (<= W) */
+    uint64_t gaps;
+    double range;          /* r in force; NAN while calibrating */
+    int calibrated;
+} tss_stream_info;
+
+size_t tss_engine_stream_count(const tss_engine *e);
+/* Info of the i-th stream (0 <= i < count, in creation order); -1 when out of range. */
+int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out);
+/* Info of a stream by id; -1 when unknown. */
+int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info *out);
+
+/* Engine-wide counters for metrics. */
+typedef struct {
+    uint64_t samples, ticks, passes_discord, passes_motif, pass_failures;
+    uint64_t alerts[TSS_ALERT_KINDS];
+    uint64_t rejected[TSS_REJECT_COUNT];
+    double seconds_online, seconds_discord, seconds_motif; /* time in each phase */
+    uint64_t ring_bytes;   /* memory held by the rings (device or host) */
+    uint64_t ring_samples; /* samples held in all windows */
+} tss_engine_counters;
+void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
+
+/* Checkpoint: writes every stream's window, sequence state, r, alerted set and
+ * counters to f in a versioned, checksummed binary format (stream/checkpoint.c). The
+ * caller makes it crash-safe (temporary file, fsync, rename). 0 or -1 with err. */
+int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen);
+/* Restores a checkpoint written by tss_engine_save into an engine that has no
+ * streams yet. Anything malformed (short, wrong magic or version, bad checksum,
+ * impossible sizes) is refused with a message and leaves the engine empty; never
+ * crashes on hostile bytes. */
+int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen);
+
+#endif
