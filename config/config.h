@@ -14,9 +14,9 @@
 
 #include "params.h" /* stream/: tss_params */
 
-#define TSC_MAX_ENDPOINTS 8
+#define TSC_MAX_ENDPOINTS    8
 #define TSC_MAX_STREAM_RULES 64
-#define TSC_ERROR_LEN 512
+#define TSC_ERROR_LEN        512
 
 /* An override: streams whose id matches pattern (fnmatch(3) glob) take params. Keys
  * the override leaves out keep the values of streams.default. */
@@ -38,13 +38,14 @@ typedef struct {
     int threads;                /* CPU backend threads, 0 = OpenMP default */
 
     /* limits */
-    uint32_t max_streams;      /* default 10000 */
-    uint64_t max_message_size; /* bytes, ZMQ_MAXMSGSIZE (default 1 MiB) */
-    int ingest_hwm;            /* ZMQ_RCVHWM (default 100000) */
-    int alerts_hwm;            /* ZMQ_SNDHWM (default 100000) */
-    uint32_t tick_ms;          /* the longest a sample waits before a tick (default 10) */
+    uint32_t max_streams;           /* default 10000 */
+    uint64_t max_message_size;      /* bytes: larger messages are rejected as oversized; libzmq
+                                     * disconnects a sender beyond twice this (256 KiB) */
+    int ingest_hwm;                 /* ZMQ_RCVHWM (default 100000) */
+    int alerts_hwm;                 /* ZMQ_SNDHWM (default 100000) */
+    uint32_t tick_ms;               /* the longest a sample waits before a tick (default 10) */
     uint32_t checkpoint_interval_s; /* periodic checkpoints (default 5; 0 = only on SIGTERM) */
-    uint32_t log_rate_per_s;   /* log lines per second per reason (default 5) */
+    uint32_t log_rate_per_s;        /* log lines per second per reason (default 5) */
 
     tss_params stream_default;
     tsc_stream_rule rules[TSC_MAX_STREAM_RULES]; /* first match wins, in file order */

@@ -1,0 +1,347 @@
+/* load.c - a libconfig file -> a validated tsc_config (DESIGN.md 5.4).
+ *
+ * The tree libconfig builds is walked once: every setting must be a row of the
+ * settings table (or a group above rows), every value passes its row's type, bounds
+ * and validator, and strings are copied out before config_destroy. The result goes to
+ * the caller only when all of it is valid. */
+#include <libconfig.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "settings.h"
+
+typedef struct {
+    const char *name; /* the file, for messages (a setting from an @include has its own) */
+    char *err;        /* TSC_ERROR_LEN bytes */
+} parse_ctx;
+
+/* Writes "FILE:LINE: PATH: message" into the error buffer; returns -1. */
+static int fail(const parse_ctx *p, const config_setting_t *s, const char *path, const char *fmt,
+                ...) {
+    const char *file = config_setting_source_file(s) ? config_setting_source_file(s) : p->name;
+    int n =
+        snprintf(p->err, TSC_ERROR_LEN, "%s:%u: %s: ", file, config_setting_source_line(s), path);
+    if (n > 0 && n < TSC_ERROR_LEN) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err + n, TSC_ERROR_LEN - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* What a setting holds, for the "(got X)" part of messages. */
+static const char *describe(const config_setting_t *s, char *buf, size_t len) {
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: snprintf(buf, len, "%lld", config_setting_get_int64(s)); break;
+    case CONFIG_TYPE_FLOAT: snprintf(buf, len, "%g", config_setting_get_float(s)); break;
+    case CONFIG_TYPE_STRING: snprintf(buf, len, "\"%.64s\"", config_setting_get_string(s)); break;
+    case CONFIG_TYPE_BOOL:
+        snprintf(buf, len, "%s", config_setting_get_bool(s) ? "true" : "false");
+        break;
+    case CONFIG_TYPE_GROUP: snprintf(buf, len, "a group"); break;
+    case CONFIG_TYPE_ARRAY: snprintf(buf, len, "an array"); break;
+    default: snprintf(buf, len, "a list"); break;
+    }
+    return buf;
+}
+
+static int wrong_type(const parse_ctx *p, const config_setting_t *s, const char *path,
+                      const char *expected) {
+    char got[80];
+    return fail(p, s, path, "must be %s (got %s)", expected, describe(s, got, sizeof got));
+}
+
+static int is_number(const config_setting_t *s) {
+    int t = config_setting_type(s);
+    return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
+}
+
+/* A string value for row d into dst (d->size bytes): type, length, validator. */
+static int get_string(const parse_ctx *p, const tsci_setting *d, const config_setting_t *s,
+                      const char *path, char *dst) {
+    if (config_setting_type(s) != CONFIG_TYPE_STRING)
+        return wrong_type(p, s, path, "a string");
+    const char *v = config_setting_get_string(s);
+    char why[160];
+    if (strlen(v) >= d->size)
+        return fail(p, s, path, "longer than %zu characters (got \"%.40s...\")", d->size - 1, v);
+    if (d->check && d->check(v, why, sizeof why) != 0)
+        return fail(p, s, path, "%s (got \"%s\")", why, v);
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+/* A number for row d into *out: integers must be integers; bounds [min, max]. */
+static int get_number(const parse_ctx *p, const tsci_setting *d, const config_setting_t *s,
+                      const char *path, double *out) {
+    int integral = d->type != TSCI_DOUBLE && d->type != TSCI_RANGE;
+    if (!is_number(s) || (integral && config_setting_type(s) == CONFIG_TYPE_FLOAT))
+        return wrong_type(p, s, path, integral ? "an integer" : "a number");
+    double v = config_setting_type(s) == CONFIG_TYPE_FLOAT ? config_setting_get_float(s)
+                                                           : (double)config_setting_get_int64(s);
+    char got[80];
+    describe(s, got, sizeof got);
+    if (isinf(d->max) && !(v >= d->min && isfinite(v)))
+        return fail(p, s, path, "must be a finite number >= %g (got %s)", d->min, got);
+    if (!(v >= d->min && v <= d->max))
+        return fail(p, s, path, "must be in %.15g..%.15g (got %s)", d->min, d->max, got);
+    *out = v;
+    return 0;
+}
+
+static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_config *cfg);
+
+/* The value of s for row d into the struct at base. */
+static int set_value(const parse_ctx *p, const tsci_setting *d, const config_setting_t *s,
+                     const char *path, void *base) {
+    void *f = (char *)base + d->offset;
+    double v = 0;
+    switch (d->type) {
+    case TSCI_STRING: return get_string(p, d, s, path, f);
+    case TSCI_STRINGS: {
+        int t = config_setting_type(s);
+        if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+            return wrong_type(p, s, path, "an array of strings");
+        size_t n = (size_t)config_setting_length(s);
+        if (n < d->min || n > d->max)
+            return fail(p, s, path, "must have %g to %g entries (got %zu)", d->min, d->max, n);
+        for (size_t i = 0; i < n; i++) {
+            char elem_path[96];
+            snprintf(elem_path, sizeof elem_path, "%s[%zu]", path, i);
+            if (get_string(p, d, config_setting_get_elem(s, (unsigned)i), elem_path,
+                           (char *)f + i * d->size) != 0)
+                return -1;
+        }
+        *(size_t *)((char *)base + d->count_offset) = n;
+        return 0;
+    }
+    case TSCI_RANGE:
+        if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+            if (strcmp(config_setting_get_string(s), "auto") != 0)
+                return wrong_type(p, s, path, "a number >= 0 or \"auto\"");
+            *(double *)f = NAN;
+            return 0;
+        }
+        if (!is_number(s))
+            return wrong_type(p, s, path, "a number >= 0 or \"auto\"");
+        /* fall through */
+    case TSCI_DOUBLE:
+        if (get_number(p, d, s, path, &v) != 0)
+            return -1;
+        *(double *)f = v;
+        return 0;
+    case TSCI_INT:
+    case TSCI_U32:
+    case TSCI_U64:
+        if (get_number(p, d, s, path, &v) != 0)
+            return -1;
+        if (d->type == TSCI_INT)
+            *(int *)f = (int)v;
+        else if (d->type == TSCI_U32)
+            *(uint32_t *)f = (uint32_t)v;
+        else
+            *(uint64_t *)f = (uint64_t)v;
+        return 0;
+    case TSCI_BOOL:
+        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+            return wrong_type(p, s, path, "true or false");
+        *(int *)f = config_setting_get_bool(s);
+        return 0;
+    case TSCI_STREAMS:
+        if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+            return wrong_type(p, s, path, "a group");
+        return parse_streams(p, s, base);
+    }
+    return fail(p, s, path, "internal error: unknown setting type");
+}
+
+static int unknown_key(const parse_ctx *p, const config_setting_t *s, const char *path,
+                       const tsci_setting *table, const char *prefix, const char *extra) {
+    char known[400];
+    tsci_known_keys(table, prefix, known, sizeof known);
+    return fail(p, s, path, "unknown key (known here: %s%s%s)", extra, *extra ? ", " : "", known);
+}
+
+/* The members of group s (path prefix, "" at the top) against table, into base. Nested
+ * groups recurse; their depth is that of the table's paths. */
+static int walk(const parse_ctx *p, const config_setting_t *group, const char *prefix,
+                const tsci_setting *table, void *base) {
+    for (int i = 0; i < config_setting_length(group); i++) {
+        const config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
+        char path[128];
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", config_setting_name(s));
+        const tsci_setting *d = tsci_find(table, path);
+        int rc;
+        if (d)
+            rc = set_value(p, d, s, path, base);
+        else if (!tsci_is_group(table, path))
+            rc = unknown_key(p, s, path, table, prefix, "");
+        else if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+            rc = wrong_type(p, s, path, "a group");
+        else
+            rc = walk(p, s, path, table, base);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* One group of stream parameters (streams.default, or an override when pattern is not
+ * NULL: then `match` is required and goes to pattern) over the values already in
+ * *params, then tss_params_check. */
+static int parse_params(const parse_ctx *p, const config_setting_t *s, const char *path,
+                        tss_params *params, char *pattern, size_t pattern_len) {
+    if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+        return wrong_type(p, s, path, "a group");
+    int have_match = 0;
+    for (int i = 0; i < config_setting_length(s); i++) {
+        const config_setting_t *m = config_setting_get_elem(s, (unsigned)i);
+        const char *name = config_setting_name(m);
+        char key[160];
+        snprintf(key, sizeof key, "%s.%s", path, name);
+        int rc;
+        if (pattern && strcmp(name, "match") == 0) {
+            tsci_setting match = {.path = "match", .type = TSCI_STRING, .size = pattern_len};
+            rc = get_string(p, &match, m, key, pattern);
+            if (rc == 0 && *pattern == '\0')
+                rc = fail(p, m, key, "must be a non-empty stream id pattern (got \"\")");
+            have_match = 1;
+        } else {
+            const tsci_setting *d = tsci_find(tsci_stream_settings, name);
+            rc = d ? set_value(p, d, m, key, params)
+                   : unknown_key(p, m, key, tsci_stream_settings, "", pattern ? "match" : "");
+        }
+        if (rc != 0)
+            return rc;
+    }
+    char why[256];
+    if (pattern && !have_match)
+        return fail(p, s, path, "an override needs match = \"PATTERN\"");
+    if (tss_params_check(params, why, sizeof why) != 0)
+        return fail(p, s, path, "%s", why);
+    return 0;
+}
+
+/* streams = { default = {...}; overrides = ( { match = "..."; ... }, ... ); }. The
+ * default applies first, whatever the order in the file: overrides start from it. */
+static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_config *cfg) {
+    const config_setting_t *def = config_setting_get_member(s, "default");
+    if (def && parse_params(p, def, "streams.default", &cfg->stream_default, NULL, 0) != 0)
+        return -1;
+    for (int i = 0; i < config_setting_length(s); i++) {
+        const config_setting_t *m = config_setting_get_elem(s, (unsigned)i);
+        const char *name = config_setting_name(m);
+        char path[64];
+        snprintf(path, sizeof path, "streams.%s", name);
+        if (strcmp(name, "default") == 0)
+            continue;
+        if (strcmp(name, "overrides") != 0)
+            return fail(p, m, path, "unknown key (known here: default, overrides)");
+        if (config_setting_type(m) != CONFIG_TYPE_LIST)
+            return wrong_type(p, m, path, "a list ( {...}, {...} )");
+        size_t n = (size_t)config_setting_length(m);
+        if (n > TSC_MAX_STREAM_RULES)
+            return fail(p, m, path, "at most %d overrides (got %zu)", TSC_MAX_STREAM_RULES, n);
+        for (size_t k = 0; k < n; k++) {
+            tsc_stream_rule *rule = &cfg->rules[k];
+            char rule_path[64];
+            snprintf(rule_path, sizeof rule_path, "streams.overrides[%zu]", k);
+            rule->params = cfg->stream_default;
+            if (parse_params(p, config_setting_get_elem(m, (unsigned)k), rule_path, &rule->params,
+                             rule->pattern, sizeof rule->pattern) != 0)
+                return -1;
+        }
+        cfg->n_rules = n;
+    }
+    return 0;
+}
+
+/* Checks across keys: the sockets tsmined binds must not collide. */
+static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *cfg) {
+    const char *bound[TSC_MAX_ENDPOINTS + 2];
+    const char *names[TSC_MAX_ENDPOINTS + 2];
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->n_ingest_endpoints; i++, n++) {
+        bound[n] = cfg->ingest_endpoints[i];
+        names[n] = "ingest.endpoints";
+    }
+    bound[n] = cfg->alerts_endpoint, names[n++] = "alerts.endpoint";
+    bound[n] = cfg->control_endpoint, names[n++] = "control.endpoint";
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = i + 1; j < n; j++) {
+            if (strcmp(bound[i], bound[j]) != 0)
+                continue;
+            /* name and point at the one the file sets (the other may be a default) */
+            size_t here = config_lookup(c, names[j]) ? j : i, other = here == j ? i : j;
+            const config_setting_t *s = config_lookup(c, names[here]);
+            return fail(p, s ? s : config_root_setting(c), names[here],
+                        "binds the same endpoint as %s (got \"%s\")", names[other], bound[j]);
+        }
+    }
+    return 0;
+}
+
+/* Parses the config c has read into *cfg (left untouched on failure). */
+static int load_parsed(const config_t *c, const char *name, tsc_config *cfg, char *err) {
+    parse_ctx p = {name, err};
+    tsc_config *fresh = malloc(sizeof *fresh);
+    if (!fresh) {
+        snprintf(err, TSC_ERROR_LEN, "%s: out of memory", name);
+        return -1;
+    }
+    tsc_defaults(fresh);
+    int rc = walk(&p, config_root_setting(c), "", tsci_settings, fresh);
+    if (rc == 0)
+        rc = check_whole(&p, c, fresh);
+    if (rc == 0) {
+        snprintf(fresh->source, sizeof fresh->source, "%s", name);
+        *cfg = *fresh;
+    }
+    free(fresh);
+    return rc;
+}
+
+/* After config_read*: parses the config (read_ok) or reports libconfig's syntax
+ * error, then frees libconfig's tree. */
+static int finish(config_t *c, int read_ok, const char *name, tsc_config *cfg, char *err) {
+    int rc = -1;
+    if (read_ok) {
+        rc = load_parsed(c, name, cfg, err);
+    } else {
+        const char *file = config_error_file(c) ? config_error_file(c) : name;
+        snprintf(err, TSC_ERROR_LEN, "%s:%d: %s", file, config_error_line(c), config_error_text(c));
+    }
+    config_destroy(c);
+    return rc;
+}
+
+int tsc_load_string(const char *text, const char *name, tsc_config *cfg, char *err) {
+    config_t c;
+    config_init(&c);
+    return finish(&c, config_read_string(&c, text), name, cfg, err);
+}
+
+int tsc_load(const char *path, tsc_config *cfg, char *err) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, TSC_ERROR_LEN, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    config_t c;
+    config_init(&c);
+    /* @include "x.conf" is read relative to the file's own directory. */
+    char dir[sizeof cfg->source];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    config_set_include_dir(&c, *dir ? dir : "/");
+    int rc = finish(&c, config_read(&c, f), path, cfg, err);
+    fclose(f);
+    return rc;
+}

@@ -1,0 +1,387 @@
+/* config_test.c - tsmined's configuration (config/): embedded defaults, every key,
+ * per-stream overrides, each kind of error with its file:line and key, the shipped
+ * tsmined.conf, and the reload diff. */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* Loads text (named "t.conf" in messages); fails the test on an error. */
+static void load_ok(const char *text, tsc_config *cfg) {
+    char err[TSC_ERROR_LEN] = "";
+    int rc = tsc_load_string(text, "t.conf", cfg, err);
+    if (rc != 0)
+        fail_msg("unexpected error: %s\nfor: %s", err, text);
+}
+
+static void test_defaults(void **state) {
+    (void)state;
+    tsc_config c;
+    tsc_defaults(&c);
+    assert_int_equal(c.n_ingest_endpoints, 1);
+    assert_string_equal(c.ingest_endpoints[0], "tcp://127.0.0.1:5555");
+    assert_int_equal(c.n_ingest_sub_endpoints, 0);
+    assert_string_equal(c.alerts_endpoint, "tcp://127.0.0.1:5556");
+    assert_string_equal(c.control_endpoint, "tcp://127.0.0.1:5557");
+    assert_string_equal(c.metrics_listen, "127.0.0.1:9464");
+    assert_string_equal(c.state_dir, "/var/lib/tsmine");
+    assert_string_equal(c.backend, "auto");
+    assert_int_equal(c.threads, 0);
+    assert_int_equal(c.max_streams, 10000);
+    assert_int_equal(c.max_message_size, 1 << 18);
+    assert_int_equal(c.ingest_hwm, 100000);
+    assert_int_equal(c.alerts_hwm, 100000);
+    assert_int_equal(c.tick_ms, 10);
+    assert_int_equal(c.checkpoint_interval_s, 5);
+    assert_int_equal(c.log_rate_per_s, 5);
+    assert_int_equal(c.stream_default.window, 4096);
+    assert_int_equal(c.stream_default.subsequence, 128);
+    assert_int_equal(c.stream_default.hop, 1024);
+    assert_true(isnan(c.stream_default.range));
+    assert_int_equal(c.n_rules, 0);
+    assert_string_equal(c.curve_secret_key_file, "");
+    assert_string_equal(c.source, "");
+
+    /* an empty file is the defaults, from that file */
+    tsc_config e;
+    char diff[256];
+    load_ok("# nothing\n", &e);
+    assert_int_equal(tsc_diff(&c, &e, diff, sizeof diff), 0);
+    assert_string_equal(diff, "");
+    assert_string_equal(e.source, "t.conf");
+}
+
+/* Every key set to something other than its default. */
+static const char every_key[] =
+    "ingest = { endpoints = [\"tcp://*:6000\", \"ipc:///run/tsmine/in\"];\n"
+    "           subscribe = [\"tcp://10.0.0.1:7000\"]; };\n"
+    "alerts = { endpoint = \"tcp://*:6001\"; hwm = 500; };\n"
+    "control = { endpoint = \"inproc://control\"; };\n"
+    "metrics = { listen = \"[::1]:9100\"; };\n"
+    "state_dir = \"/srv/tsmine\";\n"
+    "backend = \"cpu\";\n"
+    "threads = 3;\n"
+    "limits = { max_streams = 77; max_message_size = 4096; ingest_hwm = 9; tick_ms = 20;\n"
+    "           checkpoint_interval = 0; log_rate = 2; };\n"
+    "security = { curve = { secret_key_file = \"/etc/tsmine/server.key\";\n"
+    "                       authorized_keys = \"/etc/tsmine/clients\"; }; };\n"
+    "streams = { default = { window = 1000; subsequence = 50; hop = 100; excl = 25;\n"
+    "                        range = 2; range_margin = 0.5; motif = false;\n"
+    "                        references = 4; left_discord = false; }; };\n";
+
+static void test_every_key(void **state) {
+    (void)state;
+    tsc_config c;
+    load_ok(every_key, &c);
+    assert_int_equal(c.n_ingest_endpoints, 2);
+    assert_string_equal(c.ingest_endpoints[0], "tcp://*:6000");
+    assert_string_equal(c.ingest_endpoints[1], "ipc:///run/tsmine/in");
+    assert_int_equal(c.n_ingest_sub_endpoints, 1);
+    assert_string_equal(c.ingest_sub_endpoints[0], "tcp://10.0.0.1:7000");
+    assert_string_equal(c.alerts_endpoint, "tcp://*:6001");
+    assert_int_equal(c.alerts_hwm, 500);
+    assert_string_equal(c.control_endpoint, "inproc://control");
+    assert_string_equal(c.metrics_listen, "[::1]:9100");
+    assert_string_equal(c.state_dir, "/srv/tsmine");
+    assert_string_equal(c.backend, "cpu");
+    assert_int_equal(c.threads, 3);
+    assert_int_equal(c.max_streams, 77);
+    assert_int_equal(c.max_message_size, 4096);
+    assert_int_equal(c.ingest_hwm, 9);
+    assert_int_equal(c.tick_ms, 20);
+    assert_int_equal(c.checkpoint_interval_s, 0);
+    assert_int_equal(c.log_rate_per_s, 2);
+    assert_string_equal(c.curve_secret_key_file, "/etc/tsmine/server.key");
+    assert_string_equal(c.curve_authorized_keys, "/etc/tsmine/clients");
+    const tss_params *p = &c.stream_default;
+    assert_int_equal(p->window, 1000);
+    assert_int_equal(p->subsequence, 50);
+    assert_int_equal(p->hop, 100);
+    assert_int_equal(p->excl, 25);
+    assert_true(p->range == 2.0);
+    assert_true(p->range_margin == 0.5);
+    assert_int_equal(p->motif, 0);
+    assert_int_equal(p->references, 4);
+    assert_int_equal(p->left_discord, 0);
+
+    /* the diff from the defaults names every key, and that a restart is needed */
+    tsc_config d;
+    char diff[2048];
+    tsc_defaults(&d);
+    assert_int_equal(tsc_diff(&d, &c, diff, sizeof diff), 1);
+    static const char *const keys[] = {"ingest.endpoints (needs restart)",
+                                       "ingest.subscribe (needs restart)",
+                                       "alerts.endpoint",
+                                       "alerts.hwm",
+                                       "control.endpoint",
+                                       "metrics.listen",
+                                       "state_dir",
+                                       "backend",
+                                       "threads",
+                                       "limits.max_streams",
+                                       "limits.max_message_size",
+                                       "limits.ingest_hwm",
+                                       "limits.tick_ms",
+                                       "limits.checkpoint_interval",
+                                       "limits.log_rate",
+                                       "security.curve.secret_key_file",
+                                       "security.curve.authorized_keys",
+                                       "streams.default.window",
+                                       "streams.default.subsequence",
+                                       "streams.default.hop",
+                                       "streams.default.excl",
+                                       "streams.default.range,",
+                                       "streams.default.range_margin",
+                                       "streams.default.motif",
+                                       "streams.default.references",
+                                       "streams.default.left_discord"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strstr(diff, keys[i]))
+            fail_msg("diff lacks %s: %s", keys[i], diff);
+    assert_null(strstr(diff, "limits.tick_ms (needs restart)"));
+}
+
+static void test_overrides(void **state) {
+    (void)state;
+    tsc_config c;
+    /* the default comes after the overrides in the file: they still start from it */
+    load_ok("streams = {\n"
+            "  overrides = (\n"
+            "    { match = \"sensor-1*\"; window = 2048; range = 3.5; },\n"
+            "    { match = \"sensor-*\"; motif = false; range = \"auto\"; },\n"
+            "    { match = \"lab/[ab]?\"; subsequence = 10; excl = 4; left_discord = false; }\n"
+            "  );\n"
+            "  default = { window = 1024; subsequence = 64; hop = 256; range = 7; };\n"
+            "};\n",
+            &c);
+    assert_int_equal(c.n_rules, 3);
+    assert_string_equal(c.rules[0].pattern, "sensor-1*");
+
+    tss_params p = tsc_stream_params_for(&c, "sensor-17"); /* the first rule wins */
+    assert_int_equal(p.window, 2048);
+    assert_int_equal(p.subsequence, 64);
+    assert_int_equal(p.hop, 256);
+    assert_int_equal(p.excl, 64); /* 0 resolves to m */
+    assert_true(p.range == 3.5);
+    assert_int_equal(p.motif, 1);
+
+    p = tsc_stream_params_for(&c, "sensor-27"); /* the second */
+    assert_int_equal(p.window, 1024);
+    assert_true(isnan(p.range));
+    assert_int_equal(p.motif, 0);
+
+    p = tsc_stream_params_for(&c, "lab/a7");
+    assert_int_equal(p.subsequence, 10);
+    assert_int_equal(p.excl, 4);
+    assert_int_equal(p.left_discord, 0);
+    assert_true(p.range == 7.0);
+
+    p = tsc_stream_params_for(&c, "lab/c7"); /* no rule: the default */
+    assert_int_equal(p.window, 1024);
+    assert_int_equal(p.subsequence, 64);
+    assert_int_equal(p.excl, 64);
+    assert_true(p.range == 7.0);
+    assert_int_equal(p.left_discord, 1);
+}
+
+/* One error case: the text, then a fragment the message must contain. */
+typedef struct {
+    const char *text;
+    const char *want;
+} error_case;
+
+static const error_case errors[] = {
+    /* syntax, with its line */
+    {"backend = \"cpu\";\nthreads = 2;\nlimits = { tick_ms = ; };\n", "t.conf:3: syntax error"},
+    {"a = 1;\na = 2;\n", "t.conf:2: duplicate setting name"},
+    /* wrong types */
+    {"threads = \"four\";", "t.conf:1: threads: must be an integer (got \"four\")"},
+    {"threads = 2.5;", "threads: must be an integer (got 2.5)"},
+    {"backend = 1;", "backend: must be a string (got 1)"},
+    {"ingest = { endpoints = \"tcp://*:1\"; };",
+     "ingest.endpoints: must be an array of strings (got \"tcp://*:1\")"},
+    {"ingest = { endpoints = [1, 2]; };", "ingest.endpoints[0]: must be a string (got 1)"},
+    {"limits = 3;", "limits: must be a group (got 3)"},
+    {"streams = { default = { motif = 1; }; };",
+     "streams.default.motif: must be true or false (got 1)"},
+    {"streams = { default = 4; };", "streams.default: must be a group (got 4)"},
+    {"streams = { overrides = { match = \"x\"; }; };",
+     "streams.overrides: must be a list ( {...}, {...} ) (got a group)"},
+    /* out of range */
+    {"limits = { max_streams = 0; };", "limits.max_streams: must be in 1..10000000 (got 0)"},
+    {"limits = { tick_ms = -5; };", "limits.tick_ms: must be in 1..60000 (got -5)"},
+    {"limits = {\n max_message_size = 2147483647; };",
+     "t.conf:2: limits.max_message_size: must be in 1024..1073741824 (got 2147483647)"},
+    {"streams = { default = { range = -1; }; };",
+     "streams.default.range: must be a finite number >= 0 (got -1)"},
+    {"ingest = { endpoints = []; };", "ingest.endpoints: must have 1 to 8 entries (got 0)"},
+    /* unknown keys, at every level */
+    {"\n\nbakend = \"cpu\";", "t.conf:3: bakend: unknown key (known here: ingest, alerts,"},
+    {"limits = { tickms = 3; };", "limits.tickms: unknown key (known here: max_streams,"},
+    {"security = { curve = { key = \"/k\"; }; };",
+     "security.curve.key: unknown key (known here: secret_key_file, authorized_keys)"},
+    {"streams = { defaults = {}; };",
+     "streams.defaults: unknown key (known here: default, overrides)"},
+    {"streams = { default = { match = \"x\"; }; };",
+     "streams.default.match: unknown key (known here: window,"},
+    {"streams = { overrides = ( { match = \"a\"; windw = 5; } ); };",
+     "streams.overrides[0].windw: unknown key (known here: match, window,"},
+    /* bad range strings */
+    {"streams = { default = { range = \"automatic\"; }; };",
+     "streams.default.range: must be a number >= 0 or \"auto\" (got \"automatic\")"},
+    {"streams = { overrides = ( {match=\"a\";}, {match=\"b\"; range = \"\";} ); };",
+     "streams.overrides[1].range: must be a number >= 0 or \"auto\" (got \"\")"},
+    /* values a validator refuses */
+    {"backend = \"gpu\";", "backend: must be \"auto\", \"cpu\" or \"cuda\" (got \"gpu\")"},
+    {"alerts = { endpoint = \"udp://x:1\"; };", "alerts.endpoint: must be an endpoint"},
+    {"alerts = { endpoint = \"tcp://localhost\"; };",
+     "alerts.endpoint: a tcp endpoint needs a port"},
+    {"metrics = { listen = \"localhost\"; };", "metrics.listen: must be HOST:PORT"},
+    {"metrics = { listen = \"h:70000\"; };", "metrics.listen: must be HOST:PORT"},
+    {"state_dir = \"var/lib\";", "state_dir: must be an absolute path"},
+    {"security = { curve = { authorized_keys = \"keys\"; }; };",
+     "security.curve.authorized_keys: must be an absolute path"},
+    {"state_dir = "
+     "\"/"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+     "aaa"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\";",
+     "state_dir: longer than 511 characters"},
+    /* overrides */
+    {"streams = { overrides = ( { window = 2048; } ); };",
+     "streams.overrides[0]: an override needs match = \"PATTERN\""},
+    {"streams = { overrides = ( { match = \"\"; } ); };",
+     "streams.overrides[0].match: must be a non-empty stream id pattern"},
+    /* cross-field: tss_params_check, and sockets that collide */
+    {"streams = {\n default = { window = 100; subsequence = 64; }; };",
+     "t.conf:2: streams.default: "},
+    {"streams = { overrides = ( {match=\"a\";},\n {match=\"b\"; hop = 5000;} ); };",
+     "t.conf:2: streams.overrides[1]: "},
+    {"alerts = { endpoint = \"tcp://127.0.0.1:5557\"; };",
+     "t.conf:1: alerts.endpoint: binds the same endpoint as control.endpoint (got "
+     "\"tcp://127.0.0.1:5557\")"},
+    {"ingest = { endpoints = [\"ipc:///a\", \"ipc:///a\"]; };",
+     "ingest.endpoints: binds the same endpoint as ingest.endpoints (got \"ipc:///a\")"},
+};
+
+static void test_errors(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        tsc_config c, before;
+        char err[TSC_ERROR_LEN] = "";
+        memset(&c, 0xab, sizeof c);
+        before = c;
+        if (tsc_load_string(errors[i].text, "t.conf", &c, err) == 0)
+            fail_msg("case %zu accepted: %s", i, errors[i].text);
+        if (!strstr(err, errors[i].want))
+            fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, err, errors[i].want);
+        if (memcmp(&c, &before, sizeof c) != 0)
+            fail_msg("case %zu: the config was changed by a failed load", i);
+    }
+}
+
+/* tsc_load reads a real file (name and line in messages), and the shipped example. */
+static void test_files(void **state) {
+    (void)state;
+    tsc_config c, d;
+    char err[TSC_ERROR_LEN] = "", diff[512];
+    tsc_defaults(&d);
+    if (tsc_load(TSC_SHIPPED_CONF, &c, err) != 0)
+        fail_msg("shipped tsmined.conf: %s", err);
+    assert_int_equal(tsc_diff(&d, &c, diff, sizeof diff), 0);
+    assert_string_equal(diff, "");
+    assert_string_equal(c.source, TSC_SHIPPED_CONF);
+
+    /* the shipped file's commented-out example, uncommented, is valid too */
+    FILE *f = fopen(TSC_SHIPPED_CONF, "r");
+    assert_non_null(f);
+    char path[] = "/tmp/tsmine_config_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        /* "#key" or "#  key": an example setting; "# text": prose, stays a comment */
+        int example = line[0] == '#' && line[1] != ' ' && line[1] != '\n' && line[1] != '-';
+        int indented = line[0] == '#' && line[1] == ' ' && line[2] == ' ';
+        fputs(example || indented ? line + 1 : line, out);
+    }
+    fclose(f);
+    fclose(out);
+    if (tsc_load(path, &c, err) != 0)
+        fail_msg("uncommented tsmined.conf: %s", err);
+    assert_int_equal(c.n_rules, 3);
+    assert_int_equal(tsc_diff(&d, &c, diff, sizeof diff), 0);
+    assert_non_null(strstr(diff, "streams.overrides (0 -> 3)"));
+
+    out = fopen(path, "w");
+    fputs("threads = 1;\n\nbackend = ;\n", out);
+    fclose(out);
+    assert_int_equal(tsc_load(path, &c, err), -1);
+    char want[128];
+    snprintf(want, sizeof want, "%s:3: syntax error", path);
+    assert_string_equal(err, want);
+    unlink(path);
+
+    assert_int_equal(tsc_load("/nonexistent/tsmined.conf", &c, err), -1);
+    assert_string_equal(err, "/nonexistent/tsmined.conf: cannot open: No such file or directory");
+}
+
+static void test_diff(void **state) {
+    (void)state;
+    tsc_config a, b;
+    char diff[512];
+    tsc_defaults(&a);
+    load_ok("limits = { tick_ms = 5; };\n"
+            "streams = { default = { range = 2.5; };\n"
+            "            overrides = ( { match = \"x*\"; } ); };",
+            &b);
+    /* live changes only */
+    assert_int_equal(tsc_diff(&a, &b, diff, sizeof diff), 0);
+    assert_string_equal(diff, "limits.tick_ms, streams.default.range, streams.overrides (0 -> 1)");
+
+    /* a rule changed in place: its match and fields are named */
+    tsc_config c = b;
+    snprintf(c.rules[0].pattern, sizeof c.rules[0].pattern, "y*");
+    c.rules[0].params.range = NAN;
+    assert_int_equal(tsc_diff(&b, &c, diff, sizeof diff), 0);
+    assert_string_equal(diff, "streams.overrides[0].match, streams.overrides[0].range");
+    assert_int_equal(tsc_diff(&c, &c, diff, sizeof diff), 0); /* NAN equals NAN: auto */
+    assert_string_equal(diff, "");
+
+    /* a restart key; and a buffer too small ends in "..." without overflowing */
+    snprintf(c.backend, sizeof c.backend, "cuda");
+    assert_int_equal(tsc_diff(&b, &c, diff, sizeof diff), 1);
+    assert_non_null(strstr(diff, "backend (needs restart)"));
+    char small[24];
+    memset(small, 'z', sizeof small);
+    assert_int_equal(tsc_diff(&a, &c, small, 20), 1);
+    assert_true(strlen(small) < 20);
+    assert_non_null(strstr(small, "..."));
+    assert_int_equal(small[20], 'z');
+    assert_int_equal(tsc_diff(&a, &c, NULL, 0), 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_every_key),
+        cmocka_unit_test(test_overrides), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_files),     cmocka_unit_test(test_diff),
+    };
+    return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
