@@ -79,15 +79,16 @@ typedef enum {
 } tss_reject;
 const char *tss_reject_name(tss_reject r);
 
-#define TSS_MAX_ID 255
+#define TSS_MAX_ID              255
+#define TSS_MAX_STREAMS_DEFAULT 10000
 
 typedef struct {
-    tsm_backend backend;   /* AUTO resolves as tsm_ctx_new does */
-    int threads;           /* CPU threads for the tick; 0 = OpenMP default */
-    uint32_t max_streams;  /* streams the engine accepts */
+    tsm_backend backend;  /* AUTO resolves as tsm_ctx_new does */
+    int threads;          /* CPU threads for the tick; 0 = OpenMP default */
+    uint32_t max_streams; /* streams the engine accepts (0: TSS_MAX_STREAMS_DEFAULT) */
     tss_alert_fn on_alert;
     tss_params_fn params_for;
-    void *user;            /* passed to both callbacks */
+    void *user; /* passed to both callbacks */
 } tss_engine_options;
 
 /* Creates an engine; err (size errlen) says why on failure (e.g. CUDA requested but
@@ -125,13 +126,13 @@ size_t tss_engine_reparam(tss_engine *e);
 typedef struct {
     char id[TSS_MAX_ID + 1];
     tss_params params;
-    uint64_t samples;      /* accepted */
-    uint64_t rejected;     /* batches refused */
+    uint64_t samples;  /* accepted */
+    uint64_t rejected; /* batches refused */
     uint64_t alerts[TSS_ALERT_KINDS];
     uint64_t next_seq;
-    uint64_t window_fill;  /* samples in the window (<= W) */
+    uint64_t window_fill; /* samples in the window (<= W) */
     uint64_t gaps;
-    double range;          /* r in force; NAN while calibrating */
+    double range; /* r in force; NAN while calibrating */
     int calibrated;
 } tss_stream_info;
 

@@ -18,11 +18,19 @@ typedef struct {
     int left_discord;     /* publish LEFT_DISCORD alerts online (default 1) */
 } tss_params;
 
+/* Largest window accepted (samples per stream), so that sizes stay far from overflow. */
+#define TSS_WINDOW_MAX (1u << 24)
+/* Largest number of MK references accepted (0 means the kernel's default, 10). */
+#define TSS_REFERENCES_MAX 1024u
+
 /* The defaults above. */
 tss_params tss_params_default(void);
 
 /* 0 when p is usable, else -1 with a message naming the field in err (size errlen),
  * e.g. "window must be >= 2 * subsequence (window 100, subsequence 64)". */
 int tss_params_check(const tss_params *p, char *err, unsigned errlen);
+
+/* The exclusion zone in force: excl, or m when excl is 0. */
+uint32_t tss_params_excl(const tss_params *p);
 
 #endif

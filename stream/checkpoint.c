@@ -1,0 +1,489 @@
+/* checkpoint.c - tss_engine_save / tss_engine_load: every stream's state in a
+ * versioned, checksummed binary file.
+ *
+ * Layout (integers little-endian, doubles as their IEEE-754 bits):
+ *   "TSSCKPT\0"  u32 version (1)  payload  u64 payload length  u32 CRC-32 (IEEE, of
+ *   everything before it: magic, version and payload)
+ * payload = u32 stream count, then per stream, in creation order: id, parameters,
+ * ingest state (next sequence number, last timestamp, recent gaps), counters, window
+ * (samples and timestamps), calibration, last motif pair, alerted discord starts, and
+ * the staged samples and gap marks not yet processed.
+ *
+ * What is derived from the window (the online statistics and QT row) is not stored:
+ * the first tick after a load rebuilds it exactly from the samples, so a checkpoint
+ * does not depend on the backend or on the online code's internals, and hostile bytes
+ * cannot plant an inconsistent state. Loading checks the framing first (size, magic,
+ * version, length, checksum), then every field against the limits the engine itself
+ * keeps (parameters valid, fill <= window, finite samples, sorted alerted starts
+ * inside the window, marks inside the staging, ...), builds the streams aside and
+ * hands them to the engine only when all of them are good. */
+#include "engine_impl.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC     "TSSCKPT"
+#define MAGIC_LEN 8
+#define VERSION   1u
+#define HEAD_LEN  (MAGIC_LEN + 4)
+#define TAIL_LEN  (8 + 4)
+
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc; table-driven. */
+static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
+    static uint32_t table[256];
+    static int ready; /* benign race: every thread computes the same table */
+    if (!ready) {
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+        ready = 1;
+    }
+    crc = ~crc;
+    for (size_t k = 0; k < n; k++)
+        crc = table[(crc ^ p[k]) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* ---- writing: a buffered stream that keeps the CRC and the length ---------------- */
+
+typedef struct {
+    FILE *f;
+    uint32_t crc;
+    uint64_t len;
+    int failed;
+    size_t n;
+    unsigned char buf[1 << 16];
+} writer;
+
+static void w_flush(writer *w) {
+    if (w->n && !w->failed && fwrite(w->buf, 1, w->n, w->f) != w->n)
+        w->failed = 1;
+    w->crc = crc32_update(w->crc, w->buf, w->n);
+    w->len += w->n;
+    w->n = 0;
+}
+
+static void w_bytes(writer *w, const void *p, size_t n) {
+    const unsigned char *b = p;
+    while (n > 0) {
+        if (w->n == sizeof w->buf)
+            w_flush(w);
+        size_t k = sizeof w->buf - w->n < n ? sizeof w->buf - w->n : n;
+        memcpy(w->buf + w->n, b, k);
+        w->n += k, b += k, n -= k;
+    }
+}
+
+/* An unsigned integer of nbytes (1, 4 or 8), little-endian. */
+static void w_uint(writer *w, uint64_t v, int nbytes) {
+    unsigned char b[8];
+    for (int k = 0; k < nbytes; k++)
+        b[k] = (unsigned char)(v >> (8 * k));
+    w_bytes(w, b, (size_t)nbytes);
+}
+
+static void w_u64(writer *w, uint64_t v) {
+    w_uint(w, v, 8);
+}
+
+static void w_u32(writer *w, uint32_t v) {
+    w_uint(w, v, 4);
+}
+
+static void w_u8(writer *w, unsigned v) {
+    w_uint(w, v, 1);
+}
+
+static void w_f64(writer *w, double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    w_u64(w, u);
+}
+
+static void w_params(writer *w, const tss_params *p) {
+    w_u32(w, p->window);
+    w_u32(w, p->subsequence);
+    w_u32(w, p->hop);
+    w_u32(w, p->excl);
+    w_f64(w, p->range);
+    w_f64(w, p->range_margin);
+    w_u8(w, (unsigned)p->motif);
+    w_u32(w, p->references);
+    w_u8(w, (unsigned)p->left_discord);
+}
+
+static void w_stream(writer *w, const tss_stream *s) {
+    size_t idlen = strlen(s->id);
+    w_u32(w, (uint32_t)idlen);
+    w_bytes(w, s->id, idlen);
+    w_params(w, &s->p);
+    /* ingest side */
+    w_u8(w, (unsigned)s->started);
+    w_u64(w, s->next_seq);
+    w_u64(w, (uint64_t)s->last_ts);
+    w_u32(w, s->ngaps);
+    w_u32(w, s->gap_next);
+    for (uint32_t g = 0; g < s->ngaps; g++) {
+        w_u64(w, s->gap_lo[g]);
+        w_u64(w, s->gap_hi[g]);
+    }
+    /* counters */
+    w_u64(w, s->samples);
+    w_u64(w, s->rejected);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        w_u64(w, s->alerts[k]);
+    w_u64(w, s->gaps);
+    /* window */
+    const tss_ring *r = &s->ring;
+    w_u64(w, s->proc_seq);
+    w_u64(w, s->since_pass);
+    w_u32(w, r->fill);
+    const double *x = r->v + tss_ring_start(r);
+    for (uint32_t k = 0; k < r->fill; k++)
+        w_f64(w, x[k]);
+    for (uint32_t k = r->fill; k > 0; k--)
+        w_u64(w, (uint64_t)tss_ring_ts_back(r, k));
+    /* detection */
+    w_u8(w, (unsigned)s->calibrated);
+    w_f64(w, s->r);
+    w_f64(w, s->cal_nn);
+    w_u8(w, (unsigned)s->have_motif);
+    w_u64(w, s->motif_a);
+    w_u64(w, s->motif_b);
+    size_t a0 = 0; /* starts that left the window since the last pass are not kept */
+    while (a0 < s->alerted.n && s->alerted.v[a0] < tss_stream_window_seq(s))
+        a0++;
+    w_u64(w, s->alerted.n - a0);
+    for (size_t k = a0; k < s->alerted.n; k++)
+        w_u64(w, s->alerted.v[k]);
+    /* staging */
+    const tss_staging *q = &s->stage;
+    w_u64(w, tss_staging_pending(q));
+    for (size_t k = q->head; k < q->n; k++)
+        w_f64(w, q->v[k]);
+    for (size_t k = q->head; k < q->n; k++)
+        w_u64(w, (uint64_t)q->ts[k]);
+    w_u64(w, q->nmark - q->mhead);
+    for (size_t k = q->mhead; k < q->nmark; k++) {
+        const tss_gap_mark *m = &q->mark[k];
+        w_u64(w, m->seq);
+        w_u64(w, m->expected);
+        w_u64(w, m->missing);
+        w_u64(w, (uint64_t)m->expected_ts);
+        w_u64(w, m->at - q->head);
+    }
+}
+
+int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
+    writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        tssi_say(err, errlen, "checkpoint: out of memory");
+        return -1;
+    }
+    w->f = f;
+    w_bytes(w, MAGIC, MAGIC_LEN);
+    w_u32(w, VERSION);
+    w_u32(w, (uint32_t)e->reg.n);
+    for (size_t k = 0; k < e->reg.n; k++)
+        w_stream(w, e->reg.list[k]);
+    w_flush(w);
+    uint64_t payload = w->len - HEAD_LEN;
+    uint32_t crc = w->crc;
+    w_u64(w, payload);
+    w_u32(w, crc);
+    w_flush(w);
+    int failed = w->failed || fflush(f) != 0 || ferror(f);
+    free(w);
+    if (failed) {
+        tssi_say(err, errlen, "checkpoint: write failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reading: a bounds-checked cursor over the whole file ------------------------- */
+
+typedef struct {
+    const unsigned char *p;
+    size_t n, at;
+    int bad; /* a read went past the end */
+} reader;
+
+static const unsigned char *r_take(reader *r, size_t n) {
+    if (r->bad || n > r->n - r->at) {
+        r->bad = 1;
+        return NULL;
+    }
+    const unsigned char *b = r->p + r->at;
+    r->at += n;
+    return b;
+}
+
+/* An unsigned integer of nbytes, little-endian; 0 past the end (r->bad is set). */
+static uint64_t r_uint(reader *r, int nbytes) {
+    const unsigned char *b = r_take(r, (size_t)nbytes);
+    uint64_t v = 0;
+    for (int k = 0; b && k < nbytes; k++)
+        v |= (uint64_t)b[k] << (8 * k);
+    return v;
+}
+
+static uint64_t r_u64(reader *r) {
+    return r_uint(r, 8);
+}
+
+static uint32_t r_u32(reader *r) {
+    return (uint32_t)r_uint(r, 4);
+}
+
+static unsigned r_u8(reader *r) {
+    return (unsigned)r_uint(r, 1);
+}
+
+static double r_f64(reader *r) {
+    uint64_t u = r_u64(r);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* Whether count items of size bytes can still be in the input (guards allocations). */
+static int r_fits(const reader *r, uint64_t count, size_t size) {
+    return !r->bad && count <= (r->n - r->at) / size;
+}
+
+/* Reads the whole file into memory; NULL with a message on failure. */
+static unsigned char *slurp(FILE *f, size_t *len, char *err, unsigned errlen) {
+    size_t cap = 1 << 16, n = 0;
+    unsigned char *b = malloc(cap);
+    while (b) {
+        n += fread(b + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb, cap *= 2;
+    }
+    if (!b || ferror(f)) {
+        free(b);
+        tssi_say(err, errlen, "checkpoint: %s", b ? "read failed" : "out of memory");
+        return NULL;
+    }
+    *len = n;
+    return b;
+}
+
+#define BAD(fmt, ...)                                                                              \
+    do {                                                                                           \
+        tssi_say(err, errlen, "checkpoint: stream %zu: " fmt, idx, ##__VA_ARGS__);                 \
+        goto fail;                                                                                 \
+    } while (0)
+
+/* Reads one stream record into a new stream (*out); 0, or -1 with a message. */
+static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned errlen) {
+    tss_stream *s = NULL;
+    char id[TSS_MAX_ID + 1];
+    uint32_t idlen = r_u32(r);
+    const unsigned char *idb = idlen <= TSS_MAX_ID ? r_take(r, idlen) : NULL;
+    if (!idb || idlen == 0)
+        BAD("bad id length %u", idlen);
+    for (uint32_t k = 0; k < idlen; k++)
+        if (idb[k] < 0x20 || idb[k] > 0x7e)
+            BAD("id is not printable");
+    memcpy(id, idb, idlen);
+    id[idlen] = '\0';
+
+    tss_params p;
+    p.window = r_u32(r);
+    p.subsequence = r_u32(r);
+    p.hop = r_u32(r);
+    p.excl = r_u32(r);
+    p.range = r_f64(r);
+    p.range_margin = r_f64(r);
+    p.motif = (int)r_u8(r);
+    p.references = r_u32(r);
+    p.left_discord = (int)r_u8(r);
+    char why[200];
+    if (r->bad)
+        BAD("truncated");
+    if (tss_params_check(&p, why, sizeof why) != 0)
+        BAD("%s", why);
+    if (p.excl == 0)
+        BAD("unresolved excl");
+    if (tss_stream_new(id, &p, &s) != 0)
+        BAD("out of memory");
+
+    s->started = (int)r_u8(r);
+    s->next_seq = r_u64(r);
+    s->last_ts = (int64_t)r_u64(r);
+    s->ngaps = r_u32(r);
+    s->gap_next = r_u32(r);
+    if (s->started > 1 || s->ngaps > TSS_GAPS_KEPT || s->gap_next >= TSS_GAPS_KEPT ||
+        (s->ngaps < TSS_GAPS_KEPT && s->gap_next != s->ngaps))
+        BAD("bad sequence state");
+    for (uint32_t g = 0; g < s->ngaps; g++) {
+        s->gap_lo[g] = r_u64(r);
+        s->gap_hi[g] = r_u64(r);
+        if (s->gap_lo[g] >= s->gap_hi[g] || s->gap_hi[g] > s->next_seq)
+            BAD("bad gap %u", g);
+    }
+    s->samples = r_u64(r);
+    s->rejected = r_u64(r);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        s->alerts[k] = r_u64(r);
+    s->gaps = r_u64(r);
+
+    s->proc_seq = r_u64(r);
+    s->since_pass = r_u64(r);
+    uint32_t fill = r_u32(r);
+    if (fill > p.window || fill > s->proc_seq || !r_fits(r, fill, 16))
+        BAD("bad window (fill %u, window %u)", fill, p.window);
+    const unsigned char *xb = r_take(r, 8 * (size_t)fill), *tb = r_take(r, 8 * (size_t)fill);
+    reader xr = {xb, 8 * (size_t)fill, 0, 0}, tr = {tb, 8 * (size_t)fill, 0, 0};
+    for (uint32_t k = 0; k < fill; k++) {
+        double v = r_f64(&xr);
+        if (!isfinite(v))
+            BAD("non-finite sample in the window");
+        tss_ring_push(&s->ring, v, (int64_t)r_u64(&tr));
+    }
+
+    s->calibrated = (int)r_u8(r);
+    s->r = r_f64(r);
+    s->cal_nn = r_f64(r);
+    if (s->calibrated > 1 || (s->calibrated && !(s->r >= 0.0 && isfinite(s->r))) ||
+        (!isnan(p.range) && !(s->calibrated && s->r == p.range)))
+        BAD("bad range state");
+    if (!s->calibrated)
+        s->r = NAN;
+    s->have_motif = (int)r_u8(r);
+    s->motif_a = r_u64(r);
+    s->motif_b = r_u64(r);
+    if (s->have_motif > 1)
+        BAD("bad motif state");
+    uint64_t nal = r_u64(r);
+    if (nal > fill || !r_fits(r, nal, 8))
+        BAD("bad alerted count %llu", (unsigned long long)nal);
+    s->alerted.v = malloc((nal ? nal : 1) * sizeof *s->alerted.v);
+    if (!s->alerted.v)
+        BAD("out of memory");
+    s->alerted.cap = nal;
+    for (uint64_t k = 0; k < nal; k++) {
+        uint64_t v = r_u64(r);
+        if (v < s->proc_seq - fill || v >= s->proc_seq || (k && v <= s->alerted.v[k - 1]))
+            BAD("bad alerted start");
+        s->alerted.v[s->alerted.n++] = v;
+    }
+
+    uint64_t nst = r_u64(r);
+    if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
+        BAD("bad staging size %llu", (unsigned long long)nst);
+    const unsigned char *sv = r_take(r, 8 * nst), *sts = r_take(r, 8 * nst);
+    reader vr = {sv, 8 * nst, 0, 0}, str = {sts, 8 * nst, 0, 0};
+    for (uint64_t k = 0; k < nst; k++) {
+        double v = r_f64(&vr);
+        if (!isfinite(v))
+            BAD("non-finite staged sample");
+        tss_staging_push(&s->stage, v, (int64_t)r_u64(&str));
+    }
+    uint64_t nmk = r_u64(r);
+    if (!r_fits(r, nmk, 40) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
+        BAD("bad gap mark count");
+    for (uint64_t k = 0; k < nmk; k++) {
+        tss_gap_mark m;
+        m.seq = r_u64(r);
+        m.expected = r_u64(r);
+        m.missing = r_u64(r);
+        m.expected_ts = (int64_t)r_u64(r);
+        m.at = r_u64(r);
+        if (m.at >= nst || (k && m.at <= s->stage.mark[k - 1].at) || m.expected >= m.seq ||
+            m.missing != m.seq - m.expected)
+            BAD("bad gap mark");
+        s->stage.mark[s->stage.nmark++] = m;
+    }
+    if (r->bad)
+        BAD("truncated");
+    *out = s;
+    return 0;
+fail:
+    tss_stream_destroy(&s);
+    return -1;
+}
+#undef BAD
+
+int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
+    if (e->reg.n) {
+        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
+        return -1;
+    }
+    size_t len = 0;
+    unsigned char *buf = slurp(f, &len, err, errlen);
+    if (!buf)
+        return -1;
+    tss_registry reg = {0};
+    int rc = -1;
+    if (len < HEAD_LEN + 4 + TAIL_LEN || memcmp(buf, MAGIC, MAGIC_LEN) != 0) {
+        tssi_say(err, errlen, "checkpoint: not a tsmine stream checkpoint (%zu bytes)", len);
+        goto done;
+    }
+    reader hr = {buf + MAGIC_LEN, 4, 0, 0}, tr = {buf + len - TAIL_LEN, TAIL_LEN, 0, 0};
+    uint32_t version = r_u32(&hr);
+    uint64_t payload = r_u64(&tr);
+    uint32_t crc = r_u32(&tr);
+    if (version != VERSION) {
+        tssi_say(err, errlen, "checkpoint: version %u, this build reads version %u", version,
+                 VERSION);
+        goto done;
+    }
+    if (payload != len - HEAD_LEN - TAIL_LEN || crc32_update(0, buf, len - TAIL_LEN) != crc) {
+        tssi_say(err, errlen, "checkpoint: length or checksum mismatch (truncated or corrupt)");
+        goto done;
+    }
+    reader r = {buf + HEAD_LEN, (size_t)payload, 0, 0};
+    uint32_t count = r_u32(&r);
+    if (count > e->opt.max_streams || !r_fits(&r, count, 8)) {
+        tssi_say(err, errlen, "checkpoint: %u streams (limit %u)", count, e->opt.max_streams);
+        goto done;
+    }
+    for (uint32_t k = 0; k < count; k++) {
+        tss_stream *s = NULL;
+        if (r_stream(&r, k, &s, err, errlen) != 0)
+            goto done;
+        if (tss_registry_find(&reg, s->id) || tss_registry_add(&reg, s) != 0) {
+            tssi_say(err, errlen, "checkpoint: stream %u: duplicate id or out of memory", k);
+            tss_stream_destroy(&s);
+            goto done;
+        }
+    }
+    if (r.at != r.n) {
+        tssi_say(err, errlen, "checkpoint: %zu stray bytes after the streams", r.n - r.at);
+        goto done;
+    }
+    if (tssi_engine_reserve_dirty(e, reg.n) != 0) {
+        tssi_say(err, errlen, "checkpoint: out of memory");
+        goto done;
+    }
+    e->reg = reg;
+    reg = (tss_registry){0};
+    for (size_t k = 0; k < e->reg.n; k++) {
+        tss_stream *s = e->reg.list[k];
+        size_t staged = tss_staging_pending(&s->stage);
+        if (staged) {
+            e->pending += staged;
+            tssi_engine_mark_dirty(e, s);
+        }
+    }
+    rc = 0;
+done:
+    tss_registry_free(&reg);
+    free(buf);
+    return rc;
+}

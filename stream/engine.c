@@ -1,0 +1,336 @@
+/* engine.c - the engine's lifecycle, the tick (DESIGN 5.1, 5.3) and its queries.
+ * Ingest is in ingest.c, checkpoints in checkpoint.c.
+ *
+ * A tick runs in rounds. A round takes from every stream with staged samples the run
+ * up to its next pass point (window just full, or hop samples since the last pass),
+ * its next gap, or its ring slack, whichever comes first; feeds all those runs through
+ * the batched online kernel; then runs the passes of the streams that reached a pass
+ * point, in parallel. Rounds repeat until nothing is staged. So every pass sees the
+ * window it would see if samples arrived one at a time, and the alerts do not depend
+ * on how samples were grouped into batches and ticks, nor on the thread count. Alerts
+ * are queued per stream and emitted at the end, stream by stream in creation order,
+ * each stream's by sequence number. */
+#include "engine_impl.h"
+
+#include "online_step.h"
+#include "passes.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tss_reject_name(tss_reject r) {
+    static const char *const names[TSS_REJECT_COUNT] = {
+        [TSS_OK] = "ok",
+        [TSS_REJECT_BAD_ID] = "bad_id",
+        [TSS_REJECT_EMPTY] = "empty",
+        [TSS_REJECT_TOO_LARGE] = "too_large",
+        [TSS_REJECT_NONFINITE] = "nonfinite",
+        [TSS_REJECT_TIMESTAMPS] = "timestamps",
+        [TSS_REJECT_TIME_BACKWARDS] = "time_backwards",
+        [TSS_REJECT_DUPLICATE] = "duplicate",
+        [TSS_REJECT_OUT_OF_ORDER] = "out_of_order",
+        [TSS_REJECT_TOO_MANY_STREAMS] = "too_many_streams",
+        [TSS_REJECT_STREAM_REFUSED] = "stream_refused",
+    };
+    return (unsigned)r < TSS_REJECT_COUNT ? names[r] : "unknown";
+}
+
+int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen) {
+    *out = NULL;
+    tss_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        tssi_say(err, errlen, "out of memory for the engine");
+        return -1;
+    }
+    e->opt = *opt;
+    if (e->opt.max_streams == 0)
+        e->opt.max_streams = TSS_MAX_STREAMS_DEFAULT;
+    const char *why = NULL;
+    tsm_ctx *probe = NULL;
+    if (tsm_ctx_new(&probe, opt->backend, &why) != TSM_OK) {
+        tssi_say(err, errlen, "backend %s unavailable: %s", tsm_backend_name(opt->backend),
+                 why ? why : "unknown reason");
+        free(e);
+        return -1;
+    }
+    e->backend = tsm_ctx_backend(probe);
+    tsm_ctx_set_threads(probe, opt->threads);
+    e->threads = tsm_ctx_threads(probe);
+    if (e->backend == TSM_BACKEND_CPU) {
+        e->wide = probe;
+    } else {
+        /* CUDA: the batched device path (one allocation for all rings, batched
+         * launches) is not written yet; the rings stay in host memory and the same
+         * code runs on CPU ctxs (the seams are in online_step.c and passes.c). */
+        tsm_ctx_destroy(&probe);
+        if (tsm_ctx_new(&e->wide, TSM_BACKEND_CPU, NULL) != TSM_OK)
+            goto nomem;
+        tsm_ctx_set_threads(e->wide, e->threads);
+    }
+    e->worker = calloc((size_t)e->threads, sizeof *e->worker);
+    if (!e->worker)
+        goto nomem;
+    for (int t = 0; t < e->threads; t++) {
+        if (tsm_ctx_new(&e->worker[t], TSM_BACKEND_CPU, NULL) != TSM_OK)
+            goto nomem;
+        tsm_ctx_set_threads(e->worker[t], 1);
+    }
+    *out = e;
+    return 0;
+nomem:
+    tssi_say(err, errlen, "out of memory for the engine's %d contexts", e->threads);
+    tss_engine_destroy(&e);
+    return -1;
+}
+
+void tss_engine_destroy(tss_engine **self_p) {
+    if (*self_p) {
+        tss_engine *e = *self_p;
+        tss_registry_free(&e->reg);
+        for (int t = 0; e->worker && t < e->threads; t++)
+            tsm_ctx_destroy(&e->worker[t]);
+        free(e->worker);
+        tsm_ctx_destroy(&e->wide);
+        free(e->dirty);
+        free(e);
+        *self_p = NULL;
+    }
+}
+
+tsm_backend tss_engine_backend(const tss_engine *e) {
+    return e->backend;
+}
+
+int tssi_engine_reserve_dirty(tss_engine *e, size_t more) {
+    if (more <= e->dirty_cap - e->ndirty)
+        return 0;
+    size_t cap = e->dirty_cap ? 2 * e->dirty_cap : 64;
+    while (cap - e->ndirty < more)
+        cap *= 2;
+    tss_stream **d = realloc(e->dirty, cap * sizeof *d);
+    if (!d)
+        return -1;
+    e->dirty = d;
+    e->dirty_cap = cap;
+    return 0;
+}
+
+int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s) {
+    if (s->dirty)
+        return 0;
+    if (tssi_engine_reserve_dirty(e, 1) != 0)
+        return -1;
+    e->dirty[e->ndirty++] = s;
+    s->dirty = 1;
+    return 0;
+}
+
+size_t tss_engine_pending(const tss_engine *e) {
+    return e->pending;
+}
+
+/* Starts a round for s: emits the GAPs at the head of its staging (each restarts the
+ * window) and sets s->chunk to the samples it takes this round. Returns s->chunk. */
+static uint32_t plan(tss_stream *s) {
+    const tss_gap_mark *mk;
+    while ((mk = tss_staging_head_mark(&s->stage)) != NULL) {
+        tss_alert a = {
+            .kind = TSS_ALERT_GAP,
+            .start_seq = mk->expected,
+            .start_timestamp_ns = mk->expected_ts,
+            .length = mk->missing > UINT32_MAX ? UINT32_MAX : (uint32_t)mk->missing,
+        };
+        tss_stream_alert(s, &a);
+        tss_stream_restart(s);
+        s->proc_seq = mk->seq;
+        tss_staging_pop_mark(&s->stage);
+    }
+    const tss_params *p = &s->p;
+    uint64_t chunk = tss_staging_run(&s->stage);
+    uint64_t to_pass = s->ring.fill < p->window ? p->window - s->ring.fill
+                       : s->since_pass < p->hop ? p->hop - s->since_pass
+                                                : 1;
+    uint64_t slack = s->ring.cap - s->ring.window;
+    chunk = chunk < to_pass ? chunk : to_pass;
+    s->chunk = (uint32_t)(chunk < slack ? chunk : slack);
+    return s->chunk;
+}
+
+static int by_index(const void *a, const void *b) {
+    const tss_stream *x = *(tss_stream *const *)a, *y = *(tss_stream *const *)b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Alerts by sequence number, then kind, then the order they were found in. */
+static int by_seq(const void *a, const void *b) {
+    const tss_alert_item *x = a, *y = b;
+    if (x->a.start_seq != y->a.start_seq)
+        return x->a.start_seq < y->a.start_seq ? -1 : 1;
+    if (x->a.kind != y->a.kind)
+        return x->a.kind < y->a.kind ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Emits s's alerts of this tick and folds its tick counters into the engine's. */
+static void finish_stream(tss_engine *e, tss_stream *s) {
+    tss_alert_buf *b = &s->out;
+    if (b->n > 1)
+        qsort(b->item, b->n, sizeof *b->item, by_seq);
+    for (size_t k = 0; k < b->n; k++) {
+        const tss_alert *a = &b->item[k].a;
+        s->alerts[a->kind]++;
+        e->c.alerts[a->kind]++;
+        if (e->opt.on_alert)
+            e->opt.on_alert(e->opt.user, s->id, a);
+    }
+    b->n = 0;
+    e->c.passes_discord += s->passes_discord;
+    e->c.passes_motif += s->passes_motif;
+    e->c.pass_failures += s->pass_failures;
+    e->c.seconds_discord += s->sec_discord;
+    e->c.seconds_motif += s->sec_motif;
+    tss_staging_compact(&s->stage);
+    s->dirty = 0;
+}
+
+int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
+    e->c.ticks++;
+    if (e->ndirty == 0)
+        return 0;
+    tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
+    if (!act || !due) {
+        free(act);
+        free(due);
+        tssi_say(err, errlen, "out of memory for a tick over %zu streams", e->ndirty);
+        return -1;
+    }
+    qsort(e->dirty, e->ndirty, sizeof *e->dirty, by_index);
+    for (size_t k = 0; k < e->ndirty; k++) {
+        tss_stream *s = e->dirty[k];
+        s->sec_discord = s->sec_motif = 0.0;
+        s->passes_discord = s->passes_motif = s->pass_failures = 0;
+        s->fail[0] = '\0';
+    }
+    int failed = 0;
+    for (;;) {
+        size_t nact = 0, ndue = 0;
+        for (size_t k = 0; k < e->ndirty; k++)
+            if (plan(e->dirty[k]) > 0)
+                act[nact++] = e->dirty[k];
+        if (nact == 0)
+            break;
+        double t0 = tssi_now();
+        tsm_status st = tss_online_round(e->wide, act, nact);
+        e->c.seconds_online += tssi_now() - t0;
+        if (st != TSM_OK) {
+            if (!failed)
+                tssi_say(err, errlen, "online update: %s", tsm_ctx_error(e->wide));
+            failed = 1;
+            e->c.pass_failures++;
+        }
+        for (size_t k = 0; k < nact; k++) {
+            tss_stream *s = act[k];
+            e->pending -= s->chunk;
+            if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop)
+                due[ndue++] = s;
+        }
+        tss_passes_run(e->wide, e->worker, e->threads, due, ndue);
+    }
+    for (size_t k = 0; k < e->ndirty; k++) {
+        tss_stream *s = e->dirty[k];
+        if (s->fail[0] && !failed) {
+            tssi_say(err, errlen, "%s", s->fail);
+            failed = 1;
+        }
+        finish_stream(e, s);
+    }
+    e->ndirty = 0;
+    free(act);
+    free(due);
+    return failed ? -1 : 0;
+}
+
+size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
+    size_t len = strlen(prefix), n = 0;
+    for (size_t k = 0; k < e->reg.n; k++) {
+        tss_stream *s = e->reg.list[k];
+        if (isnan(s->p.range) && strncmp(s->id, prefix, len) == 0) {
+            s->calibrated = 0;
+            s->r = NAN;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Whether two parameter sets (excl resolved) are the same; NAN range equals NAN. */
+static int same_params(const tss_params *a, const tss_params *b) {
+    int same_range = (isnan(a->range) && isnan(b->range)) || a->range == b->range;
+    return a->window == b->window && a->subsequence == b->subsequence && a->hop == b->hop &&
+           a->excl == b->excl && same_range && a->range_margin == b->range_margin &&
+           a->motif == b->motif && a->references == b->references &&
+           a->left_discord == b->left_discord;
+}
+
+size_t tss_engine_reparam(tss_engine *e) {
+    size_t n = 0;
+    if (!e->opt.params_for)
+        return 0;
+    for (size_t k = 0; k < e->reg.n; k++) {
+        tss_stream *s = e->reg.list[k];
+        tss_params p;
+        if (e->opt.params_for(e->opt.user, s->id, &p) != 0 || tss_params_check(&p, NULL, 0) != 0)
+            continue; /* refused or invalid now: the stream keeps what it has */
+        p.excl = tss_params_excl(&p);
+        if (same_params(&p, &s->p) || tss_stream_set_params(s, &p) != 0)
+            continue;
+        n++;
+    }
+    return n;
+}
+
+static void info_of(const tss_stream *s, tss_stream_info *out) {
+    *out = (tss_stream_info){0};
+    snprintf(out->id, sizeof out->id, "%s", s->id);
+    out->params = s->p;
+    out->samples = s->samples;
+    out->rejected = s->rejected;
+    memcpy(out->alerts, s->alerts, sizeof out->alerts);
+    out->next_seq = s->next_seq;
+    out->window_fill = s->ring.fill;
+    out->gaps = s->gaps;
+    out->calibrated = s->calibrated;
+    out->range = s->calibrated ? s->r : NAN;
+}
+
+size_t tss_engine_stream_count(const tss_engine *e) {
+    return e->reg.n;
+}
+
+int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out) {
+    if (i >= e->reg.n)
+        return -1;
+    info_of(e->reg.list[i], out);
+    return 0;
+}
+
+int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info *out) {
+    const tss_stream *s = tss_registry_find(&e->reg, id);
+    if (!s)
+        return -1;
+    info_of(s, out);
+    return 0;
+}
+
+void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out) {
+    *out = e->c;
+    out->ring_bytes = out->ring_samples = 0;
+    for (size_t k = 0; k < e->reg.n; k++) {
+        const tss_stream *s = e->reg.list[k];
+        out->ring_bytes += tss_ring_bytes(&s->ring) + tss_online_bytes(&s->on, &s->ring);
+        out->ring_samples += s->ring.fill;
+    }
+}

@@ -1,0 +1,28 @@
+/* engine_impl.h - the engine object, shared by the files that implement engine.h
+ * (engine.c: lifecycle, tick, queries; ingest.c; checkpoint.c). Internal. */
+#ifndef TSS_ENGINE_IMPL_H
+#define TSS_ENGINE_IMPL_H
+
+#include "engine.h"
+#include "registry.h"
+#include "stream.h"
+
+struct tss_engine {
+    tss_engine_options opt;
+    tsm_backend backend; /* resolved (never AUTO) */
+    int threads;         /* T */
+    tsm_ctx *wide;       /* T threads: the online batch, a lone due stream's pass */
+    tsm_ctx **worker;    /* T single-threaded ctxs, one per pass thread, kept */
+    tss_registry reg;
+    tss_stream **dirty; /* streams with staged samples, unordered */
+    size_t ndirty, dirty_cap;
+    size_t pending; /* staged samples in all */
+    tss_engine_counters c;
+};
+
+/* Puts s on the dirty list (once); 0 or -1 when out of memory. */
+int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
+/* Room on the dirty list for `more` streams, so that marking cannot fail later. */
+int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
+
+#endif

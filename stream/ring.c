@@ -1,0 +1,49 @@
+/* ring.c - the mirrored sample ring (see ring.h). */
+#include "ring.h"
+
+#include <stdlib.h>
+
+int tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack) {
+    *r = (tss_ring){.window = window, .cap = window + slack};
+    r->v = malloc(2 * (size_t)r->cap * sizeof *r->v);
+    r->ts = malloc((size_t)r->cap * sizeof *r->ts);
+    if (!r->v || !r->ts) {
+        tss_ring_free(r);
+        return -1;
+    }
+    return 0;
+}
+
+void tss_ring_free(tss_ring *r) {
+    free(r->v);
+    free(r->ts);
+    r->v = NULL;
+    r->ts = NULL;
+}
+
+void tss_ring_clear(tss_ring *r) {
+    r->head = 0;
+    r->fill = 0;
+}
+
+void tss_ring_push(tss_ring *r, double v, int64_t ts) {
+    r->v[r->head] = v;
+    r->v[r->head + r->cap] = v;
+    r->ts[r->head] = ts;
+    r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
+    if (r->fill < r->window)
+        r->fill++;
+}
+
+uint32_t tss_ring_start(const tss_ring *r) {
+    return r->head >= r->fill ? r->head - r->fill : r->head + r->cap - r->fill;
+}
+
+int64_t tss_ring_ts_back(const tss_ring *r, uint64_t back) {
+    uint64_t p = r->head >= back ? r->head - back : r->head + r->cap - back;
+    return r->ts[p];
+}
+
+uint64_t tss_ring_bytes(const tss_ring *r) {
+    return (uint64_t)r->cap * (2 * sizeof *r->v + sizeof *r->ts);
+}

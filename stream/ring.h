@@ -1,0 +1,38 @@
+/* ring.h - one stream's mirrored sample ring (DESIGN 5.1).
+ *
+ * The ring has room for cap = window + slack samples. Each sample is written at its
+ * position p and at p + cap, so any run of up to cap consecutive samples, in
+ * particular the window (the last `window` of them), is one contiguous array. The
+ * slack lets a tick append up to `slack` samples before the online update has read
+ * the window they push out (stream/online.c). Timestamps live in a plain ring of cap
+ * entries (they are only looked up, never scanned). Host memory; a device backend
+ * keeps the same layout in one allocation for all streams. */
+#ifndef TSS_RING_H
+#define TSS_RING_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint32_t window, cap; /* W and cap = W + slack */
+    uint32_t head;        /* position of the next write */
+    uint32_t fill;        /* samples in the window, <= W */
+    double *v;            /* 2 cap values, mirrored */
+    int64_t *ts;          /* cap timestamps */
+} tss_ring;
+
+/* Allocates an empty ring; 0, or -1 when out of memory (then r holds nothing). */
+int tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack);
+void tss_ring_free(tss_ring *r);
+/* Empties the window (a restart); O(1). */
+void tss_ring_clear(tss_ring *r);
+/* Appends one sample; O(1). */
+void tss_ring_push(tss_ring *r, double v, int64_t ts);
+/* Position of the window's oldest sample; the window is r->v[start .. start + fill). */
+uint32_t tss_ring_start(const tss_ring *r);
+/* Timestamp of the sample `back` places before the next write (1 = the newest), for
+ * 1 <= back <= cap. */
+int64_t tss_ring_ts_back(const tss_ring *r, uint64_t back);
+/* Bytes held. */
+uint64_t tss_ring_bytes(const tss_ring *r);
+
+#endif
