@@ -1,0 +1,51 @@
+/* checkpoint.h - crash-safe checkpoint files (DESIGN 5.4; hardening issue item 2).
+ *
+ * Writing: the content goes to a temporary file in the same directory, which is
+ * flushed and fsync'ed, renamed over the final name, and then the directory is
+ * fsync'ed so the rename itself is durable. A crash at any moment leaves either the
+ * old file or the new one, never a half-written one under the final name.
+ * Reading: a file that the reader refuses is renamed aside (NAME.rejected, replacing
+ * an older one) so that the next start does not trip on it again, and the daemon
+ * starts empty. The content format is the engine's (tss_engine_save/load). */
+#ifndef TSD_CHECKPOINT_H
+#define TSD_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define TSD_CKPT_NAME "streams.ckpt"
+
+/* Writes (or reads) the content; 0, or -1 with a message in err (size errlen). */
+typedef int (*tsd_ckpt_fn)(void *user, FILE *f, char *err, unsigned errlen);
+
+/* Writes dir/name atomically through fn. On failure the previous file (if any) is
+ * untouched, the temporary file is removed, and err says which step failed. */
+int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user, char *err,
+                   size_t errlen);
+
+/* Outcome of tsd_ckpt_read. */
+typedef enum {
+    TSD_CKPT_LOADED = 0, /* fn accepted the file */
+    TSD_CKPT_NONE,       /* no file: a first start */
+    TSD_CKPT_REJECTED,   /* fn refused it (or it could not be read): renamed aside */
+} tsd_ckpt_result;
+
+/* Reads dir/name through fn. err says why on TSD_CKPT_REJECTED (and where the file
+ * went). */
+tsd_ckpt_result tsd_ckpt_read(const char *dir, const char *name, tsd_ckpt_fn fn, void *user,
+                              char *err, size_t errlen);
+
+/* Where checkpoints go (resolved once at start; a reload does not move them).
+ * $STATE_DIRECTORY (systemd's StateDirectory=, the first of a colon-separated list)
+ * wins over the configured state_dir, because under the unit's sandbox it is the one
+ * writable place; state_dir = "" turns checkpoints off either way. The directory must
+ * exist and be writable. When it is not:
+ *   - `required` (a configuration file was given): an error, the daemon refuses to
+ *     start;
+ *   - otherwise (embedded defaults, someone trying tsmined by hand): *dir_out = ""
+ *     and a warning in msg: the daemon runs without checkpoints.
+ * Returns 0 (dir_out is "" when checkpoints are off, msg says why) or -1 with msg. */
+int tsd_ckpt_resolve_dir(const char *state_dir, int required, char *dir_out, size_t dirlen,
+                         char *msg, size_t msglen);
+
+#endif

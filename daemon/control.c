@@ -1,0 +1,276 @@
+/* control.c - ControlRequest -> ControlReply on the REP socket. */
+#include "control.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "tsmine.pb-c.h"
+
+#ifndef TSMINE_VERSION
+#define TSMINE_VERSION "unknown"
+#endif
+
+/* Requests served per tsd_control_serve call. */
+#define CONTROL_BATCH 8
+
+/* A reply under construction; everything it points to lives here or in static
+ * storage, and reply_free releases it. */
+typedef struct {
+    Tsmine__V1__ControlReply msg;
+    Tsmine__V1__StreamState *states, **state_ptrs;
+    Tsmine__V1__Counter counters[64], *counter_ptrs[64];
+    size_t n_counters;
+    char names[64][48];
+    char error[512], message[2048];
+} reply_builder;
+
+static void fail(reply_builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(reply_builder *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->error, sizeof b->error, fmt, ap);
+    va_end(ap);
+    b->msg.ok = 0;
+    b->msg.error = b->error;
+}
+
+/* Adds a counter to one of the reply's repeated Counter fields: the fields take
+ * consecutive slices of b->counters, so they must be filled one after the other. */
+static void counter(reply_builder *b, size_t *n_field, Tsmine__V1__Counter ***field,
+                    const char *name, uint64_t value) {
+    if (b->n_counters >= sizeof b->counters / sizeof b->counters[0])
+        return;
+    size_t i = b->n_counters++;
+    Tsmine__V1__Counter *c = &b->counters[i];
+    tsmine__v1__counter__init(c);
+    snprintf(b->names[i], sizeof b->names[i], "%s", name);
+    c->name = b->names[i];
+    c->value = value;
+    b->counter_ptrs[i] = c;
+    if (*n_field == 0)
+        *field = &b->counter_ptrs[i];
+    (*n_field)++;
+}
+
+static void state_of(const tss_stream_info *in, Tsmine__V1__StreamState *s, char *id) {
+    tsmine__v1__stream_state__init(s);
+    strcpy(id, in->id);
+    s->stream_id = id;
+    s->samples = in->samples;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        s->alerts += in->alerts[k];
+    s->next_seq = in->next_seq;
+    s->window_fill = in->window_fill;
+    s->window = in->params.window;
+    s->subsequence = in->params.subsequence;
+    s->hop = in->params.hop;
+    s->range = in->range;
+    s->calibrated = in->calibrated != 0;
+    s->gaps = in->gaps;
+    s->rejected = in->rejected;
+}
+
+/* Room for n StreamStates and their ids, in one allocation. */
+static int alloc_states(reply_builder *b, size_t n) {
+    size_t one = sizeof(Tsmine__V1__StreamState) + sizeof(void *) + TSS_MAX_ID + 1;
+    char *mem = malloc(n ? n * one : 1);
+    if (!mem)
+        return -1;
+    b->states = (Tsmine__V1__StreamState *)mem;
+    b->state_ptrs = (Tsmine__V1__StreamState **)(mem + n * sizeof *b->states);
+    return 0;
+}
+
+static char *state_id(reply_builder *b, size_t n, size_t i) {
+    return (char *)(b->state_ptrs + n) + i * (TSS_MAX_ID + 1);
+}
+
+static void status(tsd_daemon *d, reply_builder *b) {
+    size_t n = tss_engine_stream_count(d->engine);
+    if (alloc_states(b, n) != 0) {
+        fail(b, "out of memory for %zu streams", n);
+        return;
+    }
+    size_t got = 0;
+    for (size_t i = 0; i < n; i++) {
+        tss_stream_info info;
+        if (tss_engine_stream_at(d->engine, i, &info) != 0)
+            continue;
+        state_of(&info, &b->states[got], state_id(b, n, got));
+        b->state_ptrs[got] = &b->states[got];
+        got++;
+    }
+    b->msg.streams = b->state_ptrs;
+    b->msg.n_streams = got;
+
+    tsd_metrics_snapshot s;
+    tsd_daemon_snapshot(d, &s);
+    for (int r = 1; r < TSD_REASON_COUNT; r++)
+        counter(b, &b->msg.n_rejected, &b->msg.rejected, tsd_reason_name(r), s.rejected[r]);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
+        const ProtobufCEnumValue *v =
+            protobuf_c_enum_descriptor_get_value(&tsmine__v1__alert_kind__descriptor, k);
+        if (k != 0 && v)
+            counter(b, &b->msg.n_alerts_by_kind, &b->msg.alerts_by_kind, v->name, s.alerts[k]);
+    }
+    uint64_t published = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        published += d->alerts.published[k];
+    const struct {
+        const char *name;
+        uint64_t value;
+    } c[] = {
+        {"messages", s.messages},
+        {"bytes", s.bytes},
+        {"samples", s.samples},
+        {"batches_accepted", d->ingest.count.accepted},
+        {"alerts_published", published},
+        {"alert_drops", s.alert_drops},
+        {"alert_errors", d->alerts.errors},
+        {"pass_failures", s.pass_failures},
+        {"streams", s.streams},
+        {"ring_samples", s.ring_samples},
+        {"ring_bytes", s.ring_bytes},
+        {"checkpoints", d->checkpoints},
+        {"checkpoint_failures", d->checkpoint_failures},
+        {"reloads", d->reloads},
+        {"control_requests", d->control_requests},
+        {"control_errors", d->control_errors},
+        {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);
+}
+
+static void one_stream(tsd_daemon *d, const char *id, reply_builder *b) {
+    tss_stream_info info;
+    if (tss_engine_stream_find(d->engine, id, &info) != 0) {
+        fail(b, "unknown stream \"%.*s\"", TSS_MAX_ID, id);
+        return;
+    }
+    if (alloc_states(b, 1) != 0) {
+        fail(b, "out of memory");
+        return;
+    }
+    state_of(&info, &b->states[0], state_id(b, 1, 0));
+    b->state_ptrs[0] = &b->states[0];
+    b->msg.streams = b->state_ptrs;
+    b->msg.n_streams = 1;
+}
+
+/* Fills b from the request bytes; every path leaves a complete reply. */
+static void dispatch(tsd_daemon *d, const void *req, size_t len, reply_builder *b) {
+    Tsmine__V1__ControlRequest *r =
+        tsmine__v1__control_request__unpack(NULL, len, (const uint8_t *)req);
+    if (!r) {
+        fail(b, "malformed request: not a tsmine.v1.ControlRequest (%zu bytes)", len);
+        return;
+    }
+    if (r->schema_version > TSD_SCHEMA_VERSION) {
+        fail(b, "schema_version %u is newer than this daemon's (%u)", r->schema_version,
+             TSD_SCHEMA_VERSION);
+    } else {
+        switch (r->command) {
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS: status(d, b); break;
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM: one_stream(d, r->stream_id, b); break;
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__RECALIBRATE: {
+            size_t n = tss_engine_recalibrate(d->engine, r->stream_id);
+            snprintf(b->message, sizeof b->message, "%zu streams will recalibrate", n);
+            tsd_log(TSD_LOG_INFO, "control: recalibrate \"%.*s\": %s", TSS_MAX_ID, r->stream_id,
+                    b->message);
+            break;
+        }
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD:
+            if (tsd_daemon_reload(d, b->message, sizeof b->message) != 0)
+                fail(b, "%s", b->message);
+            break;
+        default: fail(b, "unknown command %d", (int)r->command); break;
+        }
+    }
+    tsmine__v1__control_request__free_unpacked(r, NULL);
+}
+
+/* tsd_control_handle, or, when refuse is not NULL, the reply that refuses the
+ * request with that error. */
+static int handle(tsd_daemon *d, const void *req, size_t len, const char *refuse, uint8_t **reply,
+                  size_t *replylen) {
+    reply_builder *b = calloc(1, sizeof *b);
+    if (!b)
+        return -1;
+    tsmine__v1__control_reply__init(&b->msg);
+    b->msg.schema_version = TSD_SCHEMA_VERSION;
+    b->msg.ok = 1;
+    b->msg.backend = (char *)(d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "");
+    b->msg.version = TSMINE_VERSION;
+    b->msg.message = b->message;
+    d->control_requests++;
+    if (refuse)
+        fail(b, "%s", refuse);
+    else
+        dispatch(d, req, len, b);
+    if (!b->msg.ok) {
+        d->control_errors++;
+        uint64_t suppressed;
+        if (tsd_ratelimit_allow(&d->control_limit, tsd_now_ns(), &suppressed))
+            tsd_log(TSD_LOG_WARNING, "control: request refused: %s", b->error);
+    }
+    *replylen = tsmine__v1__control_reply__get_packed_size(&b->msg);
+    *reply = malloc(*replylen ? *replylen : 1);
+    if (*reply)
+        tsmine__v1__control_reply__pack(&b->msg, *reply);
+    free(b->states);
+    free(b);
+    return *reply ? 0 : -1;
+}
+
+int tsd_control_handle(tsd_daemon *d, const void *req, size_t len, uint8_t **reply,
+                       size_t *replylen) {
+    return handle(d, req, len, NULL, reply, replylen);
+}
+
+/* Receives one whole request (all its frames); returns its only frame in msg, or
+ * sets *bad when it had several. -1 when nothing is waiting. */
+static int receive(void *rep, zmq_msg_t *msg, int *bad) {
+    *bad = 0;
+    if (zmq_msg_recv(msg, rep, ZMQ_DONTWAIT) < 0)
+        return -1;
+    while (zmq_msg_more(msg)) {
+        *bad = 1; /* a request is one frame: drain the others, answer with an error */
+        zmq_msg_close(msg);
+        zmq_msg_init(msg);
+        if (zmq_msg_recv(msg, rep, 0) < 0)
+            break;
+    }
+    return 0;
+}
+
+void tsd_control_serve(tsd_daemon *d) {
+    for (int i = 0; i < CONTROL_BATCH; i++) {
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        int bad;
+        if (receive(d->sock.rep, &msg, &bad) != 0) {
+            zmq_msg_close(&msg);
+            return;
+        }
+        uint8_t *reply = NULL;
+        size_t len = 0;
+        int rc = handle(d, zmq_msg_data(&msg), zmq_msg_size(&msg),
+                        bad ? "malformed request: expected one frame" : NULL, &reply, &len);
+        zmq_msg_close(&msg);
+        if (rc != 0 || zmq_send(d->sock.rep, reply, len, 0) < 0) {
+            tsd_log(TSD_LOG_WARNING, "control: cannot reply: %s",
+                    rc ? "out of memory" : zmq_strerror(errno));
+            /* REP must send before it can receive again: an empty frame restores it. */
+            if (rc != 0)
+                zmq_send(d->sock.rep, "", 0, 0);
+        }
+        free(reply);
+    }
+}

@@ -1,0 +1,167 @@
+/* daemon.c - start-up and shut-down of tsmined, checkpoints and counter snapshots. */
+#include "daemon.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "checkpoint.h"
+
+/* Engine callbacks (user = the daemon). */
+static void on_alert(void *user, const char *stream_id, const tss_alert *alert) {
+    tsd_daemon *d = user;
+    tsd_alerts_publish(&d->alerts, stream_id, alert);
+}
+
+static int params_for(void *user, const char *stream_id, tss_params *out) {
+    tsd_daemon *d = user;
+    *out = tsc_stream_params_for(&d->cfg, stream_id);
+    return 0;
+}
+
+static int save_fn(void *user, FILE *f, char *err, unsigned errlen) {
+    return tss_engine_save(user, f, err, errlen);
+}
+
+static int load_fn(void *user, FILE *f, char *err, unsigned errlen) {
+    return tss_engine_load(user, f, err, errlen);
+}
+
+int tsd_daemon_checkpoint(tsd_daemon *d) {
+    if (!d->state_dir[0])
+        return 0;
+    char err[1024];
+    uint64_t t0 = tsd_now_ns();
+    if (tsd_ckpt_write(d->state_dir, TSD_CKPT_NAME, save_fn, d->engine, err, sizeof err) != 0) {
+        d->checkpoint_failures++;
+        tsd_log(TSD_LOG_ERR, "checkpoint: %s", err);
+        return -1;
+    }
+    d->checkpoints++;
+    tsd_log(TSD_LOG_DEBUG, "checkpoint: %zu streams written to %s/%s in %.3f s",
+            tss_engine_stream_count(d->engine), d->state_dir, TSD_CKPT_NAME,
+            (double)(tsd_now_ns() - t0) * 1e-9);
+    return 0;
+}
+
+int tsd_tick_error_is_fatal(const char *err) {
+    /* kernels/cuda.cu ends the message of every TSM_EDEVICE failure this way. */
+    return strstr(err, "unusable") != NULL;
+}
+
+/* Restores the checkpoint, if any; a rejected one is set aside and the engine starts
+ * empty (tss_engine_load leaves it so). */
+static void restore(tsd_daemon *d) {
+    if (!d->state_dir[0])
+        return;
+    char err[1024];
+    switch (tsd_ckpt_read(d->state_dir, TSD_CKPT_NAME, load_fn, d->engine, err, sizeof err)) {
+    case TSD_CKPT_LOADED:
+        tsd_log(TSD_LOG_INFO, "checkpoint: restored %zu streams from %s/%s",
+                tss_engine_stream_count(d->engine), d->state_dir, TSD_CKPT_NAME);
+        break;
+    case TSD_CKPT_NONE:
+        tsd_log(TSD_LOG_INFO, "checkpoint: none in %s, starting empty", d->state_dir);
+        break;
+    case TSD_CKPT_REJECTED: tsd_log(TSD_LOG_WARNING, "checkpoint: %s; starting empty", err); break;
+    }
+}
+
+static int open_engine(tsd_daemon *d) {
+    tsm_backend want;
+    if (tsm_backend_parse(d->cfg.backend, &want) != 0) {
+        tsd_log(TSD_LOG_ERR, "backend \"%s\": expected auto, cpu or cuda", d->cfg.backend);
+        return EX_CONFIG;
+    }
+    tss_engine_options opt = {.backend = want,
+                              .threads = d->cfg.threads,
+                              .max_streams = d->cfg.max_streams,
+                              .on_alert = on_alert,
+                              .params_for = params_for,
+                              .user = d};
+    char err[512];
+    if (tss_engine_new(&opt, &d->engine, err, sizeof err) != 0) {
+        tsd_log(TSD_LOG_ERR, "engine (backend %s): %s", d->cfg.backend, err);
+        return EX_UNAVAILABLE;
+    }
+    tsd_log(TSD_LOG_INFO, "backend: %s%s", tsm_backend_name(tss_engine_backend(d->engine)),
+            want == TSM_BACKEND_AUTO ? " (auto)" : "");
+    return 0;
+}
+
+int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_path) {
+    memset(d, 0, sizeof *d);
+    d->cfg = *cfg;
+    snprintf(d->config_path, sizeof d->config_path, "%s", config_path ? config_path : "");
+    d->started_ns = tsd_now_ns();
+    tsd_ingest_init(&d->ingest, cfg->max_message_size, cfg->log_rate_per_s);
+    tsd_ratelimit_init(&d->control_limit, cfg->log_rate_per_s);
+    tsd_ratelimit_init(&d->tick_limit, cfg->log_rate_per_s);
+    tsd_notify_init(&d->notify);
+
+    char msg[4200];
+    if (tsd_ckpt_resolve_dir(cfg->state_dir, d->config_path[0] != '\0', d->state_dir,
+                             sizeof d->state_dir, msg, sizeof msg) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        return EX_CANTCREAT;
+    }
+    if (msg[0])
+        tsd_log(TSD_LOG_WARNING, "%s", msg);
+    else
+        tsd_log(TSD_LOG_INFO, "checkpoints: %s/%s", d->state_dir, TSD_CKPT_NAME);
+
+    int rc = open_engine(d);
+    if (rc)
+        goto fail;
+    restore(d);
+    if (tsd_sockets_open(&d->sock, cfg, msg, sizeof msg) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        rc = EX_UNAVAILABLE;
+        goto fail;
+    }
+    tsd_alerts_init(&d->alerts, d->sock.pub);
+    if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        rc = EX_UNAVAILABLE;
+        goto fail;
+    }
+    if (msg[0])
+        tsd_log(TSD_LOG_WARNING, "%s", msg);
+    else if (d->metrics)
+        tsd_log(TSD_LOG_INFO, "metrics: http://%s/metrics", cfg->metrics_listen);
+    tsd_metrics_snapshot snap;
+    tsd_daemon_snapshot(d, &snap);
+    tsd_metrics_publish(d->metrics, &snap);
+    return 0;
+fail:
+    tsd_daemon_close(d);
+    return rc;
+}
+
+void tsd_daemon_close(tsd_daemon *d) {
+    tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
+    tsd_sockets_close(&d->sock);
+    tss_engine_destroy(&d->engine);
+}
+
+void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
+    memset(s, 0, sizeof *s);
+    const tsd_ingest_counters *in = &d->ingest.count;
+    s->samples = in->samples;
+    s->bytes = in->bytes;
+    s->messages = in->messages;
+    memcpy(s->rejected, in->rejected, sizeof s->rejected);
+    memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
+    s->alert_drops = d->alerts.drops;
+    if (!d->engine)
+        return;
+    tss_engine_counters c;
+    tss_engine_counters_get(d->engine, &c);
+    s->pass_failures = c.pass_failures;
+    s->pass_seconds[TSD_PASS_ONLINE] = c.seconds_online;
+    s->pass_seconds[TSD_PASS_DISCORD] = c.seconds_discord;
+    s->pass_seconds[TSD_PASS_MOTIF] = c.seconds_motif;
+    s->ring_samples = c.ring_samples;
+    s->ring_bytes = c.ring_bytes;
+    s->streams = tss_engine_stream_count(d->engine);
+}

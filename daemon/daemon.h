@@ -1,0 +1,62 @@
+/* daemon.h - the state of one tsmined process and its life cycle:
+ *   tsd_daemon_open   engine, checkpoint restore, sockets, metrics, then READY=1
+ *   tsd_daemon_run    the main loop (loop.c) until SIGTERM/SIGINT or a fatal error
+ *   tsd_daemon_close  frees everything
+ * Everything here is touched by the main thread only; the metrics thread sees
+ * snapshots (metrics.h). */
+#ifndef TSD_DAEMON_H
+#define TSD_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "config.h"
+#include "engine.h"
+#include "ingest.h"
+#include "log.h"
+#include "metrics.h"
+#include "notify.h"
+#include "sockets.h"
+
+typedef struct {
+    tsc_config cfg;        /* in force; a reload swaps in the keys that apply live */
+    char config_path[512]; /* -c FILE, "" for the embedded defaults */
+    char state_dir[4096];  /* where checkpoints go, "" = none (resolved at start) */
+    tss_engine *engine;
+    tsd_sockets sock;
+    tsd_ingest ingest;
+    tsd_alerts alerts;
+    tsd_metrics *metrics;
+    tsd_notify notify;
+    uint64_t started_ns;
+    uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
+    tsd_ratelimit control_limit; /* log lines about malformed control requests */
+    tsd_ratelimit tick_limit;    /* log lines about failed (recoverable) ticks */
+} tsd_daemon;
+
+/* Starts everything from cfg (copied). Returns 0, or a sysexits code with the reason
+ * already logged; d is then closed. */
+int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_path);
+/* Runs until asked to stop; returns the process exit status (0 after SIGTERM). */
+int tsd_daemon_run(tsd_daemon *d);
+void tsd_daemon_close(tsd_daemon *d);
+
+/* Writes the checkpoint now (no-op without a state_dir); 0 or -1 (logged). Cost: the
+ * engine's serialisation of every window plus one fsync. */
+int tsd_daemon_checkpoint(tsd_daemon *d);
+
+/* The SIGHUP / RELOAD path: loads config_path into a fresh struct; when it is valid,
+ * swaps in the keys that apply live and re-resolves every stream's parameters; when
+ * it is not, keeps the running configuration. msg says what happened (also logged).
+ * Returns 0 or -1. */
+int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
+
+/* The counters of the daemon and the engine, as metrics and control report them. */
+void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s);
+
+/* Whether a tick failure message reports a sticky device error (DESIGN 2): the CUDA
+ * context is unusable and the daemon must checkpoint and exit. */
+int tsd_tick_error_is_fatal(const char *err);
+
+#endif

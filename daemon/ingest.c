@@ -1,0 +1,181 @@
+/* ingest.c - decode -> validate -> apply for one ingest message, and its counters. */
+#include "ingest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tsd_reason_name(int reason) {
+    switch (reason) {
+    case TSD_REASON_DECODE: return "decode";
+    case TSD_REASON_SCHEMA_VERSION: return "schema_version";
+    case TSD_REASON_OVERSIZED: return "oversized";
+    case TSD_REASON_FRAMES: return "frames";
+    case TSD_REASON_BAD_SEQ: return "bad_seq";
+    default: break;
+    }
+    if (reason >= 0 && reason < TSS_REJECT_COUNT)
+        return tss_reject_name((tss_reject)reason);
+    return "unknown";
+}
+
+/* The budget allocator: each block carries its size in a header (16 bytes, keeping
+ * the payload aligned for any type) so that free can give the budget back. */
+typedef union {
+    size_t size;
+    max_align_t align;
+} block_header;
+
+static void *budget_alloc(void *data, size_t size) {
+    tsd_decoder *d = data;
+    if (size > d->budget - d->used)
+        return NULL; /* protobuf-c then fails the unpack cleanly */
+    block_header *h = malloc(sizeof *h + size);
+    if (!h)
+        return NULL;
+    h->size = size;
+    d->used += size;
+    return h + 1;
+}
+
+static void budget_free(void *data, void *ptr) {
+    tsd_decoder *d = data;
+    if (!ptr)
+        return;
+    block_header *h = (block_header *)ptr - 1;
+    d->used -= h->size;
+    free(h);
+}
+
+void tsd_decoder_init(tsd_decoder *d, size_t max_message_size) {
+    d->alloc =
+        (ProtobufCAllocator){.alloc = budget_alloc, .free = budget_free, .allocator_data = d};
+    d->budget = TSD_DECODE_FACTOR * max_message_size + 65536;
+    d->used = 0;
+}
+
+int tsd_decode(tsd_decoder *d, const void *buf, size_t len, Tsmine__V1__SampleBatch **out) {
+    *out = NULL;
+    if (len > (d->budget - 65536) / TSD_DECODE_FACTOR)
+        return TSD_REASON_OVERSIZED;
+    *out = tsmine__v1__sample_batch__unpack(&d->alloc, len, buf);
+    return *out ? TSS_OK : TSD_REASON_DECODE;
+}
+
+void tsd_decoded_free(tsd_decoder *d, Tsmine__V1__SampleBatch **b) {
+    if (*b) {
+        tsmine__v1__sample_batch__free_unpacked(*b, &d->alloc);
+        *b = NULL;
+    }
+}
+
+/* 1..TSS_MAX_ID bytes of printable ASCII (they become ZeroMQ topics, metric labels
+ * and log text). */
+static int valid_id(const char *id) {
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++, n++)
+        if (*p < 0x20 || *p > 0x7e || n >= TSS_MAX_ID)
+            return 0;
+    return n > 0;
+}
+
+/* Timestamps: one per value and non-decreasing, or a non-negative period whose last
+ * timestamp fits in 64 bits. */
+static int check_timestamps(const Tsmine__V1__SampleBatch *b) {
+    if (b->period_ns < 0)
+        return TSS_REJECT_TIMESTAMPS;
+    if (b->n_timestamps_ns) {
+        if (b->n_timestamps_ns != b->n_values)
+            return TSS_REJECT_TIMESTAMPS;
+        for (size_t k = 1; k < b->n_timestamps_ns; k++)
+            if (b->timestamps_ns[k] < b->timestamps_ns[k - 1])
+                return TSS_REJECT_TIME_BACKWARDS;
+        return TSS_OK;
+    }
+    int64_t span;
+    if (__builtin_mul_overflow(b->period_ns, (int64_t)(b->n_values - 1), &span) ||
+        __builtin_add_overflow(b->first_timestamp_ns, span, &span))
+        return TSS_REJECT_TIMESTAMPS;
+    return TSS_OK;
+}
+
+int tsd_validate(const Tsmine__V1__SampleBatch *b) {
+    if (b->schema_version > TSD_SCHEMA_VERSION)
+        return TSD_REASON_SCHEMA_VERSION;
+    if (!valid_id(b->stream_id))
+        return TSS_REJECT_BAD_ID;
+    if (b->n_values == 0)
+        return TSS_REJECT_EMPTY;
+    if (b->first_seq > UINT64_MAX - b->n_values)
+        return TSD_REASON_BAD_SEQ;
+    for (size_t k = 0; k < b->n_values; k++)
+        if (!isfinite(b->values[k]))
+            return TSS_REJECT_NONFINITE;
+    return check_timestamps(b);
+}
+
+int tsd_apply(tss_engine *e, const Tsmine__V1__SampleBatch *b) {
+    return tss_engine_ingest(e, b->stream_id, b->first_seq,
+                             b->n_timestamps_ns ? b->timestamps_ns : NULL, b->first_timestamp_ns,
+                             b->period_ns, b->values, b->n_values);
+}
+
+void tsd_ingest_set_log_rate(tsd_ingest *in, uint32_t log_rate_per_s) {
+    for (int r = 0; r < TSD_REASON_COUNT; r++)
+        tsd_ratelimit_init(&in->limit[r], log_rate_per_s);
+}
+
+void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s) {
+    memset(in, 0, sizeof *in);
+    tsd_decoder_init(&in->dec, max_message_size);
+    tsd_ingest_set_log_rate(in, log_rate_per_s);
+}
+
+/* Counts a refusal; returns whether it may be logged now (the reason's rate limit),
+ * after saying how many lines of that reason were suppressed before. */
+static int refused(tsd_ingest *in, int reason) {
+    in->count.rejected[reason]++;
+    uint64_t suppressed;
+    if (!tsd_ratelimit_allow(&in->limit[reason], tsd_now_ns(), &suppressed))
+        return 0;
+    if (suppressed)
+        tsd_log(TSD_LOG_WARNING, "ingest: %llu more rejections for %s not logged",
+                (unsigned long long)suppressed, tsd_reason_name(reason));
+    return 1;
+}
+
+void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
+                       const char *detail) {
+    in->count.messages++;
+    in->count.bytes += len;
+    if (refused(in, reason))
+        tsd_log(TSD_LOG_WARNING, "ingest: rejected %zu-byte message from %s: %s (%s)", len,
+                peer ? peer : "?", tsd_reason_name(reason), detail);
+}
+
+int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
+                       const char *peer) {
+    in->count.messages++;
+    in->count.bytes += len;
+    Tsmine__V1__SampleBatch *b;
+    int r = tsd_decode(&in->dec, buf, len, &b);
+    if (r == TSS_OK)
+        r = tsd_validate(b);
+    if (r == TSS_OK)
+        r = tsd_apply(e, b);
+    if (r == TSS_OK) {
+        in->count.accepted++;
+        in->count.samples += b->n_values;
+    } else {
+        if (refused(in, r)) {
+            /* The id is printed only when it is safe to print. */
+            int id_ok = b && valid_id(b->stream_id);
+            tsd_log(TSD_LOG_WARNING,
+                    "ingest: rejected %zu-byte message from %s: %s (stream \"%s\", seq %llu)", len,
+                    peer ? peer : "?", tsd_reason_name(r), id_ok ? b->stream_id : "?",
+                    b ? (unsigned long long)b->first_seq : 0ull);
+        }
+    }
+    tsd_decoded_free(&in->dec, &b);
+    return r;
+}

@@ -1,0 +1,95 @@
+/* ingest.h - one ingest message through three stages, each a separate function so
+ * that a fuzzer or a unit test can drive any prefix of the pipeline:
+ *
+ *   tsd_decode    bytes -> SampleBatch (protobuf-c, under a memory budget)
+ *   tsd_validate  SampleBatch -> accepted or a reason (stateless wire-level checks)
+ *   tsd_apply     SampleBatch -> tss_engine_ingest (stateful checks: sequence numbers,
+ *                 stream limits, window size)
+ *
+ * tsd_ingest_message runs all three and counts the outcome. Every refusal has a
+ * reason with a stable snake_case name (tsd_reason_name): the engine's own reasons
+ * (tss_reject, same values, names from tss_reject_name) followed by the daemon's. */
+#ifndef TSD_INGEST_H
+#define TSD_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "engine.h"
+#include "log.h"
+#include "tsmine.pb-c.h"
+
+/* Reasons: 0 (TSS_OK) is success; 1 .. TSS_REJECT_COUNT - 1 are tss_reject values. */
+enum {
+    TSD_REASON_DECODE = TSS_REJECT_COUNT, /* not a SampleBatch (or over the decode budget) */
+    TSD_REASON_SCHEMA_VERSION,            /* schema_version newer than this daemon's (1) */
+    TSD_REASON_OVERSIZED,                 /* longer than max_message_size */
+    TSD_REASON_FRAMES,                    /* a multipart message of the wrong shape */
+    TSD_REASON_BAD_SEQ,                   /* first_seq + values overflows 64 bits */
+    TSD_REASON_COUNT
+};
+const char *tsd_reason_name(int reason);
+
+/* The schema version this daemon speaks (tsmine.proto). */
+#define TSD_SCHEMA_VERSION 1u
+
+/* A protobuf-c allocator that refuses to hold more than `budget` bytes at once, so a
+ * hostile message cannot make unpack allocate without bound. protobuf-c needs up to
+ * about 16 bytes per input byte in the worst case (its scanned-member slabs, 1-byte
+ * packed varints widened to 8), so the budget is TSD_DECODE_FACTOR times the message
+ * size limit. */
+#define TSD_DECODE_FACTOR 24u
+typedef struct {
+    ProtobufCAllocator alloc; /* points back to this struct */
+    size_t budget;            /* bytes that may be outstanding */
+    size_t used;              /* bytes outstanding now */
+} tsd_decoder;
+
+void tsd_decoder_init(tsd_decoder *d, size_t max_message_size);
+
+/* Stage 1. Unpacks len bytes. Returns TSS_OK with *out (free with tsd_decoded_free),
+ * TSD_REASON_OVERSIZED when len > max_message_size, else TSD_REASON_DECODE. */
+int tsd_decode(tsd_decoder *d, const void *buf, size_t len, Tsmine__V1__SampleBatch **out);
+void tsd_decoded_free(tsd_decoder *d, Tsmine__V1__SampleBatch **b);
+
+/* Stage 2. Checks what needs no stream state: schema version, stream id (1..TSS_MAX_ID
+ * printable ASCII bytes), values present and finite, one timestamp per value when any
+ * is given and non-decreasing, period >= 0, sequence numbers that do not wrap. O(n). */
+int tsd_validate(const Tsmine__V1__SampleBatch *b);
+
+/* Stage 3. Appends to the engine; returns TSS_OK or the engine's tss_reject. */
+int tsd_apply(tss_engine *e, const Tsmine__V1__SampleBatch *b);
+
+/* Counters of the ingest path (read by control and metrics; written only by the
+ * main loop). */
+typedef struct {
+    uint64_t messages; /* received, accepted or not */
+    uint64_t bytes;    /* their payload bytes */
+    uint64_t accepted; /* batches accepted */
+    uint64_t samples;  /* samples accepted */
+    uint64_t rejected[TSD_REASON_COUNT];
+} tsd_ingest_counters;
+
+typedef struct {
+    tsd_decoder dec;
+    tsd_ingest_counters count;
+    tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
+} tsd_ingest;
+
+void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s);
+
+/* Changes the log rate per reason (reload). */
+void tsd_ingest_set_log_rate(tsd_ingest *in, uint32_t log_rate_per_s);
+
+/* Runs the three stages on one message and counts it; logs a refusal (at the rate
+ * limit) with `peer` (may be NULL) for context. Returns the reason (TSS_OK = 0). */
+int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
+                       const char *peer);
+
+/* Counts a message refused before decoding (TSD_REASON_FRAMES) and logs it. */
+void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
+                       const char *detail);
+
+#endif

@@ -1,0 +1,45 @@
+/* log.h - tsmined's logging: one line per message on stderr with an sd-daemon(3)
+ * priority prefix ("<3>" error ... "<7>" debug) that journald turns into the entry's
+ * priority, and a per-reason rate limiter for messages that hostile or broken peers
+ * can trigger at line rate (rejected batches, malformed control requests). */
+#ifndef TSD_LOG_H
+#define TSD_LOG_H
+
+#include <stdint.h>
+
+/* Priorities of syslog(3) / sd-daemon(3). */
+enum {
+    TSD_LOG_ERR = 3,
+    TSD_LOG_WARNING = 4,
+    TSD_LOG_NOTICE = 5,
+    TSD_LOG_INFO = 6,
+    TSD_LOG_DEBUG = 7
+};
+
+/* Writes "<prio>message\n" to stderr with one write(2), so that lines of concurrent
+ * writers (the metrics thread) never interleave. Messages longer than 4 KiB are cut.
+ * Prefixes are always written: journald strips them, and on a terminal they still
+ * read as a severity. */
+void tsd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A token bucket of `rate` lines per second (rate 0 = unlimited), refilled each second.
+ * Pure: the caller passes the time, so tests are deterministic. */
+typedef struct {
+    uint32_t rate;         /* lines per second */
+    uint64_t window_start; /* ns, start of the current one-second window */
+    uint32_t used;         /* lines let through in this window */
+    uint64_t suppressed;   /* lines refused since the last report */
+} tsd_ratelimit;
+
+void tsd_ratelimit_init(tsd_ratelimit *rl, uint32_t rate);
+
+/* Whether a line may be written at time now_ns (monotonic). When it may and earlier
+ * lines were suppressed, *suppressed gets their count (then reset) so the caller can
+ * say "N similar messages suppressed"; otherwise *suppressed is 0. O(1). */
+int tsd_ratelimit_allow(tsd_ratelimit *rl, uint64_t now_ns, uint64_t *suppressed);
+
+/* Monotonic and wall-clock time in nanoseconds. */
+uint64_t tsd_now_ns(void);
+int64_t tsd_realtime_ns(void);
+
+#endif

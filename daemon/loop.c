@@ -1,0 +1,183 @@
+/* loop.c - tsmined's main loop: one thread, zmq_poll over the sockets.
+ *
+ * Each iteration: wait for input at most until the next deadline (tick, watchdog);
+ * read up to DRAIN_BATCH messages per ingest socket (a bound, so that control
+ * requests and ticks are never starved by a flood); serve control requests; tick
+ * when tick_ms has passed since the last tick or when PENDING_TICK samples wait;
+ * then the periodic duties (checkpoint, STATUS= line, metrics snapshot) and the
+ * signal flags. A sticky device error ends the loop with a checkpoint and a non-zero
+ * status (DESIGN 2). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include <zmq.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "signals.h"
+
+/* Messages read from one ingest socket per poll. */
+#define DRAIN_BATCH 1024
+/* Staged samples that trigger a tick before tick_ms (bounds latency and staging
+ * memory under heavy load). */
+#define PENDING_TICK (1u << 16)
+/* On SIGTERM, messages still read from the ingest queues before stopping. */
+#define STOP_DRAIN_MAX (64u * DRAIN_BATCH)
+/* STATUS= line interval. */
+#define STATUS_NS 2000000000ull
+
+typedef struct {
+    uint64_t next_tick, next_checkpoint, next_status;
+    uint64_t status_samples; /* samples at the last STATUS= line */
+    uint64_t status_at;
+} timers;
+
+/* Reads up to max messages from sock; returns how many were read. `sub` messages
+ * may carry a topic frame before the batch. */
+static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
+    size_t n = 0;
+    zmq_msg_t frame[2];
+    zmq_msg_init(&frame[0]);
+    zmq_msg_init(&frame[1]);
+    for (; n < max; n++) {
+        if (zmq_msg_recv(&frame[0], sock, ZMQ_DONTWAIT) < 0)
+            break;
+        size_t parts = 1;
+        zmq_msg_t *last = &frame[0];
+        while (zmq_msg_more(last)) { /* the rest of a multipart message is already here */
+            last = &frame[1];        /* frames after the second overwrite it */
+            if (zmq_msg_recv(last, sock, 0) < 0)
+                break;
+            parts++;
+        }
+        const char *peer = zmq_msg_gets(&frame[0], "Peer-Address");
+        if (parts == 1 || (sub && parts == 2))
+            tsd_ingest_message(&d->ingest, d->engine, zmq_msg_data(last), zmq_msg_size(last), peer);
+        else
+            tsd_ingest_refuse(&d->ingest, TSD_REASON_FRAMES, zmq_msg_size(last), peer,
+                              sub ? "expected 1 or 2 frames" : "expected 1 frame");
+    }
+    zmq_msg_close(&frame[0]);
+    zmq_msg_close(&frame[1]);
+    return n;
+}
+
+/* Ticks the engine; returns 0, or the exit status when the device is lost. */
+static int tick(tsd_daemon *d) {
+    char err[1024];
+    if (tss_engine_tick(d->engine, err, sizeof err) == 0)
+        return 0;
+    if (tsd_tick_error_is_fatal(err)) {
+        tsd_log(TSD_LOG_ERR, "tick: %s; writing the checkpoint and exiting", err);
+        return EX_UNAVAILABLE;
+    }
+    uint64_t suppressed;
+    if (tsd_ratelimit_allow(&d->tick_limit, tsd_now_ns(), &suppressed))
+        tsd_log(TSD_LOG_ERR, "tick: %s (the passes concerned are skipped; %llu similar not logged)",
+                err, (unsigned long long)suppressed);
+    return 0;
+}
+
+static void status_line(tsd_daemon *d, timers *t, uint64_t now) {
+    double secs = (double)(now - t->status_at) * 1e-9;
+    uint64_t samples = d->ingest.count.samples;
+    char line[256];
+    snprintf(line, sizeof line, "%zu streams, %.0f samples/s, backend %s",
+             tss_engine_stream_count(d->engine),
+             secs > 0 ? (double)(samples - t->status_samples) / secs : 0.0,
+             tsm_backend_name(tss_engine_backend(d->engine)));
+    tsd_notify_status(line);
+    t->status_samples = samples;
+    t->status_at = now;
+    t->next_status = now + STATUS_NS;
+}
+
+/* Milliseconds to wait in zmq_poll: until the next tick or watchdog, at least 0. */
+static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
+    uint64_t wait = t->next_tick > now ? t->next_tick - now : 0;
+    uint64_t wd = tsd_notify_watchdog_wait(&d->notify, now);
+    if (wd < wait)
+        wait = wd;
+    return (long)((wait + 999999) / 1000000);
+}
+
+/* SIGTERM/SIGINT: read what is already queued (bounded), process it, checkpoint. */
+static int stop(tsd_daemon *d) {
+    tsd_notify_stopping();
+    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX);
+    if (d->sock.sub)
+        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX);
+    int rc = tick(d);
+    int ck = tsd_daemon_checkpoint(d);
+    tsd_log(TSD_LOG_NOTICE, "stopping: %zu queued messages read, %zu streams %s", n,
+            tss_engine_stream_count(d->engine),
+            !d->state_dir[0] ? "not saved (no state_dir)"
+            : ck == 0        ? "checkpointed"
+                             : "NOT checkpointed");
+    return rc;
+}
+
+int tsd_daemon_run(tsd_daemon *d) {
+    zmq_pollitem_t items[3] = {
+        {.socket = d->sock.ingest, .events = ZMQ_POLLIN},
+        {.socket = d->sock.rep, .events = ZMQ_POLLIN},
+        {.socket = d->sock.sub, .events = ZMQ_POLLIN},
+    };
+    int nitems = d->sock.sub ? 3 : 2;
+    uint64_t now = tsd_now_ns();
+    timers t = {.next_tick = now, .status_at = now};
+    t.next_checkpoint = now + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
+    char ready[256];
+    snprintf(ready, sizeof ready, "ready: %zu streams restored, backend %s",
+             tss_engine_stream_count(d->engine), tsm_backend_name(tss_engine_backend(d->engine)));
+    tsd_notify_ready(ready);
+    tsd_log(TSD_LOG_NOTICE, "%s", ready);
+    tsd_notify_watchdog(&d->notify, now);
+
+    int rc = 0;
+    while (!tsd_flag_stop) {
+        if (zmq_poll(items, nitems, poll_timeout(d, &t, tsd_now_ns())) < 0 && errno != EINTR) {
+            tsd_log(TSD_LOG_ERR, "zmq_poll: %s", zmq_strerror(errno));
+            rc = EX_OSERR;
+            break;
+        }
+        if (items[0].revents & ZMQ_POLLIN)
+            drain(d, d->sock.ingest, 0, DRAIN_BATCH);
+        if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
+            drain(d, d->sock.sub, 1, DRAIN_BATCH);
+        if (items[1].revents & ZMQ_POLLIN)
+            tsd_control_serve(d);
+
+        now = tsd_now_ns();
+        if (now >= t.next_tick || tss_engine_pending(d->engine) >= PENDING_TICK) {
+            if ((rc = tick(d)) != 0)
+                break;
+            now = tsd_now_ns();
+            t.next_tick = now + (uint64_t)d->cfg.tick_ms * 1000000ull;
+            tsd_metrics_snapshot snap;
+            tsd_daemon_snapshot(d, &snap);
+            tsd_metrics_publish(d->metrics, &snap);
+        }
+        if (d->cfg.checkpoint_interval_s && now >= t.next_checkpoint) {
+            tsd_daemon_checkpoint(d);
+            t.next_checkpoint =
+                tsd_now_ns() + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
+        }
+        if (now >= t.next_status)
+            status_line(d, &t, now);
+        tsd_notify_watchdog(&d->notify, now);
+        if (tsd_flag_reload) {
+            tsd_flag_reload = 0;
+            char msg[2048];
+            tsd_daemon_reload(d, msg, sizeof msg);
+        }
+    }
+    if (rc != 0) { /* the device is lost: save what the host holds, then fail */
+        tsd_notify_stopping();
+        tsd_daemon_checkpoint(d);
+        return rc;
+    }
+    return stop(d);
+}

@@ -1,0 +1,73 @@
+/* metrics_text.c - the Prometheus text format of a metrics snapshot (pure). */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+const char *tsd_alert_kind_label(int kind) {
+    switch (kind) {
+    case TSS_ALERT_DISCORD: return "discord";
+    case TSS_ALERT_LEFT_DISCORD: return "left_discord";
+    case TSS_ALERT_MOTIF: return "motif";
+    case TSS_ALERT_GAP: return "gap";
+    default: return NULL;
+    }
+}
+
+/* Appends to a bounded buffer; keeps counting the length past its end. */
+typedef struct {
+    char *buf;
+    size_t len, used;
+} text;
+
+static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = t->used < t->len ? t->len - t->used : 0;
+    int n = vsnprintf(room ? t->buf + t->used : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->used += (size_t)n;
+}
+
+static void header(text *t, const char *name, const char *type, const char *help) {
+    put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void scalar(text *t, const char *name, const char *type, const char *help, uint64_t v) {
+    header(t, name, type, help);
+    put(t, "%s %llu\n", name, (unsigned long long)v);
+}
+
+size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) {
+    text t = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    scalar(&t, "tsmine_samples_total", "counter", "Samples accepted into streams.", s->samples);
+    scalar(&t, "tsmine_bytes_total", "counter", "Ingest message bytes received.", s->bytes);
+    scalar(&t, "tsmine_messages_total", "counter", "Ingest messages received.", s->messages);
+    header(&t, "tsmine_messages_rejected_total", "counter", "Ingest messages rejected, by reason.");
+    for (int r = 1; r < TSD_REASON_COUNT; r++)
+        put(&t, "tsmine_messages_rejected_total{reason=\"%s\"} %llu\n", tsd_reason_name(r),
+            (unsigned long long)s->rejected[r]);
+    header(&t, "tsmine_alerts_total", "counter", "Alerts found, by kind (published or dropped).");
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        if (tsd_alert_kind_label(k))
+            put(&t, "tsmine_alerts_total{kind=\"%s\"} %llu\n", tsd_alert_kind_label(k),
+                (unsigned long long)s->alerts[k]);
+    scalar(&t, "tsmine_alert_drops_total", "counter",
+           "Alerts not published because a subscriber queue was at its high-water mark.",
+           s->alert_drops);
+    scalar(&t, "tsmine_pass_failures_total", "counter",
+           "Detection passes that failed (skipped for the streams concerned).", s->pass_failures);
+    static const char *const pass[TSD_PASSES] = {"online", "discord", "motif"};
+    header(&t, "tsmine_pass_seconds_total", "counter", "Time spent in each detection phase.");
+    for (int p = 0; p < TSD_PASSES; p++)
+        put(&t, "tsmine_pass_seconds_total{pass=\"%s\"} %.9g\n", pass[p], s->pass_seconds[p]);
+    scalar(&t, "tsmine_ring_samples", "gauge", "Samples held in all stream windows.",
+           s->ring_samples);
+    scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
+    scalar(&t, "tsmine_streams", "gauge", "Streams known to the daemon.", s->streams);
+    return t.used;
+}

@@ -1,0 +1,54 @@
+/* reload.c - SIGHUP and the RELOAD control command: re-read the configuration file,
+ * apply what can change live, report what needs a restart. */
+#include "daemon.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "settings.h" /* config/: which keys need a restart, and where they live */
+
+/* Copies every restart-only key of `running` into `next`, so that `next` describes
+ * what is really in force: sockets, backend and limits were set up at start and do
+ * not move until a restart. Walks config's settings table; O(keys). */
+static void keep_restart_keys(tsc_config *next, const tsc_config *running) {
+    for (const tsci_setting *s = tsci_settings; s->path; s++) {
+        if (!s->restart)
+            continue;
+        size_t bytes = s->type == TSCI_STRINGS ? s->size * (size_t)s->max : s->size;
+        memcpy((char *)next + s->offset, (const char *)running + s->offset, bytes);
+        if (s->type == TSCI_STRINGS)
+            memcpy((char *)next + s->count_offset, (const char *)running + s->count_offset,
+                   sizeof(size_t));
+    }
+}
+
+int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
+    d->reloads++;
+    if (!d->config_path[0]) {
+        snprintf(msg, msglen, "running on embedded defaults (no -c FILE): nothing to reload");
+        tsd_log(TSD_LOG_NOTICE, "reload: %s", msg);
+        return 0;
+    }
+    static tsc_config next; /* large (rules, endpoints): not on the stack */
+    char err[TSC_ERROR_LEN];
+    if (tsc_load(d->config_path, &next, err) != 0) {
+        snprintf(msg, msglen, "%s; keeping the running configuration", err);
+        tsd_log(TSD_LOG_ERR, "reload: %s", msg);
+        return -1;
+    }
+    char changes[2048];
+    int restart = tsc_diff(&d->cfg, &next, changes, sizeof changes);
+    keep_restart_keys(&next, &d->cfg);
+    if (next.log_rate_per_s != d->cfg.log_rate_per_s) { /* live keys held outside cfg */
+        tsd_ingest_set_log_rate(&d->ingest, next.log_rate_per_s);
+        tsd_ratelimit_init(&d->control_limit, next.log_rate_per_s);
+        tsd_ratelimit_init(&d->tick_limit, next.log_rate_per_s);
+    }
+    d->cfg = next;
+    size_t reparam = tss_engine_reparam(d->engine);
+    snprintf(msg, msglen, "%s%s; %zu streams took new parameters%s",
+             changes[0] ? "changed: " : "no changes", changes, reparam,
+             restart ? "; some changed keys take effect only after a restart" : "");
+    tsd_log(restart ? TSD_LOG_WARNING : TSD_LOG_INFO, "reload: %s", msg);
+    return 0;
+}

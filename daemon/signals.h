@@ -1,0 +1,14 @@
+/* signals.h - signal handlers that only set flags (STYLE.md); the main loop acts.
+ * SIGHUP -> reload; SIGTERM, SIGINT -> stop; SIGPIPE ignored. */
+#ifndef TSD_SIGNALS_H
+#define TSD_SIGNALS_H
+
+#include <signal.h>
+
+extern volatile sig_atomic_t tsd_flag_reload;
+extern volatile sig_atomic_t tsd_flag_stop;
+
+/* Installs the handlers; -1 with errno on failure. */
+int tsd_signals_install(void);
+
+#endif

@@ -1,0 +1,122 @@
+/* sockets.c - creation, options and binding of tsmined's ZeroMQ sockets. */
+#include "sockets.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <zmq.h>
+
+#include "log.h"
+
+/* Sets an integer option (int or int64_t by size); 0 or -1 with err. */
+static int setopt(void *sock, int opt, int64_t v, size_t size, const char *what, char *err,
+                  size_t errlen) {
+    int iv = (int)v;
+    if (zmq_setsockopt(sock, opt, size == sizeof iv ? (void *)&iv : (void *)&v, size) == 0)
+        return 0;
+    snprintf(err, errlen, "%s: zmq_setsockopt: %s", what, zmq_strerror(errno));
+    return -1;
+}
+
+/* A new socket of the given type with its linger; NULL with err. */
+static void *new_socket(void *zctx, int type, int linger_ms, const char *what, char *err,
+                        size_t errlen) {
+    void *s = zmq_socket(zctx, type);
+    if (!s) {
+        snprintf(err, errlen, "%s: zmq_socket: %s", what, zmq_strerror(errno));
+        return NULL;
+    }
+    if (setopt(s, ZMQ_LINGER, linger_ms, sizeof(int), what, err, errlen) != 0) {
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Binds (or connects) and logs the endpoint actually used. */
+static int attach(void *sock, const char *endpoint, int bind, const char *what, char *err,
+                  size_t errlen) {
+    int rc = bind ? zmq_bind(sock, endpoint) : zmq_connect(sock, endpoint);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: cannot %s %s: %s", what, bind ? "bind" : "connect", endpoint,
+                 zmq_strerror(errno));
+        return -1;
+    }
+    char real[512] = "";
+    size_t len = sizeof real;
+    if (!bind || zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, real, &len) != 0)
+        snprintf(real, sizeof real, "%s", endpoint);
+    tsd_log(TSD_LOG_INFO, "%s: %s %s", what, bind ? "listening on" : "connected to", real);
+    return 0;
+}
+
+int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->zctx = zmq_ctx_new();
+    if (!s->zctx) {
+        snprintf(err, errlen, "zmq_ctx_new: %s", zmq_strerror(errno));
+        return -1;
+    }
+    /* Messages up to max_message_size are decoded; those up to twice that still arrive and
+     * are counted as oversized (ingest.c), so a sender learns nothing new but the operator
+     * sees them; libzmq itself disconnects a peer that announces more than twice the
+     * limit, before allocating the message, which bounds the memory a hostile sender can
+     * pin to 2 * max_message_size per connection. */
+    int64_t maxmsg = 2 * (int64_t)cfg->max_message_size;
+
+    if (!(s->ingest = new_socket(s->zctx, ZMQ_PULL, 0, "ingest", err, errlen)) ||
+        setopt(s->ingest, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
+        setopt(s->ingest, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
+        goto fail;
+    for (size_t i = 0; i < cfg->n_ingest_endpoints; i++)
+        if (attach(s->ingest, cfg->ingest_endpoints[i], 1, "ingest", err, errlen))
+            goto fail;
+
+    if (cfg->n_ingest_sub_endpoints) {
+        if (!(s->sub = new_socket(s->zctx, ZMQ_SUB, 0, "ingest (subscribe)", err, errlen)) ||
+            setopt(s->sub, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
+            setopt(s->sub, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
+            goto fail;
+        if (zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
+            snprintf(err, errlen, "ingest (subscribe): %s", zmq_strerror(errno));
+            goto fail;
+        }
+        for (size_t i = 0; i < cfg->n_ingest_sub_endpoints; i++)
+            if (attach(s->sub, cfg->ingest_sub_endpoints[i], 0, "ingest (subscribe)", err, errlen))
+                goto fail;
+    }
+
+    /* At exit, up to 1 s for queued alerts to leave. */
+    if (!(s->pub = new_socket(s->zctx, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
+        setopt(s->pub, ZMQ_SNDHWM, cfg->alerts_hwm, sizeof(int), "alerts", err, errlen) ||
+        setopt(s->pub, ZMQ_XPUB_NODROP, 1, sizeof(int), "alerts", err, errlen) ||
+        attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
+        goto fail;
+
+    /* A reply that cannot leave in 1 s (peer gone) is dropped rather than blocking. */
+    if (!(s->rep = new_socket(s->zctx, ZMQ_REP, 0, "control", err, errlen)) ||
+        setopt(s->rep, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
+               errlen) ||
+        setopt(s->rep, ZMQ_SNDTIMEO, 1000, sizeof(int), "control", err, errlen) ||
+        attach(s->rep, cfg->control_endpoint, 1, "control", err, errlen))
+        goto fail;
+    return 0;
+fail:
+    tsd_sockets_close(s);
+    return -1;
+}
+
+void tsd_sockets_close(tsd_sockets *s) {
+    void **socks[] = {&s->ingest, &s->sub, &s->pub, &s->rep};
+    for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++)
+        if (*socks[i]) {
+            zmq_close(*socks[i]);
+            *socks[i] = NULL;
+        }
+    if (s->zctx) {
+        zmq_ctx_term(s->zctx); /* waits for pub's linger at most */
+        s->zctx = NULL;
+    }
+}

@@ -1,0 +1,30 @@
+/* sockets.h - tsmined's ZeroMQ sockets, created and bound once at start:
+ *   ingest  PULL bound to every ingest.endpoints entry (ZMQ_RCVHWM, ZMQ_MAXMSGSIZE)
+ *   sub     SUB connected to every ingest.subscribe entry, all topics (or NULL)
+ *   pub     PUB bound to alerts.endpoint (ZMQ_SNDHWM; ZMQ_XPUB_NODROP so that a full
+ *           subscriber queue shows as EAGAIN and is counted, not silently lost)
+ *   rep     REP bound to control.endpoint (small ZMQ_MAXMSGSIZE)
+ * Every socket has a short linger except pub, which gets a bounded one so the last
+ * alerts leave at exit. */
+#ifndef TSD_SOCKETS_H
+#define TSD_SOCKETS_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+/* Largest control request accepted (ControlRequest is a command and a stream id). */
+#define TSD_CONTROL_MAX_MSG 65536
+
+typedef struct {
+    void *zctx;
+    void *ingest, *sub, *pub, *rep;
+} tsd_sockets;
+
+/* Creates and binds/connects all sockets from cfg, logging each bound endpoint (the
+ * real port when it was "*"). On failure everything is closed and err names the
+ * endpoint and the ZeroMQ error. */
+int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t errlen);
+void tsd_sockets_close(tsd_sockets *s);
+
+#endif

@@ -1,0 +1,200 @@
+/* daemon_control_test.c - the control handler (daemon/control.h) on a daemon with a
+ * real CPU engine and no sockets: every request, malformed or not, gets one reply
+ * that decodes, with ok and error set as documented. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+
+static tsd_daemon d;
+
+/* The daemon's own resolution: the configuration's parameters for the id. */
+static int params_for(void *user, const char *id, tss_params *out) {
+    *out = tsc_stream_params_for(&((tsd_daemon *)user)->cfg, id);
+    return 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    memset(&d, 0, sizeof d);
+    tsc_defaults(&d.cfg);
+    d.cfg.stream_default.window = 64;
+    d.cfg.stream_default.subsequence = 8;
+    d.cfg.stream_default.hop = 16;
+    tsd_ingest_init(&d.ingest, d.cfg.max_message_size, 5);
+    tsd_ratelimit_init(&d.control_limit, 5);
+    tss_engine_options opt = {
+        .backend = TSM_BACKEND_CPU, .max_streams = 10, .params_for = params_for, .user = &d};
+    char err[256];
+    return tss_engine_new(&opt, &d.engine, err, sizeof err);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tss_engine_destroy(&d.engine);
+    return 0;
+}
+
+/* Sends raw request bytes; returns the decoded reply (free with ..._free_unpacked). */
+static Tsmine__V1__ControlReply *ask_raw(const void *req, size_t len) {
+    uint8_t *out = NULL;
+    size_t outlen = 0;
+    assert_int_equal(tsd_control_handle(&d, req, len, &out, &outlen), 0);
+    Tsmine__V1__ControlReply *r = tsmine__v1__control_reply__unpack(NULL, outlen, out);
+    free(out);
+    assert_non_null(r);
+    assert_int_equal(r->schema_version, 1);
+    return r;
+}
+
+static Tsmine__V1__ControlReply *ask(int command, const char *id, uint32_t schema) {
+    Tsmine__V1__ControlRequest q = TSMINE__V1__CONTROL_REQUEST__INIT;
+    q.command = (Tsmine__V1__ControlRequest__Command)command;
+    q.stream_id = (char *)id;
+    q.schema_version = schema;
+    uint8_t buf[512];
+    size_t len = tsmine__v1__control_request__pack(&q, buf);
+    return ask_raw(buf, len);
+}
+
+static uint64_t counter(Tsmine__V1__Counter **c, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(c[i]->name, name) == 0)
+            return c[i]->value;
+    fail_msg("no counter %s", name);
+    return 0;
+}
+
+static void feed(const char *id, uint64_t first_seq, size_t n) {
+    double v[64];
+    for (size_t k = 0; k < n; k++)
+        v[k] = sin((double)(first_seq + k));
+    assert_int_equal(tss_engine_ingest(d.engine, id, first_seq, NULL, 0, 1, v, n), TSS_OK);
+    d.ingest.count.samples += n;
+}
+
+static void test_malformed_requests(void **state) {
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *error; /* a substring of the reply's error */
+    } cases[] = {
+        {"\x12\xff\xff\xff\xff\x0f", 6, "malformed"},
+        {"\x08", 1, "malformed"},
+        {"garbage that is not protobuf at all", 35, "malformed"},
+        {"", 0, "unknown command 0"},
+        {"\x10\x63", 2, "unknown command 99"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        Tsmine__V1__ControlReply *r = ask_raw(cases[i].bytes, cases[i].len);
+        assert_false(r->ok);
+        if (!strstr(r->error, cases[i].error))
+            fail_msg("case %zu: error \"%s\" lacks \"%s\"", i, r->error, cases[i].error);
+        tsmine__v1__control_reply__free_unpacked(r, NULL);
+    }
+    Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, "", 2);
+    assert_false(r->ok);
+    assert_non_null(strstr(r->error, "schema_version"));
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    assert_int_equal(d.control_errors, 6);
+}
+
+static void test_status_and_stream(void **state) {
+    (void)state;
+    feed("a", 0, 20);
+    feed("b", 5, 10);
+    d.ingest.count.rejected[TSD_REASON_DECODE] = 4;
+    Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, "", 1);
+    assert_true(r->ok);
+    assert_string_equal(r->backend, "cpu");
+    assert_int_equal(r->n_streams, 2);
+    assert_string_equal(r->streams[0]->stream_id, "a");
+    assert_int_equal(r->streams[0]->samples, 20);
+    assert_int_equal(r->streams[0]->next_seq, 20);
+    assert_int_equal(r->streams[1]->next_seq, 15);
+    assert_int_equal(r->streams[1]->window, 64);
+    assert_int_equal(counter(r->rejected, r->n_rejected, "decode"), 4);
+    assert_int_equal(counter(r->rejected, r->n_rejected, "duplicate"), 0);
+    assert_int_equal(r->n_rejected, TSD_REASON_COUNT - 1);
+    assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "LEFT_DISCORD"), 0);
+    assert_int_equal(r->n_alerts_by_kind, 4);
+    assert_int_equal(counter(r->counters, r->n_counters, "samples"), 30);
+    assert_int_equal(counter(r->counters, r->n_counters, "streams"), 2);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM, "b", 1);
+    assert_true(r->ok);
+    assert_int_equal(r->n_streams, 1);
+    assert_string_equal(r->streams[0]->stream_id, "b");
+    assert_true(isnan(r->streams[0]->range)); /* auto, not calibrated yet */
+    assert_false(r->streams[0]->calibrated);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM, "nope", 1);
+    assert_false(r->ok);
+    assert_non_null(strstr(r->error, "unknown stream"));
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+}
+
+static void test_recalibrate_and_reload(void **state) {
+    (void)state;
+    Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__RECALIBRATE, "", 1);
+    assert_true(r->ok);
+    assert_non_null(strstr(r->message, "recalibrate"));
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    /* Without -c there is nothing to re-read: ok, and it says so. */
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD, "", 1);
+    assert_true(r->ok);
+    assert_non_null(strstr(r->message, "nothing to reload"));
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    /* An unreadable file: refused, the running configuration stays. */
+    snprintf(d.config_path, sizeof d.config_path, "/nonexistent/tsmined.conf");
+    uint32_t window = d.cfg.stream_default.window;
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD, "", 1);
+    assert_false(r->ok);
+    assert_non_null(strstr(r->error, "keeping the running configuration"));
+    assert_int_equal(d.cfg.stream_default.window, window);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    d.config_path[0] = '\0';
+}
+
+/* A reload from a file: a live key (streams.default.range) applies, a restart-only
+ * key (alerts.endpoint) is reported and not swapped in. */
+static void test_reload_file(void **state) {
+    (void)state;
+    char path[] = "/tmp/tsmined-reload-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "alerts = { endpoint = \"tcp://127.0.0.1:6000\"; };\n"
+                       "streams = { default = { window = 64; subsequence = 8; hop = 16;"
+                       " range = 2.5; }; };\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(d.config_path, sizeof d.config_path, "%s", path);
+    char before[256];
+    snprintf(before, sizeof before, "%s", d.cfg.alerts_endpoint);
+    Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD, "", 1);
+    assert_true(r->ok);
+    assert_non_null(strstr(r->message, "restart"));
+    assert_non_null(strstr(r->message, "alerts.endpoint"));
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    assert_true(d.cfg.stream_default.range == 2.5);
+    assert_string_equal(d.cfg.alerts_endpoint, before);
+    unlink(path);
+    d.config_path[0] = '\0';
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_malformed_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_and_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recalibrate_and_reload, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_file, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("daemon_control", tests, NULL, NULL);
+}

@@ -1,0 +1,61 @@
+/* daemon_log_test.c - the per-reason log rate limiter (daemon/log.h). */
+#include "testutil.h"
+
+#include "log.h"
+
+#define SEC 1000000000ull
+
+static void test_rate_and_report(void **state) {
+    (void)state;
+    tsd_ratelimit rl;
+    tsd_ratelimit_init(&rl, 3);
+    uint64_t t = 5 * SEC, sup = 99;
+    for (int i = 0; i < 3; i++) {
+        assert_true(tsd_ratelimit_allow(&rl, t + (uint64_t)i, &sup));
+        assert_int_equal(sup, 0);
+    }
+    for (int i = 0; i < 5; i++) /* over the rate within the same second */
+        assert_false(tsd_ratelimit_allow(&rl, t + SEC / 2, &sup));
+    /* The next second: allowed again, and told how many were suppressed, once. */
+    assert_true(tsd_ratelimit_allow(&rl, t + SEC, &sup));
+    assert_int_equal(sup, 5);
+    assert_true(tsd_ratelimit_allow(&rl, t + SEC + 1, &sup));
+    assert_int_equal(sup, 0);
+}
+
+static void test_windows_are_independent(void **state) {
+    (void)state;
+    tsd_ratelimit rl;
+    tsd_ratelimit_init(&rl, 1);
+    uint64_t sup;
+    size_t allowed = 0;
+    /* 100 lines per second for 10 seconds at a rate of 1: exactly one per second. */
+    for (uint64_t ms = 0; ms < 10000; ms += 10)
+        allowed += (size_t)tsd_ratelimit_allow(&rl, SEC + ms * 1000000ull, &sup);
+    assert_int_equal(allowed, 10);
+}
+
+static void test_unlimited_and_clock_backwards(void **state) {
+    (void)state;
+    tsd_ratelimit rl;
+    tsd_ratelimit_init(&rl, 0);
+    uint64_t sup;
+    for (int i = 0; i < 1000; i++)
+        assert_true(tsd_ratelimit_allow(&rl, SEC, &sup));
+    tsd_ratelimit_init(&rl, 1);
+    assert_true(tsd_ratelimit_allow(&rl, 10 * SEC, &sup));
+    assert_false(tsd_ratelimit_allow(&rl, 10 * SEC, &sup));
+    /* A time before the window (a caller mixing clocks) starts a new window rather
+     * than blocking for the length of the jump. */
+    assert_true(tsd_ratelimit_allow(&rl, 2 * SEC, &sup));
+    assert_int_equal(sup, 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rate_and_report),
+        cmocka_unit_test(test_windows_are_independent),
+        cmocka_unit_test(test_unlimited_and_clock_backwards),
+    };
+    return cmocka_run_group_tests_name("daemon_log", tests, NULL, NULL);
+}

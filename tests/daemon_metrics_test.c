@@ -1,0 +1,106 @@
+/* daemon_metrics_test.c - the Prometheus text of a snapshot (daemon/metrics.h): the
+ * values land in the right series, every series has HELP and TYPE, every sample line
+ * has the exposition format's shape, and truncation behaves like snprintf. */
+#include "testutil.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static tsd_metrics_snapshot sample_snapshot(void) {
+    tsd_metrics_snapshot s;
+    memset(&s, 0, sizeof s);
+    s.samples = 123456789012ull;
+    s.bytes = 42;
+    s.messages = 7;
+    s.rejected[TSD_REASON_DECODE] = 3;
+    s.rejected[TSS_REJECT_NONFINITE] = 5;
+    s.alerts[TSS_ALERT_LEFT_DISCORD] = 11;
+    s.alerts[TSS_ALERT_GAP] = 2;
+    s.alert_drops = 9;
+    s.pass_seconds[TSD_PASS_DISCORD] = 1.5;
+    s.ring_samples = 4096;
+    s.ring_bytes = 65536;
+    s.streams = 17;
+    return s;
+}
+
+/* Checks one sample line: NAME[{k="v",...}] VALUE with a numeric VALUE. */
+static void check_line(const char *line) {
+    const char *p = line;
+    assert_true(isalpha((unsigned char)*p) || *p == '_');
+    while (isalnum((unsigned char)*p) || *p == '_')
+        p++;
+    if (*p == '{') {
+        p = strchr(p, '}');
+        assert_non_null(p);
+        p++;
+    }
+    assert_int_equal(*p, ' ');
+    char *end;
+    strtod(p + 1, &end);
+    if (end == p + 1 || (*end != '\0' && *end != '\n'))
+        fail_msg("not a sample line: \"%s\"", line);
+}
+
+static void test_format(void **state) {
+    (void)state;
+    tsd_metrics_snapshot s = sample_snapshot();
+    size_t need = tsd_metrics_format(&s, NULL, 0);
+    char *buf = malloc(need + 1);
+    assert_non_null(buf);
+    assert_int_equal(tsd_metrics_format(&s, buf, need + 1), need);
+    assert_int_equal(strlen(buf), need);
+    const char *want[] = {
+        "\ntsmine_samples_total 123456789012\n",
+        "\ntsmine_bytes_total 42\n",
+        "\ntsmine_messages_rejected_total{reason=\"decode\"} 3\n",
+        "\ntsmine_messages_rejected_total{reason=\"nonfinite\"} 5\n",
+        "\ntsmine_messages_rejected_total{reason=\"duplicate\"} 0\n",
+        "\ntsmine_alerts_total{kind=\"left_discord\"} 11\n",
+        "\ntsmine_alerts_total{kind=\"gap\"} 2\n",
+        "\ntsmine_alerts_total{kind=\"discord\"} 0\n",
+        "\ntsmine_alert_drops_total 9\n",
+        "\ntsmine_pass_seconds_total{pass=\"discord\"} 1.5\n",
+        "\ntsmine_pass_seconds_total{pass=\"online\"} 0\n",
+        "\ntsmine_ring_samples 4096\n",
+        "\ntsmine_ring_bytes 65536\n",
+        "\ntsmine_streams 17\n",
+        "\n# TYPE tsmine_streams gauge\n",
+        "\n# TYPE tsmine_samples_total counter\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(buf, want[i]))
+            fail_msg("missing %s in:\n%s", want[i], buf);
+    /* Every line is a comment or a sample; every series name has a TYPE line. */
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') {
+            assert_true(strncmp(line, "# HELP ", 7) == 0 || strncmp(line, "# TYPE ", 7) == 0);
+            continue;
+        }
+        check_line(line);
+    }
+    free(buf);
+    /* No alert kind 0 ("unspecified") series. */
+    assert_null(tsd_alert_kind_label(0));
+}
+
+static void test_truncation(void **state) {
+    (void)state;
+    tsd_metrics_snapshot s = sample_snapshot();
+    size_t need = tsd_metrics_format(&s, NULL, 0);
+    char small[64];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(tsd_metrics_format(&s, small, sizeof small), need);
+    assert_int_equal(strlen(small), sizeof small - 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_format),
+        cmocka_unit_test(test_truncation),
+    };
+    return cmocka_run_group_tests_name("daemon_metrics", tests, NULL, NULL);
+}
