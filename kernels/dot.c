@@ -1,6 +1,8 @@
 /* dot.c - direct and recurrent dot products of subsequences (CPU). */
 #include "dot.h"
 
+#include "omp_team.h"
+
 #define TSM_DOT_LANES 16
 #define TSM_DOT_BLOCK 256
 
@@ -50,4 +52,30 @@ void tsm_qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len, const 
     const double *lo = t + j0 - 1, *hi = t + j0 + m - 1;
     for (size_t k = 0; k < len; k++)
         out[k] = prev[k] - head * lo[k] + tail * hi[k];
+}
+
+tsm_status tsm_qt_rows(tsm_ctx *ctx, const tsm_stats *s, size_t i0, size_t rows, size_t j0,
+                       size_t len, double *out) {
+    if (!s)
+        return tsm_fail(ctx, TSM_EINVAL, "qt_rows: no statistics");
+    if (i0 > s->N || rows > s->N - i0 || j0 > s->N || len > s->N - j0)
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "qt_rows: rows [%zu, %zu + %zu) or columns [%zu, %zu + %zu) outside the "
+                        "%zu subsequences",
+                        i0, i0, rows, j0, j0, len, s->N);
+    if (rows == 0 || len == 0)
+        return TSM_OK;
+    if (!out)
+        return tsm_fail(ctx, TSM_EINVAL, "qt_rows: NULL output");
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_qt_rows_cuda(ctx, s, i0, rows, j0, len, out);
+#endif
+    /* one row per iteration: rows are independent and equally long */
+    const int threads = tsmi_threads_for(ctx, rows * len * s->m);
+    (void)threads; /* without OpenMP */
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t r = 0; r < rows; r++)
+        tsm_qt_row_direct(s, i0 + r, j0, len, out + r * len);
+    return TSM_OK;
 }

@@ -26,6 +26,29 @@ void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, doub
 void tsm_qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len, const double *prev,
                      double *out);
 
+/* The block of dot products out[r * len + q] = QT[i0 + r][j0 + q], r < rows, q < len,
+ * each computed directly (no recurrence: every entry is exact to rounding whatever
+ * the block's size), on the ctx's backend, into host memory. Needs i0 + rows <= N and
+ * j0 + len <= N; rows or len 0 is a no-op. CPU: tsm_qt_row_direct per row, rows spread
+ * over the ctx's threads. CUDA: from the device copy of the working series (s->dev,
+ * or a temporary copy when s was computed on the CPU), in pieces of rows that bound
+ * the device buffer. O(rows len m) multiply-adds either way. */
+tsm_status tsm_qt_rows(tsm_ctx *ctx, const tsm_stats *s, size_t i0, size_t rows, size_t j0,
+                       size_t len, double *out);
+
+#ifdef TSMINE_HAVE_CUDA
+/* The same block into device memory, row r at d_out + r * ld (ld >= len), from the
+ * device series d_t (n values, subsequence length m: s->dev->t for a tsm_stats);
+ * asynchronous on the ctx's stream. Arguments are checked by the caller. For other .cu
+ * files and tsm_qt_rows. */
+tsm_status tsmi_qt_rows_dev(tsm_ctx *ctx, const double *d_t, size_t n, size_t m, size_t i0,
+                            size_t rows, size_t j0, size_t len, double *d_out, size_t ld);
+
+/* tsm_qt_rows on the CUDA backend (host output); arguments checked by tsm_qt_rows. */
+tsm_status tsmi_qt_rows_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t i0, size_t rows, size_t j0,
+                             size_t len, double *out);
+#endif
+
 /* Recomputes a row exactly every this many recurrence steps in streaming use, so
  * that drift stays bounded (DESIGN 4.1). */
 #define TSM_QT_REFRESH 4096

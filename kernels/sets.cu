@@ -1,8 +1,8 @@
 /* sets.cu - the CUDA backend of sets.h: both methods on the device, and the host side
  * that copies inputs over (in pieces when they do not fit) and results back.
  *
- * NOT YET RUN ON A GPU: written and compiled without a device; the CUDA twins of
- * tests/sets_test.c and tests/scan_test.c (sets_cuda, scan_cuda) validate it.
+ * Validated on the GPU by the CUDA twins of tests/sets_test.c and tests/scan_test.c
+ * (sets_cuda, scan_cuda; tools/gpu-check runs them).
  *
  * MERGE_PATH (the default for sizes within a factor 32 of each other):
  *   1. cut_kernel: one thread per tile boundary computes the balanced-path cut of the
@@ -218,6 +218,12 @@ static __global__ void __launch_bounds__(SET_NT)
 
     unsigned at, tile_total;
     block_scan(scan_tmp).ExclusiveSum(k, at, tile_total);
+    /* For sorted input the pieces partition the tile, so tile_total <= tot <= SET_NV + 1.
+     * For unsorted input the threads' cuts need not be monotone and pieces may overlap:
+     * keep what fits the buffer, the same in both passes, so that counts and writes
+     * agree and nothing is written out of bounds. */
+    k = at >= SET_NV + 1 ? 0 : (at + k > SET_NV + 1 ? SET_NV + 1 - at : k);
+    tile_total = tile_total > SET_NV + 1 ? SET_NV + 1 : tile_total;
     if (!WRITE) {
         if (threadIdx.x == 0)
             tile_count[t] = tile_total;
@@ -227,11 +233,21 @@ static __global__ void __launch_bounds__(SET_NT)
     for (unsigned q = 0; q < k; q++)
         keys[at + q] = reg[q];
     __syncthreads();
-    if (*d_total > cap)
+    const uint64_t total = *d_total; /* clamped to the operation's bound */
+    if (total > cap)
         return;
     const size_t base = tile_off[t];
-    for (unsigned q = threadIdx.x; q < tile_total; q += SET_NT)
+    for (unsigned q = threadIdx.x; q < tile_total && base + q < total; q += SET_NT)
         out[base + q] = keys[q];
+}
+
+/* *d_total = min(*d_total, bound). A no-op for sorted input; for unsorted input the
+ * tiles' cuts need not be monotone, tiles may overlap and their counts add up to more
+ * than the operation can produce: the result is unspecified, but its size stays within
+ * tsm_set_bound, as on the CPU, and the write pass stops there. */
+static __global__ void clamp_total_kernel(uint64_t *d_total, uint64_t bound) {
+    if (*d_total > bound)
+        *d_total = bound;
 }
 
 /* MERGE_PATH on device arrays (see the top of the file). Synchronises the stream. */
@@ -259,6 +275,8 @@ static tsm_status merge_path_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, size
                                  d_count);
     if (st != TSM_OK)
         goto done;
+    clamp_total_kernel<<<1, 1, 0, s>>>(d_count, (uint64_t)tsm_set_bound(op, na, nb));
+    TSM_CUDA_LAUNCHED(ctx);
     if (d_out) {
         tile_kernel<K, true><<<(unsigned)tiles, SET_NT, 0, s>>>(e, d_a, d_b, cut_a, cut_b, NULL,
                                                                 counts, d_count, d_out, cap);

@@ -20,6 +20,19 @@ static int quick(void) {
     return env && *env && strcmp(env, "0") != 0;
 }
 
+/* The ctx of the whole run, made by the first case (main has just checked that the
+ * backend is available) and kept: a CUDA error that poisons the context then fails the
+ * cases after it with its message. A ctx per case would instead fail to open after
+ * such an error and report the backend "unavailable", which ctest's skip rule counts as
+ * a skip of the whole program. */
+static tsm_ctx *the_ctx;
+
+static tsm_ctx *ctx_under_test(void) {
+    if (!the_ctx)
+        the_ctx = tu_ctx();
+    return the_ctx;
+}
+
 /* ---- the reference ------------------------------------------------------------------ */
 
 /* op(A, B) by one merge, as std::set_* does it; out has room for na + nb. */
@@ -191,7 +204,7 @@ static void check_all(tsm_ctx *ctx, const uint64_t *a, size_t na, const uint64_t
 
 /* A pair of inputs of shape s, sizes na and nb, checked in every configuration. */
 static void check_shape(shape s, size_t na, size_t nb) {
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     tu_case_seed(1000 + 97 * (uint64_t)s + na * 7 + nb);
     uint64_t *a = malloc((na + 1) * sizeof *a), *b = malloc((nb + 1) * sizeof *b);
     assert_true(a && b);
@@ -202,7 +215,6 @@ static void check_shape(shape s, size_t na, size_t nb) {
     snprintf(what, sizeof what, "%s", shape_names[s]);
     check_all(ctx, a, na, b, nb, what);
     free(a), free(b);
-    tsm_ctx_destroy(&ctx);
 }
 
 /* ---- cases -------------------------------------------------------------------------- */
@@ -242,7 +254,7 @@ static void test_unequal(void **state) {
  * multiplicities of the pieces must add up exactly. */
 static void test_runs_across_cuts(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     tu_case_seed(77);
     static const size_t runs[][2] = {{50000, 30000}, {30000, 50000}, {1, 90000},
                                      {90000, 1},     {65536, 65536}, {0, 70000}};
@@ -261,7 +273,6 @@ static void test_runs_across_cuts(void **state) {
         check_all(ctx, a, na, b, nb, "run across cuts");
         free(a), free(b);
     }
-    tsm_ctx_destroy(&ctx);
 }
 
 /* The cut itself (tsmi_set_split, used by every backend): for every diagonal of a
@@ -311,7 +322,7 @@ static void test_split(void **state) {
  * every case above); here on a size with many pieces and unequal piece costs. */
 static void test_threads_identical(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     tu_case_seed(11);
     size_t n = 200000;
     uint32_t *a = malloc(n * 4), *b = malloc(n * 4), *o1 = malloc(2 * n * 4),
@@ -333,14 +344,13 @@ static void test_threads_identical(void **state) {
         assert_memory_equal(o1, o2, c1 * 4);
     }
     free(a), free(b), free(o1), free(o2);
-    tsm_ctx_destroy(&ctx);
 }
 
 /* tsm_first_descent: sorted arrays give n; the first descent is found wherever it is,
  * also at a block boundary of the threads and at the very end. */
 static void test_first_descent(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     size_t n = 100001, at = 0;
     uint64_t *x = malloc(n * sizeof *x);
     uint32_t *y = malloc(n * sizeof *y);
@@ -367,7 +377,6 @@ static void test_first_descent(void **state) {
             y[i] = (uint32_t)(i / 3);
     }
     free(x), free(y);
-    tsm_ctx_destroy(&ctx);
 }
 
 /* Unsorted input is not checked by the operations, but must not make them read or
@@ -375,7 +384,7 @@ static void test_first_descent(void **state) {
  * is written. */
 static void test_unsorted_is_safe(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     tu_case_seed(13);
     size_t n = 100000;
     uint32_t *a = malloc(n * 4), *b = malloc(n * 4), *o = malloc(2 * n * 4);
@@ -396,13 +405,12 @@ static void test_unsorted_is_safe(void **state) {
             assert_true(c <= tsm_set_bound((tsm_set_op)op, n, n));
         }
     free(a), free(b), free(o);
-    tsm_ctx_destroy(&ctx);
 }
 
 /* Bad arguments fail with TSM_EINVAL and a message, without touching anything. */
 static void test_invalid(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     uint32_t a[3] = {1, 2, 3}, o[6];
     size_t c = 7;
     assert_int_equal(tsm_set_u32(ctx, TSM_SET_UNION, a, 3, a, 3, o, 6, NULL), TSM_EINVAL);
@@ -425,7 +433,6 @@ static void test_invalid(void **state) {
     assert_int_equal(tsm_set_bound(TSM_SET_DIFFERENCE, 5, 3), 5);
     assert_int_equal(tsm_set_bound(TSM_SET_UNION, 5, 3), 8);
     assert_int_equal(tsm_set_bound(TSM_SET_SYMDIFF, SIZE_MAX, 3), SIZE_MAX);
-    tsm_ctx_destroy(&ctx);
 }
 
 /* 2^30 + 1 keys per side (more than one CUB call takes in older CCCL, more than 2^31
@@ -435,11 +442,10 @@ static void test_invalid(void **state) {
  * reference make it a GPU-machine test). */
 static void test_huge_gpu(void **state) {
     (void)state;
-    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx *ctx = ctx_under_test();
     if (tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA || quick()) {
         print_message("SKIP: the 2^30-element case runs on the CUDA backend only, and not "
                       "with TSM_TEST_QUICK\n");
-        tsm_ctx_destroy(&ctx);
         skip();
     }
     size_t n = ((size_t)1 << 30) + 1;
@@ -482,7 +488,6 @@ static void test_huge_gpu(void **state) {
         assert_int_equal(k, got);
     }
     free(a), free(b), free(o);
-    tsm_ctx_destroy(&ctx);
 }
 
 int main(void) {
@@ -503,5 +508,7 @@ int main(void) {
         tests[nt++] = fixed[i];
     if (!tu_backend_available())
         return 0;
-    return _cmocka_run_group_tests("sets", tests, nt, NULL, NULL);
+    int failed = _cmocka_run_group_tests("sets", tests, nt, NULL, NULL);
+    tsm_ctx_destroy(&the_ctx);
+    return failed;
 }

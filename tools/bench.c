@@ -22,8 +22,22 @@
  *
  * with elements_per_second = n / seconds (the best of --repeat runs) and speedup the
  * ratio to a plain serial merge (std::set_* semantics) on the same inputs, which is
- * printed as its own line with "backend":"serial" (--no-serial skips it). */
+ * printed as its own line with "backend":"serial" (--no-serial skips it). Those
+ * backends take host arrays, so the CUDA figure includes the copies over PCIe.
+ *
+ * --thrust (CUDA builds) adds the device side: the inputs copied to the device once,
+ * then each operation by tsmine on device arrays ("backend":"cuda_device") and by
+ * Thrust's set_* on the same arrays ("backend":"thrust"), with
+ *   "bytes": (na + nb + result) * key bytes, the least the operation must move,
+ *   "bw_fraction": bytes / seconds / copy bandwidth,
+ *   "vs_thrust" (on the cuda_device line): Thrust's seconds / tsmine's,
+ * after one line {"bench":"copy_bandwidth",...,"bytes_per_second":B} with the device's
+ * measured copy bandwidth (bytes read plus written). --no-host skips the host-array
+ * backends (for sizes where the copies and the serial merge would dominate). */
 #include "emit.h"
+#ifdef TSMINE_HAVE_CUDA
+#include "bench_thrust.h"
+#endif
 #include "mk.h"
 #include "mp.h"
 #include "pd3.h"
@@ -61,8 +75,8 @@ static const char *const bench_names[N_BENCH] = {"profile", "discords_top10", "m
 static const char *const sets_bench_names[TSM_SET_NOPS] = {"sets_intersect", "sets_union",
                                                            "sets_difference", "sets_symdiff"};
 
-/* Input shapes of the set benchmarks: seed 004's six (balanced sizes) and random keys
- * at size ratios 1:1000 and 1000:1. */
+/* Input shapes of the set benchmarks: seed 004's six (balanced sizes), heavy duplicates
+ * (mod 13) and random keys at size ratios 1:1000 and 1000:1. */
 typedef enum {
     SHAPE_RANDOM,
     SHAPE_ODD_EVEN,
@@ -70,13 +84,14 @@ typedef enum {
     SHAPE_PAIRS,
     SHAPE_IDENTICAL,
     SHAPE_ZEROS,
+    SHAPE_MOD13, /* heavy duplicates: uniform keys mod 13, sorted */
     SHAPE_RANDOM_1_1000,
     SHAPE_RANDOM_1000_1,
     N_SHAPES
 } set_shape;
-static const char *const shape_names[N_SHAPES] = {"random",         "odd_even",      "disjoint",
-                                                  "pairs",          "identical",     "zeros",
-                                                  "random_1to1000", "random_1000to1"};
+static const char *const shape_names[N_SHAPES] = {"random", "odd_even",       "disjoint",
+                                                  "pairs",  "identical",      "zeros",
+                                                  "mod13",  "random_1to1000", "random_1000to1"};
 
 typedef struct {
     int bench[N_BENCH];              /* which to run */
@@ -84,6 +99,8 @@ typedef struct {
     int shapes[N_SHAPES], widths[2]; /* their shapes; widths[0]: 32 bits, [1]: 64 */
     size_t sets_n[MAX_LIST], sets_n_count;
     int serial; /* also time the serial merge */
+    int host;   /* time the backends on host arrays */
+    int thrust; /* CUDA builds: device arrays, tsmine beside Thrust */
     size_t n[MAX_LIST], m[MAX_LIST];
     size_t n_count, m_count;
     const char *data[MAX_LIST];
@@ -318,7 +335,14 @@ static int sorted_uniform(uint64_t *x, size_t m, uint64_t r, uint64_t *state) {
 static int make_operand(set_shape sh, int which, uint64_t *x, size_t na, size_t nb,
                         uint64_t *state) {
     size_t m = which ? nb : na, big = na > nb ? na : nb;
-    for (size_t i = 0; i < m && sh != SHAPE_RANDOM && sh < SHAPE_RANDOM_1_1000; i++) {
+    switch (sh) {
+    case SHAPE_RANDOM:
+    case SHAPE_RANDOM_1_1000:
+    case SHAPE_RANDOM_1000_1: return sorted_uniform(x, m, big, state);
+    case SHAPE_MOD13: return sorted_uniform(x, m, 13, state);
+    default: break;
+    }
+    for (size_t i = 0; i < m; i++) {
         switch (sh) {
         case SHAPE_ODD_EVEN: x[i] = 2 * (uint64_t)i + (which == 0); break;
         case SHAPE_DISJOINT: x[i] = which == 0 ? nb + i : i; break;
@@ -327,8 +351,6 @@ static int make_operand(set_shape sh, int which, uint64_t *x, size_t na, size_t 
         default: x[i] = 0; break; /* zeros */
         }
     }
-    if (sh == SHAPE_RANDOM || sh >= SHAPE_RANDOM_1_1000)
-        return sorted_uniform(x, m, big, state);
     return 0;
 }
 
@@ -376,8 +398,14 @@ SERIAL_DEFINE(uint64_t, u64)
 /* One configuration's inputs and output buffers (keys of width 32 or 64). */
 typedef struct {
     int width;
-    void *a, *b, *out, *ref;
+    void *a, *b, *out,
+        *ref; /* host; out and ref only when host runs or the serial merge need them */
     size_t na, nb, room;
+#ifdef TSMINE_HAVE_CUDA
+    bench_dev_case *dev; /* --thrust: the inputs on the device */
+    tsm_ctx *dev_ctx;    /* the CUDA ctx they live on */
+    double copy_bw;      /* the device's copy bandwidth, bytes/s (read + written) */
+#endif
 } sets_case;
 
 /* Runs op once: on ctx, or the serial merge when ctx is NULL. */
@@ -392,10 +420,11 @@ static tsm_status sets_once(tsm_ctx *ctx, tsm_set_op op, const sets_case *c, voi
                           : tsm_set_u64(ctx, op, c->a, c->na, c->b, c->nb, out, c->room, count);
 }
 
-/* Prints one set benchmark line. */
+/* Prints one set benchmark line; speedup, and the device fields bytes, bw_fraction and
+ * vs_thrust, are printed when positive. */
 static void sets_report(const char *backend, int threads, tsm_set_op op, set_shape sh,
                         const sets_case *c, int repeat, double seconds, size_t count,
-                        double speedup) {
+                        double speedup, double bw_fraction, double vs_thrust) {
     printf("{\"bench\":\"%s\",\"backend\":\"%s\",\"shape\":\"%s\",\"width\":%d,\"n\":%zu,"
            "\"m\":null,\"na\":%zu,\"nb\":%zu,\"threads\":%d,\"repeat\":%d",
            sets_bench_names[op], backend, shape_names[sh], c->width, c->na + c->nb, c->na, c->nb,
@@ -405,16 +434,45 @@ static void sets_report(const char *backend, int threads, tsm_set_op op, set_sha
     printf(",\"result\":%zu", count);
     if (speedup > 0)
         put_double("speedup", speedup);
+    if (bw_fraction > 0) {
+        printf(",\"bytes\":%zu", (c->na + c->nb + count) * (size_t)(c->width / 8));
+        put_double("bw_fraction", bw_fraction);
+    }
+    if (vs_thrust > 0)
+        put_double("vs_thrust", vs_thrust);
     printf("}\n");
     fflush(stdout);
 }
 
+#ifdef TSMINE_HAVE_CUDA
+/* --thrust: op on the device arrays by tsmine and by Thrust, checked against each other
+ * and against ref[0..nref) when ref is not NULL; two lines. Returns 0 or an exit
+ * status. */
+static int sets_bench_device(const bench_opts *o, tsm_set_op op, set_shape sh, const sets_case *c,
+                             const void *ref, size_t nref) {
+    bench_dev_result r;
+    char err[512];
+    if (bench_dev_set(c->dev_ctx, c->dev, op, ref, nref, o->repeat, &r, err, sizeof err) != 0) {
+        fail("%s %s u%d on the device: %s", sets_bench_names[op], shape_names[sh], c->width, err);
+        return EX_SOFTWARE;
+    }
+    double bytes = (double)((c->na + c->nb + r.count) * (size_t)(c->width / 8));
+    sets_report("cuda_device", 0, op, sh, c, o->repeat, r.tsmine_seconds, r.count, 0,
+                bytes / r.tsmine_seconds / c->copy_bw, r.thrust_seconds / r.tsmine_seconds);
+    sets_report("thrust", 0, op, sh, c, o->repeat, r.thrust_seconds, r.count, 0,
+                bytes / r.thrust_seconds / c->copy_bw, 0);
+    return 0;
+}
+#endif
+
 /* Times the selected operations on one case: the serial merge first (its result is the
- * reference every backend's result is checked against), then each backend; the best of
- * o->repeat runs each. Returns 0 or an exit status. */
+ * reference every backend's result is checked against; it runs when printed or when
+ * host runs need it), then each backend on host arrays, then (--thrust) the device
+ * side; the best of o->repeat runs each. Returns 0 or an exit status. */
 static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o, set_shape sh,
                            sets_case *c) {
     size_t key = c->width / 8;
+    const int need_ref = o->serial || o->host;
     for (int q = 0; q < TSM_SET_NOPS; q++) {
         if (!o->sets[q])
             continue;
@@ -424,15 +482,15 @@ static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o
         if (isatty(STDERR_FILENO))
             fprintf(stderr, "tsmine-bench: %s %s u%d n=%zu ...\n", sets_bench_names[q],
                     shape_names[sh], c->width, c->na + c->nb);
-        for (int r = 0; r < o->repeat || (!o->serial && r == 0); r++) {
+        for (int r = 0; need_ref && (r < o->repeat || (!o->serial && r == 0)); r++) {
             double t0 = now();
             sets_once(NULL, op, c, c->ref, &want);
             double t = now() - t0;
             serial_best = r == 0 || t < serial_best ? t : serial_best;
         }
         if (o->serial)
-            sets_report("serial", 1, op, sh, c, o->repeat, serial_best, want, 0);
-        for (size_t b = 0; b < nctx; b++) {
+            sets_report("serial", 1, op, sh, c, o->repeat, serial_best, want, 0, 0, 0);
+        for (size_t b = 0; o->host && b < nctx; b++) {
             double best = 0;
             for (int r = 0; r < o->repeat; r++) {
                 double t0 = now();
@@ -452,17 +510,48 @@ static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o
                 return EX_SOFTWARE;
             }
             sets_report(tsm_backend_name(tsm_ctx_backend(ctx[b])), tsm_ctx_threads(ctx[b]), op, sh,
-                        c, o->repeat, best, got, o->serial ? serial_best / best : 0);
+                        c, o->repeat, best, got, o->serial ? serial_best / best : 0, 0, 0);
         }
+#ifdef TSMINE_HAVE_CUDA
+        if (c->dev) {
+            int r = sets_bench_device(o, op, sh, c, need_ref ? c->ref : NULL, want);
+            if (r)
+                return r;
+        }
+#endif
     }
+    return 0;
+}
+
+/* The device's copy bandwidth for bw_fraction (--thrust), printed as its own line; 0 or
+ * an exit status. */
+static int sets_copy_bandwidth(tsm_ctx *dev_ctx, int repeat, double *copy_bw) {
+#ifdef TSMINE_HAVE_CUDA
+    const size_t bytes = (size_t)1 << 31;
+    char err[512];
+    if (bench_copy_bandwidth(dev_ctx, bytes, repeat < 5 ? 5 : repeat, copy_bw, err, sizeof err)) {
+        fail("copy bandwidth: %s", err);
+        return EX_SOFTWARE;
+    }
+    printf("{\"bench\":\"copy_bandwidth\",\"backend\":\"cuda\",\"bytes\":%zu", bytes);
+    put_double("bytes_per_second", *copy_bw);
+    printf("}\n");
+    fflush(stdout);
+#else
+    (void)dev_ctx, (void)repeat, (void)copy_bw;
+#endif
     return 0;
 }
 
 /* Every selected size, width and shape of the set benchmarks. Inputs are generated once
  * per (size, shape) as 64-bit keys and narrowed for the 32-bit runs; the output buffers
- * are written once before timing so that page faults are not timed. */
-static int sets_bench(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o) {
+ * are written once before timing so that page faults are not timed. dev_ctx (--thrust)
+ * is the CUDA ctx the device side runs on, copy_bw its copy bandwidth. */
+static int sets_bench(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o, tsm_ctx *dev_ctx,
+                      double copy_bw) {
     int rc = 0;
+    const int need_out = o->serial || o->host;
+    (void)dev_ctx, (void)copy_bw; /* without CUDA */
     for (size_t ni = 0; ni < o->sets_n_count; ni++) {
         size_t n = o->sets_n[ni];
         for (int sh = 0; sh < N_SHAPES; sh++) {
@@ -477,8 +566,10 @@ static int sets_bench(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o) {
             uint64_t state = o->seed * 0x9e3779b97f4a7c15u + (uint64_t)sh;
             sets_case c = {.na = na, .nb = nb, .room = n};
             c.a = malloc(na * 8), c.b = malloc(nb * 8);
-            c.out = malloc(n * 8), c.ref = malloc(n * 8);
-            if (!c.a || !c.b || !c.out || !c.ref || make_operand(sh, 0, c.a, na, nb, &state) ||
+            if (need_out)
+                c.out = malloc(n * 8), c.ref = malloc(n * 8);
+            if (!c.a || !c.b || (need_out && (!c.out || !c.ref)) ||
+                make_operand(sh, 0, c.a, na, nb, &state) ||
                 make_operand(sh, 1, c.b, na, nb, &state)) {
                 fail("out of memory for the sets inputs of n = %zu", n);
                 rc = EX_SOFTWARE;
@@ -495,10 +586,26 @@ static int sets_bench(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o) {
                     for (size_t i = 0; i < nb; i++)
                         b32[i] = (uint32_t)b64[i];
                 }
-                memset(c.out, 0, n * 8);
-                memset(c.ref, 0, n * 8);
+                if (need_out) {
+                    memset(c.out, 0, n * 8);
+                    memset(c.ref, 0, n * 8);
+                }
+#ifdef TSMINE_HAVE_CUDA
+                char err[512];
+                c.dev_ctx = dev_ctx, c.copy_bw = copy_bw;
+                if (dev_ctx &&
+                    !(c.dev = bench_dev_new(dev_ctx, c.width, c.a, na, c.b, nb, err, sizeof err))) {
+                    fail("sets n=%zu %s u%d: the inputs do not go to the device: %s", n,
+                         shape_names[sh], c.width, err);
+                    rc = EX_SOFTWARE;
+                    continue;
+                }
+#endif
                 int r = sets_bench_case(ctx, nctx, o, (set_shape)sh, &c);
                 rc = r ? r : rc;
+#ifdef TSMINE_HAVE_CUDA
+                bench_dev_free(&c.dev);
+#endif
             }
             free(c.a), free(c.b), free(c.out), free(c.ref);
             if (rc == EX_SOFTWARE || rc == EX_UNAVAILABLE)
@@ -533,6 +640,10 @@ static void usage(void) {
            "                        zeros, random_1to1000, random_1000to1 (default: all)\n"
            "  --sets-width W        sets: key width 32 or 64 (default: both)\n"
            "  --no-serial           sets: skip the serial-merge baseline\n"
+           "  --no-host             sets: skip the backends on host arrays\n"
+           "  --thrust              sets (CUDA builds): also on device arrays, tsmine\n"
+           "                        (cuda_device) beside Thrust (thrust), with the copy\n"
+           "                        bandwidth and bw_fraction\n"
            "  -h, --help            print this help and exit\n"
            "  -V, --version         print the version and exit\n\n"
            "Fields: bench, backend, series, n, m, subsequences (N = n-m+1), threads, repeat,\n"
@@ -541,7 +652,7 @@ static void usage(void) {
            "found, passes, candidates, r, top_index, top_distance; motif_top1: found, refs,\n"
            "offsets, a, b, distance; sets_*: shape, width, na, nb, elements_per_second\n"
            "((na + nb) / seconds), result (its size), speedup (over the serial merge, whose\n"
-           "line has backend \"serial\").\n");
+           "line has backend \"serial\"); --thrust: bytes, bw_fraction, vs_thrust.\n");
 }
 
 /* Parses a count: a whole decimal number or 2^K. Returns -1 if arg is neither. */
@@ -590,7 +701,9 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
         O_SETS_N,
         O_SETS_SHAPE,
         O_SETS_WIDTH,
-        O_NO_SERIAL
+        O_NO_SERIAL,
+        O_NO_HOST,
+        O_THRUST
     };
     static const struct option longopts[] = {{"bench", 1, NULL, O_BENCH},
                                              {"n", 1, NULL, O_N},
@@ -606,10 +719,12 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
                                              {"sets-shape", 1, NULL, O_SETS_SHAPE},
                                              {"sets-width", 1, NULL, O_SETS_WIDTH},
                                              {"no-serial", 0, NULL, O_NO_SERIAL},
+                                             {"no-host", 0, NULL, O_NO_HOST},
+                                             {"thrust", 0, NULL, O_THRUST},
                                              {"help", 0, NULL, 'h'},
                                              {"version", 0, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
-    *o = (bench_opts){.walks = 1, .repeat = 1, .seed = 1, .serial = 1};
+    *o = (bench_opts){.walks = 1, .repeat = 1, .seed = 1, .serial = 1, .host = 1};
     int any_bench = 0, any_shape = 0, any_width = 0, c;
     size_t v;
     opterr = 0;
@@ -662,6 +777,14 @@ static int parse_opts(int argc, char **argv, bench_opts *o) {
             o->widths[optarg[0] == '6'] = any_width = 1;
             break;
         case O_NO_SERIAL: o->serial = 0; break;
+        case O_NO_HOST: o->host = 0; break;
+        case O_THRUST:
+#ifndef TSMINE_HAVE_CUDA
+            fail("--thrust needs a CUDA build");
+            return EX_USAGE;
+#endif
+            o->thrust = 1;
+            break;
         case O_N:
         case O_M: {
             size_t *list = c == O_N ? o->n : o->m, *count = c == O_N ? &o->n_count : &o->m_count;
@@ -818,8 +941,21 @@ int main(int argc, char **argv) {
         series_free(&data);
     }
     if (any_sets) {
-        int r = sets_bench(ctx, o.backend_count, &o);
-        rc = r ? r : rc;
+        tsm_ctx *dev_ctx = NULL;
+        double copy_bw = 0;
+        for (size_t b = 0; o.thrust && b < o.backend_count; b++)
+            if (tsm_ctx_backend(ctx[b]) == TSM_BACKEND_CUDA)
+                dev_ctx = ctx[b];
+        if (o.thrust && !dev_ctx) {
+            fail("--thrust needs the CUDA backend (--backend cuda)");
+            rc = EX_USAGE;
+        } else if (dev_ctx) {
+            rc = sets_copy_bandwidth(dev_ctx, o.repeat, &copy_bw);
+        }
+        if (rc != EX_USAGE && rc != EX_SOFTWARE) {
+            int r = sets_bench(ctx, o.backend_count, &o, dev_ctx, copy_bw);
+            rc = r ? r : rc;
+        }
     }
     tsm_ctx_destroy(&ctx[0]);
     tsm_ctx_destroy(&ctx[1]);
