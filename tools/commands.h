@@ -1,4 +1,5 @@
-/* commands.h - the batch subcommands of `tsmine`, one cmd_NAME.c each. */
+/* commands.h - the subcommands of `tsmine`, one cmd_NAME.c each: the batch commands
+ * (cli.h) and, when built with the daemon, its companions (client.h). */
 #ifndef TSMINE_COMMANDS_H
 #define TSMINE_COMMANDS_H
 
@@ -8,5 +9,13 @@ extern const cli_command cmd_discord;
 extern const cli_command cmd_motif;
 extern const cli_command cmd_profile;
 extern const cli_command cmd_sets;
+
+#ifdef TSMINE_HAVE_CLIENT
+#include "client.h"
+
+extern const client_command cmd_replay;
+extern const client_command cmd_alerts;
+extern const client_command cmd_status;
+#endif
 
 #endif

@@ -1,5 +1,6 @@
 /* tsmine.c - the `tsmine` command-line tool: dispatch to a subcommand, global help
- * and version (DESIGN 6). Each subcommand lives in its own cmd_NAME.c. */
+ * and version (DESIGN 6). Each subcommand lives in its own cmd_NAME.c: the batch
+ * commands run through cli_main, the daemon companions through client_main. */
 #include "cli.h"
 #include "commands.h"
 
@@ -14,11 +15,38 @@
 static const cli_command *const commands[] = {&cmd_discord, &cmd_motif, &cmd_profile, &cmd_sets};
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
-static const cli_command *find_command(const char *name) {
+#ifdef TSMINE_HAVE_CLIENT
+static const client_command *const companions[] = {&cmd_replay, &cmd_alerts, &cmd_status};
+#define N_COMPANIONS (sizeof companions / sizeof companions[0])
+#else
+#define N_COMPANIONS 0
+#endif
+
+/* One entry of either table: exactly one of the two pointers is set. */
+typedef struct {
+    const cli_command *batch;
+    const client_command *client;
+} command_ref;
+
+static command_ref find_command(const char *name) {
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(commands[i]->name, name) == 0)
-            return commands[i];
-    return NULL;
+            return (command_ref){.batch = commands[i]};
+#ifdef TSMINE_HAVE_CLIENT
+    for (size_t i = 0; i < N_COMPANIONS; i++)
+        if (strcmp(companions[i]->name, name) == 0)
+            return (command_ref){.client = companions[i]};
+#endif
+    return (command_ref){0};
+}
+
+/* Runs the command with argv[0] = its name. */
+static int run_command(command_ref c, int argc, char **argv) {
+#ifdef TSMINE_HAVE_CLIENT
+    if (c.client)
+        return client_main(c.client, argc, argv);
+#endif
+    return cli_main(c.batch, argc, argv);
 }
 
 /* Prints `tsmine --help` on stdout. */
@@ -29,6 +57,11 @@ static void usage(void) {
            "sorted multisets.\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
+#ifdef TSMINE_HAVE_CLIENT
+    printf("\nTalking to the daemon tsmined:\n");
+    for (size_t i = 0; i < N_COMPANIONS; i++)
+        printf("  %-10s %s\n", companions[i]->name, companions[i]->summary);
+#endif
     printf("\nRun 'tsmine COMMAND --help' for a command's options.\n"
            "Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
            "open input, 69 backend unavailable, 70 internal error.\n");
@@ -53,21 +86,21 @@ int main(int argc, char **argv) {
         return fflush(stdout) == 0 ? 0 : EX_IOERR;
     }
     if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
-        const cli_command *cmd = find_command(argv[2]);
-        if (!cmd) {
+        command_ref cmd = find_command(argv[2]);
+        if (!cmd.batch && !cmd.client) {
             cli_error("unknown command '%s' (see 'tsmine --help')", argv[2]);
             return EX_USAGE;
         }
         char *hargv[] = {argv[2], "--help", NULL};
-        return cli_main(cmd, 2, hargv);
+        return run_command(cmd, 2, hargv);
     }
-    const cli_command *cmd = find_command(name);
-    if (!cmd) {
+    command_ref cmd = find_command(name);
+    if (!cmd.batch && !cmd.client) {
         if (name[0] == '-')
             cli_error("unknown option '%s' before the command (see 'tsmine --help')", name);
         else
             cli_error("unknown command '%s' (see 'tsmine --help')", name);
         return EX_USAGE;
     }
-    return cli_main(cmd, argc - 1, argv + 1);
+    return run_command(cmd, argc - 1, argv + 1);
 }

@@ -1,0 +1,397 @@
+"""harness.py - what every integration test of tsmined needs: a real daemon on free
+loopback ports with a temporary configuration and state directory, an independent
+ZeroMQ + protobuf client (code generated from proto/tsmine.proto by protoc at run
+time, not the C code under test), an alert subscriber, and the `tsmine` tool.
+
+The daemon is always killed at teardown (a `with Daemon(...)` block), its stderr is
+kept in a log file and printed when a test fails. Python 3 standard library plus
+pyzmq and google.protobuf (Debian: python3-zmq, python3-protobuf).
+"""
+
+import importlib
+import json
+import math
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import zmq
+
+
+class Failure(Exception):
+    """A failed check; the runner prints it and exits 1."""
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+
+
+def load_pb2(protoc, proto, outdir):
+    """Generates tsmine_pb2.py from the .proto file into outdir and imports it."""
+    subprocess.run([protoc, "--proto_path=" + os.path.dirname(proto), "--python_out=" + outdir,
+                    proto], check=True)
+    sys.path.insert(0, outdir)
+    return importlib.import_module("tsmine_pb2")
+
+
+def free_port():
+    """A loopback TCP port nobody listens on now (the daemon binds it a moment later;
+    Daemon.start retries with fresh ports when that race is lost)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(cond, timeout, what, step=0.02):
+    """Polls cond() until it returns a true value (returned) or timeout seconds pass."""
+    end = time.monotonic() + timeout
+    while True:
+        got = cond()
+        if got:
+            return got
+        if time.monotonic() > end:
+            raise Failure("timed out after %.1f s waiting for %s" % (timeout, what))
+        time.sleep(step)
+
+
+def conf_value(v):
+    """A Python value in libconfig syntax."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else '"auto"'
+    if isinstance(v, int):
+        return "%dL" % v if abs(v) > 2147483647 else str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(conf_value(x) for x in v) + "]"
+    raise TypeError(v)
+
+
+def conf_group(d):
+    return "{ " + " ".join("%s = %s;" % (k, conf_value(v)) for k, v in d.items()) + " }"
+
+
+class Daemon:
+    """A tsmined on free loopback ports. params: streams.default; overrides: a list of
+    (pattern, dict) pairs; limits: the limits group. Use as a context manager."""
+
+    def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None):
+        self.env = env
+        self.dir = workdir
+        self.state_dir = os.path.join(workdir, "state")
+        os.makedirs(self.state_dir, exist_ok=True)
+        self.conf = os.path.join(workdir, "tsmined.conf")
+        self.log_path = os.path.join(workdir, "tsmined.log")
+        self.params = dict(params or {})
+        self.overrides = list(overrides)
+        self.limits = dict(limits or {})
+        self.extra_env = dict(extra_env or {})
+        self.proc = None
+        self.ports = None
+
+    # -- configuration ---------------------------------------------------------------
+    def write_config(self):
+        ingest, alerts, control = self.ports
+        lines = [
+            "ingest = { endpoints = [ \"tcp://127.0.0.1:%d\" ]; };" % ingest,
+            "alerts = { endpoint = \"tcp://127.0.0.1:%d\"; };" % alerts,
+            "control = { endpoint = \"tcp://127.0.0.1:%d\"; };" % control,
+            "metrics = { listen = \"\"; };",
+            "state_dir = %s;" % conf_value(self.state_dir),
+            "backend = \"cpu\";",
+            "threads = 2;",
+        ]
+        if self.limits:
+            lines.append("limits = %s;" % conf_group(self.limits))
+        streams = "streams = { default = %s;" % conf_group(self.params)
+        if self.overrides:
+            streams += " overrides = ( %s );" % ", ".join(
+                conf_group(dict([("match", pat)] + list(p.items()))) for pat, p in self.overrides)
+        lines.append(streams + " };")
+        tmp = self.conf + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, self.conf)
+
+    @property
+    def ingest(self):
+        return "tcp://127.0.0.1:%d" % self.ports[0]
+
+    @property
+    def alerts(self):
+        return "tcp://127.0.0.1:%d" % self.ports[1]
+
+    @property
+    def control(self):
+        return "tcp://127.0.0.1:%d" % self.ports[2]
+
+    # -- process ---------------------------------------------------------------------
+    def start(self, timeout=20, wait=True):
+        """Starts tsmined (new ports on the first start only) and waits until its control
+        socket answers (unless not wait). Retries with fresh ports when it exits at once
+        (a port taken)."""
+        for attempt in range(3):
+            if self.ports is None or attempt > 0:
+                self.ports = (free_port(), free_port(), free_port())
+            self.write_config()
+            env = dict(os.environ)
+            env.update(self.extra_env)
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+            self.log = open(self.log_path, "a")
+            self.log.write("---- start %d: %s -c %s --foreground\n" % (attempt, self.env.tsmined,
+                                                                       self.conf))
+            self.log.flush()
+            self.proc = subprocess.Popen([self.env.tsmined, "-c", self.conf, "--foreground"],
+                                         stdin=subprocess.DEVNULL, stdout=self.log,
+                                         stderr=self.log, env=env)
+            if not wait:
+                return self
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                if self.proc.poll() is not None:
+                    break
+                if self.status(timeout_ms=200, fail=False) is not None:
+                    return self
+            if self.proc.poll() is None:
+                raise Failure("tsmined did not answer on %s within %d s" % (self.control, timeout))
+            self.log.close()
+            if self.ports_taken():
+                continue  # lost the race for a port: try fresh ones
+            raise Failure("tsmined exited with status %d at start" % self.proc.returncode)
+        raise Failure("tsmined could not bind free ports three times")
+
+    def ports_taken(self):
+        with open(self.log_path) as f:
+            text = f.read().lower()
+        return "address already in use" in text or "eaddrinuse" in text
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=20):
+        """SIGTERM, then waits; returns the exit status."""
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise Failure("tsmined did not exit within %d s of SIGTERM" % timeout)
+        self.log.close()
+        return rc
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc and not self.log.closed:
+            self.log.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.kill()
+        if exc[0] is not None:
+            self.dump_log()
+        return False
+
+    def dump_log(self):
+        try:
+            with open(self.log_path) as f:
+                lines = f.readlines()
+        except OSError:
+            return
+        sys.stdout.write("# ---- tsmined log (last 60 lines) ----\n")
+        for line in lines[-60:]:
+            sys.stdout.write("# " + line)
+
+    # -- control socket --------------------------------------------------------------
+    def request(self, command, stream_id="", timeout_ms=3000, fail=True):
+        """One ControlRequest; returns the ControlReply (None on timeout when not fail)."""
+        pb = self.env.pb
+        req = pb.ControlRequest(schema_version=1, command=command, stream_id=stream_id)
+        s = self.env.zctx.socket(zmq.REQ)
+        s.setsockopt(zmq.LINGER, 0)
+        try:
+            s.connect(self.control)
+            s.send(req.SerializeToString())
+            if not s.poll(timeout_ms):
+                if fail:
+                    raise Failure("no control reply within %d ms" % timeout_ms)
+                return None
+            reply = pb.ControlReply()
+            reply.ParseFromString(s.recv())
+            return reply
+        finally:
+            s.close()
+
+    def status(self, timeout_ms=3000, fail=True):
+        """The STATUS reply as a dict shaped like `tsmine status` prints it."""
+        r = self.request(self.env.pb.ControlRequest.STATUS, timeout_ms=timeout_ms, fail=fail)
+        if r is None:
+            return None
+        check(r.ok, "STATUS refused: %s" % r.error)
+        streams = {}
+        for s in r.streams:
+            streams[s.stream_id] = {
+                "samples": s.samples, "alerts": s.alerts, "next_seq": s.next_seq,
+                "window_fill": s.window_fill, "window": s.window, "subsequence": s.subsequence,
+                "hop": s.hop, "range": s.range, "calibrated": s.calibrated, "gaps": s.gaps,
+                "rejected": s.rejected}
+        return {"streams": streams,
+                "rejected": {c.name.lower(): c.value for c in r.rejected},
+                "alerts_by_kind": {c.name: c.value for c in r.alerts_by_kind},
+                "counters": {c.name: c.value for c in r.counters}}
+
+    def wait_samples(self, expect, timeout=30):
+        """Waits until every stream in expect ({id: samples}) has counted that many."""
+        def done():
+            st = self.status()["streams"]
+            return all(st.get(k, {}).get("samples") == v for k, v in expect.items()) and st
+        try:
+            return wait_until(done, timeout, "the samples to be counted", step=0.05)
+        except Failure:
+            st = self.status()["streams"]
+            bad = {k: (v, st.get(k, {}).get("samples")) for k, v in expect.items()
+                   if st.get(k, {}).get("samples") != v}
+            raise Failure("samples (sent, counted) differ for %d streams, e.g. %s"
+                          % (len(bad), sorted(bad.items())[:5]))
+
+
+class Env:
+    """Paths of the programs under test and the shared ZeroMQ context and pb2 module."""
+
+    def __init__(self, args, workdir):
+        self.tsmined = args.tsmined
+        self.tsmine = args.tsmine
+        self.data = args.data
+        self.dir = workdir
+        gen = os.path.join(workdir, "gen")
+        os.makedirs(gen, exist_ok=True)
+        self.pb = load_pb2(args.protoc, args.proto, gen)
+        self.zctx = zmq.Context()
+
+    def close(self):
+        self.zctx.destroy(linger=0)
+
+    def daemon(self, name="d", **kw):
+        d = os.path.join(self.dir, name)
+        os.makedirs(d, exist_ok=True)
+        return Daemon(self, d, **kw)
+
+    # -- publishing ------------------------------------------------------------------
+    def pusher(self, endpoint):
+        s = self.zctx.socket(zmq.PUSH)
+        s.setsockopt(zmq.LINGER, 5000)
+        s.setsockopt(zmq.SNDTIMEO, 10000)
+        s.connect(endpoint)
+        return s
+
+    def batch(self, stream, first_seq, values, period_ns=1000000, t0=1700000000000000000):
+        b = self.pb.SampleBatch(schema_version=1, stream_id=stream, first_seq=first_seq,
+                                first_timestamp_ns=t0 + first_seq * period_ns,
+                                period_ns=period_ns, values=values)
+        return b.SerializeToString()
+
+    def send_series(self, sock, stream, values, batch=256, first_seq=0, pause=0.0):
+        """Sends values as consecutive batches; returns the number of samples sent."""
+        for i in range(0, len(values), batch):
+            sock.send(self.batch(stream, first_seq + i, values[i:i + batch]))
+            if pause:
+                time.sleep(pause)
+        return len(values)
+
+    # -- the tool ----------------------------------------------------------------------
+    def tsmine_run(self, *args, check_rc=True, timeout=60):
+        p = subprocess.run([self.tsmine] + [str(a) for a in args], capture_output=True, text=True,
+                           timeout=timeout)
+        if check_rc and p.returncode != 0:
+            raise Failure("tsmine %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode,
+                                                     p.stderr.strip()))
+        return p
+
+    def discords(self, values, m, r, excl=None):
+        """Range discords of values by the batch tool: [(index, distance, neighbor)]."""
+        path = os.path.join(self.dir, "window.f64")
+        with open(path, "wb") as f:
+            f.write(struct.pack("<%dd" % len(values), *values))
+        p = self.tsmine_run("discord", "-m", m, "-r", repr(r), "--excl", excl or m,
+                            "--backend", "cpu", path)
+        return [(o["index"], o["distance"], o["neighbor"])
+                for o in map(json.loads, p.stdout.splitlines())]
+
+
+class Subscriber:
+    """Collects every alert of the given prefix in a background thread."""
+
+    def __init__(self, env, endpoint, prefix=""):
+        self.env = env
+        self.alerts = []
+        self.lock = threading.Lock()
+        self.stop_flag = False
+        self.sock = env.zctx.socket(zmq.SUB)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.RCVHWM, 0)
+        self.sock.setsockopt_string(zmq.SUBSCRIBE, prefix)
+        self.sock.connect(endpoint)
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.stop_flag:
+            try:
+                if not self.sock.poll(50):
+                    continue
+                frames = self.sock.recv_multipart()
+            except zmq.ZMQError:  # the context was torn down under a failed test
+                return
+            a = self.env.pb.Alert()
+            a.ParseFromString(frames[-1])
+            with self.lock:
+                self.alerts.append((frames[0].decode(), a))
+
+    def get(self):
+        with self.lock:
+            return list(self.alerts)
+
+    def close(self):
+        self.stop_flag = True
+        self.thread.join()
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def rel_close(a, b, tol=1e-9):
+    return abs(a - b) <= tol * max(abs(a), abs(b), 1e-300)
+
+
+def window_ends(n, window, hop):
+    """The sample counts at which a stream's windowed pass runs: every hop samples once
+    the window is full (DESIGN 5.3; stream/engine.h)."""
+    return [e for e in range(hop, n + 1, hop) if e >= window]
+
+
+def expected_discords(env, values, window, m, hop, r, excl=None):
+    """What DISCORD alerts a stream of values must produce: for each windowed pass in
+    order, the batch tool's range discords of that window, each absolute start once
+    (the first pass that finds it). Returns {start: (distance, neighbor)}."""
+    out = {}
+    for e in window_ends(len(values), window, hop):
+        start = e - window
+        for i, d, j in env.discords(values[start:e], m, r, excl):
+            out.setdefault(start + i, (d, start + j))
+    return out

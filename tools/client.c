@@ -1,0 +1,364 @@
+/* client.c - option parsing, help, sockets and message helpers of the daemon
+ * companions (replay, alerts, status) and tsmine-loadgen. */
+#include "client.h"
+
+#include "cli.h"
+#include "emit.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+#include <zmq.h>
+
+/* Keys of the options without a short form. */
+enum { KEY_FIRST_SEQ = 256, KEY_PERIOD, KEY_NONFINITE, KEY_INPUT_FORMAT, KEY_TIMEOUT, KEY_RATE };
+
+#define OPT_ALL (1u << 31)
+
+/* The declarative option table of every companion. An option may appear twice with
+ * different masks (and help) when its meaning depends on the command (--stream). */
+typedef struct {
+    const char *name;
+    int key; /* short letter or KEY_* */
+    int has_arg;
+    const char *arg;
+    unsigned mask;
+    const char *help;
+} client_option;
+
+static const client_option options[] = {
+    {"endpoint", 'e', 1, "E", OPT_ALL, "the daemon's socket (default below)"},
+    {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ID, "publish as stream ID (required)"},
+    {"stream", 's', 1, "PREFIX", CLIENT_OPT_STREAM_PREFIX,
+     "only streams whose id starts with PREFIX"},
+    {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ONE, "only this stream (default: all)"},
+    {"rate", KEY_RATE, 1, "HZ", CLIENT_OPT_REPLAY,
+     "samples per second (default: as fast as possible)"},
+    {"batch", 'b', 1, "N", CLIENT_OPT_REPLAY, "samples per message (default 256, <= the window)"},
+    {"first-seq", KEY_FIRST_SEQ, 1, "S", CLIENT_OPT_REPLAY,
+     "sequence number of the first sample (default 0)"},
+    {"period-ns", KEY_PERIOD, 1, "P", CLIENT_OPT_REPLAY,
+     "ns between timestamps (default 1e9/HZ, else 1e9)"},
+    {"nonfinite", KEY_NONFINITE, 1, "gap|send", CLIENT_OPT_REPLAY,
+     "NaN/Inf: leave out as a gap (default), or send"},
+    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLIENT_OPT_REPLAY,
+     "input format (default: from the extension)"},
+    {"count", 'n', 1, "N", CLIENT_OPT_COUNT, "exit after N alerts (default: no limit)"},
+    {"timeout-ms", KEY_TIMEOUT, 1, "T", OPT_ALL, "give up after T ms without progress"},
+    {"verbose", 'v', 0, NULL, OPT_ALL, "report progress on stderr"},
+    {"help", 'h', 0, NULL, OPT_ALL, "print this help and exit"},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+static int accepts(const client_command *cmd, const client_option *o) {
+    return (o->mask & (OPT_ALL | cmd->options)) != 0;
+}
+
+static const client_option *find_option(const client_command *cmd, int key) {
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (options[i].key == key && accepts(cmd, &options[i]))
+            return &options[i];
+    return NULL;
+}
+
+/* Prints the command's --help on stdout. */
+static void usage(const client_command *cmd) {
+    printf("Usage: tsmine %s %s\n\n%s\n\nOptions:\n", cmd->name, cmd->synopsis, cmd->description);
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const client_option *o = &options[i];
+        if (!accepts(cmd, o))
+            continue;
+        char head[64];
+        if (o->key < 256)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+        else
+            snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "",
+                     o->arg ? o->arg : "");
+        if (strlen(head) <= 24)
+            printf("  %-24s  %s\n", head, o->help);
+        else
+            printf("  %s\n  %-24s  %s\n", head, "", o->help);
+    }
+    printf("\nDefault endpoint: %s. Default --timeout-ms: %ld%s.\n", cmd->endpoint, cmd->timeout_ms,
+           cmd->timeout_ms ? "" : " (wait for ever)");
+}
+
+/* Parses a whole decimal number in [min, max]; prints why and returns -1 if not. */
+static int parse_u64(const client_command *cmd, const char *opt, const char *arg, uint64_t min,
+                     uint64_t max, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (arg[0] < '0' || arg[0] > '9' || *end || errno == ERANGE || v < min || v > max) {
+        cli_error("%s: --%s: invalid value '%s' (need a whole number in [%" PRIu64 ", %" PRIu64
+                  "])",
+                  cmd->name, opt, arg, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Applies one option to a; 0, or EX_USAGE after printing why. */
+static int apply(const client_command *cmd, const client_option *o, const char *arg,
+                 client_args *a) {
+    uint64_t v;
+    switch (o->key) {
+    case 'e': a->endpoint = arg; return 0;
+    case 's':
+        if (!*arg && (cmd->options & CLIENT_OPT_STREAM_ID)) {
+            cli_error("%s: --stream: the stream id must not be empty", cmd->name);
+            return EX_USAGE;
+        }
+        a->stream = arg;
+        return 0;
+    case KEY_RATE: {
+        char *end;
+        errno = 0;
+        a->rate = strtod(arg, &end);
+        if (end == arg || *end || errno == ERANGE || !isfinite(a->rate) || a->rate <= 0) {
+            cli_error("%s: --rate: invalid rate '%s' (need samples per second > 0)", cmd->name,
+                      arg);
+            return EX_USAGE;
+        }
+        return 0;
+    }
+    case 'b':
+        if (parse_u64(cmd, o->name, arg, 1, 1u << 24, &v))
+            return EX_USAGE;
+        a->batch = (size_t)v;
+        return 0;
+    case KEY_FIRST_SEQ:
+        if (parse_u64(cmd, o->name, arg, 0, UINT64_MAX / 2, &v))
+            return EX_USAGE;
+        a->first_seq = v;
+        return 0;
+    case KEY_PERIOD:
+        if (parse_u64(cmd, o->name, arg, 0, INT64_MAX / 2, &v))
+            return EX_USAGE;
+        a->period_ns = (int64_t)v;
+        return 0;
+    case 'n':
+        if (parse_u64(cmd, o->name, arg, 1, UINT64_MAX, &v))
+            return EX_USAGE;
+        a->count = v;
+        return 0;
+    case KEY_TIMEOUT:
+        if (parse_u64(cmd, o->name, arg, 0, 24u * 3600 * 1000, &v))
+            return EX_USAGE;
+        a->timeout_ms = (long)v;
+        return 0;
+    case KEY_NONFINITE:
+        if (strcmp(arg, "gap") == 0)
+            a->nonfinite = CLIENT_NONFINITE_GAP;
+        else if (strcmp(arg, "send") == 0)
+            a->nonfinite = CLIENT_NONFINITE_SEND;
+        else {
+            cli_error("%s: --nonfinite: unknown policy '%s' (gap or send)", cmd->name, arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case KEY_INPUT_FORMAT:
+        if (series_format_parse(arg, &a->input_format) != 0) {
+            cli_error("%s: --input-format: unknown format '%s' (csv, txt, npy or f64)", cmd->name,
+                      arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case 'v': a->verbose = 1; return 0;
+    }
+    return EX_SOFTWARE; /* an option in the table without a case: a bug */
+}
+
+/* Parses argv into a; 0 to go on, -1 after --help, or EX_USAGE after the error. */
+static int parse_args(const client_command *cmd, int argc, char **argv, client_args *a) {
+    struct option longopts[N_OPTIONS + 1];
+    char shortopts[2 * N_OPTIONS + 2];
+    size_t nl = 0, ns = 0;
+    shortopts[ns++] = ':';
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const client_option *o = &options[i];
+        if (!accepts(cmd, o))
+            continue;
+        longopts[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
+        if (o->key < 256) {
+            shortopts[ns++] = (char)o->key;
+            if (o->has_arg)
+                shortopts[ns++] = ':';
+        }
+    }
+    longopts[nl] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+
+    *a = (client_args){.endpoint = cmd->endpoint, .batch = 256, .timeout_ms = cmd->timeout_ms};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (c == '?') {
+            cli_error("%s: unknown or misused option '%s' (see 'tsmine %s --help')", cmd->name,
+                      argv[optind - 1], cmd->name);
+            return EX_USAGE;
+        }
+        if (c == ':') {
+            cli_error("%s: option '%s' needs an argument", cmd->name, argv[optind - 1]);
+            return EX_USAGE;
+        }
+        if (c == 'h') {
+            usage(cmd);
+            return -1;
+        }
+        int st = apply(cmd, find_option(cmd, c), optarg, a);
+        if (st)
+            return st;
+    }
+    int want = (cmd->options & CLIENT_OPT_REPLAY) ? 1 : 0;
+    if (argc - optind != want) {
+        if (want && optind >= argc)
+            cli_error("%s: missing FILE (use - for standard input)", cmd->name);
+        else
+            cli_error("%s: unexpected argument '%s' (see 'tsmine %s --help')", cmd->name,
+                      argv[optind + want], cmd->name);
+        return EX_USAGE;
+    }
+    if (want)
+        a->file = argv[optind];
+    if ((cmd->options & CLIENT_OPT_STREAM_ID) && !a->stream) {
+        cli_error("%s: missing --stream ID", cmd->name);
+        return EX_USAGE;
+    }
+    return 0;
+}
+
+int client_main(const client_command *cmd, int argc, char **argv) {
+    client_args a;
+    int rc = parse_args(cmd, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    return cmd->run(&a);
+}
+
+void *client_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                    const char *what) {
+    void *s = zmq_socket(zctx, type);
+    if (!s) {
+        cli_error("%s: cannot create a socket: %s", what, zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    int immediate = (flags & CLIENT_IMMEDIATE) != 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
+    zmq_setsockopt(s, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+    if (((flags & CLIENT_BIND) ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint)) != 0) {
+        cli_error("%s: %s: %s", what, endpoint, zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
+                                         const char *stream_id, long timeout_ms, const char *what,
+                                         int *rc) {
+    *rc = EX_UNAVAILABLE;
+    void *sock = client_socket(zctx, ZMQ_REQ, endpoint, 0, 0, what);
+    if (!sock)
+        return NULL;
+    Tsmine__V1__ControlRequest req = TSMINE__V1__CONTROL_REQUEST__INIT;
+    req.schema_version = 1;
+    req.command = (Tsmine__V1__ControlRequest__Command)command;
+    req.stream_id = (char *)(stream_id ? stream_id : "");
+    size_t len = tsmine__v1__control_request__get_packed_size(&req);
+    uint8_t *buf = malloc(len ? len : 1);
+    int timeout = timeout_ms ? (int)timeout_ms : -1;
+    zmq_setsockopt(sock, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
+    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+    Tsmine__V1__ControlReply *r = NULL;
+    if (!buf || zmq_send(sock, buf, tsmine__v1__control_request__pack(&req, buf), 0) < 0 ||
+        zmq_poll(&item, 1, timeout) <= 0) {
+        cli_error("%s: %s: no reply within %ld ms (is tsmined running, with its control "
+                  "socket there?)",
+                  what, endpoint, timeout_ms);
+        goto out;
+    }
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, sock, 0) >= 0)
+        r = tsmine__v1__control_reply__unpack(NULL, zmq_msg_size(&msg), zmq_msg_data(&msg));
+    if (!r) {
+        cli_error("%s: %s: the reply (%zu bytes) does not decode as a ControlReply", what, endpoint,
+                  zmq_msg_size(&msg));
+        *rc = EX_PROTOCOL;
+    }
+    zmq_msg_close(&msg);
+out:
+    free(buf);
+    zmq_close(sock);
+    return r;
+}
+
+size_t client_pack_batch(const char *stream_id, uint64_t first_seq, int64_t first_ts_ns,
+                         int64_t period_ns, const double *values, size_t n, uint8_t **buf,
+                         size_t *cap) {
+    Tsmine__V1__SampleBatch b = TSMINE__V1__SAMPLE_BATCH__INIT;
+    b.schema_version = 1;
+    b.stream_id = (char *)stream_id;
+    b.first_seq = first_seq;
+    b.first_timestamp_ns = first_ts_ns;
+    b.period_ns = period_ns;
+    b.n_values = n;
+    b.values = (double *)values;
+    size_t need = tsmine__v1__sample_batch__get_packed_size(&b);
+    if (need > *cap) {
+        uint8_t *p = realloc(*buf, need);
+        if (!p)
+            return 0;
+        *buf = p;
+        *cap = need;
+    }
+    return tsmine__v1__sample_batch__pack(&b, *buf);
+}
+
+const char *client_alert_kind_name(int kind) {
+    switch (kind) {
+    case TSMINE__V1__ALERT_KIND__DISCORD: return "DISCORD";
+    case TSMINE__V1__ALERT_KIND__LEFT_DISCORD: return "LEFT_DISCORD";
+    case TSMINE__V1__ALERT_KIND__MOTIF: return "MOTIF";
+    case TSMINE__V1__ALERT_KIND__GAP: return "GAP";
+    }
+    return "UNKNOWN";
+}
+
+void client_print_double(FILE *out, double x) {
+    char buf[40];
+    if (isfinite(x)) {
+        emit_double(buf, sizeof buf, x);
+        fputs(buf, out);
+    } else {
+        fputs("null", out);
+    }
+}
+
+void client_print_alert(FILE *out, const Tsmine__V1__Alert *a) {
+    fprintf(out, "{\"alert_id\":%" PRIu64 ",\"stream_id\":", a->alert_id);
+    emit_json_string(out, a->stream_id);
+    fprintf(out,
+            ",\"kind\":\"%s\",\"start_seq\":%" PRIu64 ",\"start_timestamp_ns\":%" PRId64
+            ",\"length\":%" PRIu32 ",\"distance\":",
+            client_alert_kind_name(a->kind), a->start_seq, a->start_timestamp_ns, a->length);
+    client_print_double(out, a->distance);
+    fprintf(out, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
+    client_print_double(out, a->threshold);
+    fprintf(out, ",\"detected_at_ns\":%" PRId64 "}\n", a->detected_at_ns);
+}
+
+int64_t client_realtime_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

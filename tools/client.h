@@ -1,0 +1,110 @@
+/* client.h - what the daemon companions of `tsmine` (replay, alerts, status) and the
+ * `tsmine-loadgen` benchmark share (DESIGN 5.2, 6): their option table and parser, the
+ * daemon's default endpoints, ZeroMQ sockets with one-line errors, SampleBatch
+ * packing and the JSON form of an Alert.
+ *
+ * A companion is a client_command: its name, help, the options it takes and a run
+ * function that gets the parsed arguments. Unlike the batch commands (cli.h) it talks
+ * to a running tsmined instead of computing, so it has no -m, no backend and no
+ * session; failures to reach the daemon exit with EX_UNAVAILABLE. */
+#ifndef TSMINE_CLIENT_H
+#define TSMINE_CLIENT_H
+
+#include "series_io.h"
+#include "tsmine.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The daemon's embedded default endpoints (DESIGN 5.4). */
+#define CLIENT_INGEST_DEFAULT  "tcp://127.0.0.1:5555"
+#define CLIENT_ALERTS_DEFAULT  "tcp://127.0.0.1:5556"
+#define CLIENT_CONTROL_DEFAULT "tcp://127.0.0.1:5557"
+
+/* Options a companion may take beyond --endpoint, --timeout-ms, -v and --help. */
+enum {
+    CLIENT_OPT_STREAM_ID = 1u << 0,     /* -s ID, required */
+    CLIENT_OPT_STREAM_PREFIX = 1u << 1, /* -s PREFIX */
+    CLIENT_OPT_STREAM_ONE = 1u << 2,    /* -s ID, optional */
+    CLIENT_OPT_REPLAY = 1u << 3,        /* --rate --batch --first-seq --period-ns ... FILE */
+    CLIENT_OPT_COUNT = 1u << 4,         /* -n N */
+};
+
+/* How replay sends non-finite samples. */
+typedef enum {
+    CLIENT_NONFINITE_GAP = 0, /* leave them out: their sequence numbers become a gap */
+    CLIENT_NONFINITE_SEND,    /* send them: the daemon rejects the batches holding them */
+} client_nonfinite;
+
+/* Parsed arguments, defaults applied. */
+typedef struct {
+    const char *endpoint;
+    const char *stream; /* NULL when not given */
+    const char *file;   /* replay's FILE ("-" is standard input) */
+    double rate;        /* samples per second; 0 = as fast as possible */
+    size_t batch;       /* samples per message */
+    uint64_t first_seq;
+    int64_t period_ns; /* 0 when not given */
+    uint64_t count;    /* alerts: stop after this many; 0 = no limit */
+    long timeout_ms;   /* < 0 when not given: the command's default */
+    client_nonfinite nonfinite;
+    series_format input_format;
+    int verbose;
+} client_args;
+
+typedef struct client_command {
+    const char *name;
+    const char *synopsis;    /* after "tsmine NAME " */
+    const char *summary;     /* one line, for `tsmine --help` */
+    const char *description; /* paragraph for the command's --help */
+    const char *endpoint;    /* default --endpoint */
+    long timeout_ms;         /* default --timeout-ms (0 = none) */
+    unsigned options;        /* CLIENT_OPT_* */
+    /* Does the work; returns the exit status. */
+    int (*run)(const client_args *a);
+} client_command;
+
+/* Parses argv (argv[0] = the command's name) and runs cmd; returns the exit status. */
+int client_main(const client_command *cmd, int argc, char **argv);
+
+/* Flags of client_socket. */
+enum {
+    CLIENT_BIND = 1 << 0,      /* bind instead of connect */
+    CLIENT_IMMEDIATE = 1 << 1, /* ZMQ_IMMEDIATE: queue only to completed connections */
+};
+
+/* A ZeroMQ socket of the given type, connected to endpoint (flags: CLIENT_*), with
+ * ZMQ_LINGER linger_ms (-1 = until delivered). Returns NULL after printing "tsmine:
+ * WHAT: ENDPOINT: zmq error" (what names the caller, e.g. "replay"). */
+void *client_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                    const char *what);
+
+/* One request to the control socket (REQ): command (a ControlRequest.Command) for
+ * stream_id (NULL = none); waits up to timeout_ms (0 = for ever) for the reply.
+ * Returns it (free with tsmine__v1__control_reply__free_unpacked), or NULL after
+ * printing why, with *rc = EX_UNAVAILABLE (no reply) or EX_PROTOCOL (undecodable). */
+Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
+                                         const char *stream_id, long timeout_ms, const char *what,
+                                         int *rc);
+
+/* Packs one SampleBatch (schema version 1; timestamps first_ts_ns + k * period_ns)
+ * into *buf, growing it (malloc'ed, *cap bytes) as needed. Returns the packed size,
+ * or 0 when out of memory. O(n). */
+size_t client_pack_batch(const char *stream_id, uint64_t first_seq, int64_t first_ts_ns,
+                         int64_t period_ns, const double *values, size_t n, uint8_t **buf,
+                         size_t *cap);
+
+/* The name of an alert kind as the proto spells it ("DISCORD"), or "UNKNOWN". */
+const char *client_alert_kind_name(int kind);
+
+/* Prints the alert as one JSON object on one line, with its proto field names. */
+void client_print_alert(FILE *out, const Tsmine__V1__Alert *alert);
+
+/* Prints a JSON number, or null when x is not finite. */
+void client_print_double(FILE *out, double x);
+
+/* CLOCK_REALTIME in nanoseconds. */
+int64_t client_realtime_ns(void);
+
+#endif

@@ -1,0 +1,140 @@
+/* cmd_alerts.c - `tsmine alerts`: subscribe to tsmined's alerts (SUB) and print each
+ * as one JSON line, flushed at once (DESIGN 5.2, 6). */
+#include "cli.h"
+#include "client.h"
+#include "commands.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sysexits.h>
+#include <zmq.h>
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+/* Receives one alert (topic frame, then the Alert) and prints it. Returns 1 when an
+ * alert was printed, 0 when the message was not one (reported and skipped), -1 when
+ * receiving or writing failed (reported). */
+static int receive_one(void *sock, const char *endpoint) {
+    zmq_msg_t topic, body;
+    zmq_msg_init(&topic);
+    zmq_msg_init(&body);
+    int more = 0, got = -1;
+    size_t len = sizeof more;
+    if (zmq_msg_recv(&topic, sock, 0) < 0) {
+        if (zmq_errno() != EINTR)
+            cli_error("alerts: %s: receiving: %s", endpoint, zmq_strerror(zmq_errno()));
+        goto out;
+    }
+    zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &len);
+    got = 0;
+    if (!more) {
+        cli_error("alerts: %s: a one-frame message (%zu bytes), not topic + Alert: skipped",
+                  endpoint, zmq_msg_size(&topic));
+        goto out;
+    }
+    if (zmq_msg_recv(&body, sock, 0) < 0) {
+        got = -1;
+        goto out;
+    }
+    for (;;) { /* drop any further frames of the same message */
+        zmq_getsockopt(sock, ZMQ_RCVMORE, &more, &len);
+        if (!more)
+            break;
+        zmq_msg_t extra;
+        zmq_msg_init(&extra);
+        zmq_msg_recv(&extra, sock, 0);
+        zmq_msg_close(&extra);
+    }
+    Tsmine__V1__Alert *a =
+        tsmine__v1__alert__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+    if (!a) {
+        cli_error("alerts: %s: a message that does not decode as an Alert (%zu bytes): skipped",
+                  endpoint, zmq_msg_size(&body));
+        goto out;
+    }
+    client_print_alert(stdout, a);
+    tsmine__v1__alert__free_unpacked(a, NULL);
+    got = fflush(stdout) == 0 ? 1 : -1;
+    if (got < 0)
+        cli_error("alerts: writing the output: %s", strerror(errno));
+out:
+    zmq_msg_close(&topic);
+    zmq_msg_close(&body);
+    return got;
+}
+
+static int run(const client_args *a) {
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    void *zctx = zmq_ctx_new();
+    void *sock = zctx ? client_socket(zctx, ZMQ_SUB, a->endpoint, 0, 0, "alerts") : NULL;
+    if (!sock) {
+        if (zctx)
+            zmq_ctx_term(zctx);
+        return EX_UNAVAILABLE;
+    }
+    const char *prefix = a->stream ? a->stream : "";
+    zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, strlen(prefix));
+
+    uint64_t printed = 0;
+    int rc = 0;
+    while (!stop_flag && (a->count == 0 || printed < a->count)) {
+        zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+        int ready = zmq_poll(&item, 1, a->timeout_ms ? a->timeout_ms : -1);
+        if (ready < 0) {
+            if (zmq_errno() == EINTR)
+                continue;
+            cli_error("alerts: %s: %s", a->endpoint, zmq_strerror(zmq_errno()));
+            rc = EX_UNAVAILABLE;
+            break;
+        }
+        if (ready == 0) { /* no alert for timeout_ms */
+            if (a->count) {
+                cli_error("alerts: %s: %llu of %llu alerts after %ld ms without one", a->endpoint,
+                          (unsigned long long)printed, (unsigned long long)a->count, a->timeout_ms);
+                rc = EX_TEMPFAIL;
+            }
+            break;
+        }
+        int got = receive_one(sock, a->endpoint);
+        if (got < 0 && !stop_flag) {
+            rc = EX_IOERR;
+            break;
+        }
+        printed += got > 0;
+    }
+    if (a->verbose)
+        cli_error("alerts: %llu alerts", (unsigned long long)printed);
+    zmq_close(sock);
+    zmq_ctx_term(zctx);
+    return rc;
+}
+
+const client_command cmd_alerts = {
+    .name = "alerts",
+    .synopsis = "[--endpoint E] [--stream PREFIX] [--count N] [--timeout-ms T]",
+    .summary = "print tsmined's alerts as JSON lines as they arrive",
+    .description =
+        "Subscribes to tsmined's alert socket and prints each alert as one JSON line,\n"
+        "flushed at once, with the fields of tsmine.v1.Alert:\n"
+        "  {\"alert_id\":7,\"stream_id\":\"s1\",\"kind\":\"DISCORD\",\"start_seq\":I,\n"
+        "   \"start_timestamp_ns\":T,\"length\":M,\"distance\":D,\"neighbor_seq\":J,\n"
+        "   \"threshold\":R,\"detected_at_ns\":T2}\n"
+        "kind is DISCORD, LEFT_DISCORD, MOTIF or GAP; a distance or threshold that is not\n"
+        "a number is null. Runs until interrupted, N alerts were printed, or no alert came\n"
+        "for T ms. Exit status: 0 (also on SIGINT/SIGTERM), 64 usage, 69 socket error,\n"
+        "74 output error, 75 when --count N was not reached before --timeout-ms.",
+    .endpoint = CLIENT_ALERTS_DEFAULT,
+    .timeout_ms = 0,
+    .options = CLIENT_OPT_STREAM_PREFIX | CLIENT_OPT_COUNT,
+    .run = run,
+};
