@@ -83,14 +83,22 @@ static tsm_ctx *try_ctx(const char **why) {
     return ctx;
 }
 
+/* Set once a ctx of the wanted backend was created: from then on a backend that fails
+ * to open is a failure (e.g. a CUDA error poisoned the process), never a skip. */
+static int backend_seen;
+
 int tu_backend_available(void) {
     const char *why = NULL;
     tsm_ctx *ctx = try_ctx(&why);
+    if (!ctx && backend_seen)
+        fail_msg("backend %s opened before but fails now: %s", tsm_backend_name(wanted_backend()),
+                 why);
     if (!ctx) {
         print_message("SKIP: backend %s unavailable: %s\n", tsm_backend_name(wanted_backend()),
                       why);
         return 0;
     }
+    backend_seen = 1;
     tsm_ctx_destroy(&ctx);
     return 1;
 }
@@ -98,6 +106,11 @@ int tu_backend_available(void) {
 tsm_ctx *tu_ctx(void) {
     const char *why = NULL;
     tsm_ctx *ctx = try_ctx(&why);
+    if (!ctx && backend_seen)
+        fail_msg("backend %s opened before but fails now: %s", tsm_backend_name(wanted_backend()),
+                 why);
+    if (ctx)
+        backend_seen = 1;
     if (!ctx) {
         print_message("SKIP: backend %s unavailable: %s\n", tsm_backend_name(wanted_backend()),
                       why);
