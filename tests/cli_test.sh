@@ -219,6 +219,8 @@ expect "missing -m -> 64" 64 discord x.csv
 expect "missing FILE -> 64" 64 discord -m 8
 expect "two FILEs -> 64" 64 discord -m 8 a.csv b.csv
 expect "option without its argument -> 64" 64 discord x.csv -m
+expect_err "flag given an argument -> 64 naming it" 64 "misused option '--verbose=1'" \
+    profile -m 8 --verbose=1 x.csv
 expect "-k and -r together -> 64" 64 discord -m 8 -k 2 -r 1.5 x.csv
 expect "-k 0 -> 64" 64 discord -m 8 -k 0 x.csv
 expect "-m not a number -> 64" 64 discord -m 8x x.csv
@@ -561,6 +563,69 @@ EOF2
         sets union -o "$tmp/narrow.u32" "$tmp/ra.u64" "$tmp/rb.u64"
 else
     skip "sets: binary formats and the random case" "no python3"
+fi
+
+# ---- daemon companions: usage and input errors (no daemon needed) -------------------
+
+# Only in builds with the daemon. Nothing listens on port 1, so the endpoints below
+# never reach a running tsmined; every error before the socket is opened exits first.
+NOWHERE=tcp://127.0.0.1:1
+run --help
+if grep -q "^  replay " "$tmp/out"; then
+    printf '1\n2\n3\n4\n5\n6\n7\n8\n' >"$tmp/few.txt"
+    for cmd in replay alerts status; do
+        expect "$cmd --help exits 0" 0 "$cmd" --help
+        if grep -q "^Usage: tsmine $cmd " "$tmp/out" && grep -q -- "--endpoint" "$tmp/out" &&
+            [ ! -s "$tmp/err" ]; then
+            ok "$cmd --help prints its usage and options on stdout"
+        else
+            not_ok "$cmd --help prints its usage and options on stdout"
+        fi
+        expect_err "$cmd: unknown long option -> 64" 64 \
+            "^tsmine: $cmd: unknown or misused option '--no-such-option'" \
+            "$cmd" --endpoint $NOWHERE --no-such-option
+        expect_err "$cmd: unknown short option in a bundle -> 64" 64 \
+            "^tsmine: $cmd: unknown option '-Z'" "$cmd" --endpoint $NOWHERE -vZ
+        expect_err "$cmd: option without its argument -> 64" 64 \
+            "^tsmine: $cmd: option '--endpoint' needs an argument" "$cmd" --endpoint
+        expect "$cmd: --timeout-ms not a number -> 64" 64 \
+            "$cmd" --endpoint $NOWHERE --timeout-ms soon
+        expect "$cmd: -m is not an option of $cmd -> 64" 64 "$cmd" --endpoint $NOWHERE -m 8
+    done
+    expect_err "replay: missing FILE -> 64" 64 "^tsmine: replay: missing FILE" \
+        replay --endpoint $NOWHERE --stream s1
+    expect_err "replay: missing --stream -> 64" 64 "^tsmine: replay: missing --stream ID" \
+        replay --endpoint $NOWHERE "$tmp/few.txt"
+    expect "replay: two FILEs -> 64" 64 replay --endpoint $NOWHERE --stream s1 \
+        "$tmp/few.txt" "$tmp/few.txt"
+    expect "replay: empty stream id -> 64" 64 replay --endpoint $NOWHERE --stream "" "$tmp/few.txt"
+    expect "replay: --rate 0 -> 64" 64 replay --endpoint $NOWHERE --stream s1 --rate 0 \
+        "$tmp/few.txt"
+    expect "replay: --batch 0 -> 64" 64 replay --endpoint $NOWHERE --stream s1 --batch 0 \
+        "$tmp/few.txt"
+    expect "replay: --nonfinite drop -> 64" 64 replay --endpoint $NOWHERE --stream s1 \
+        --nonfinite drop "$tmp/few.txt"
+    expect "alerts: --count 0 -> 64" 64 alerts --endpoint $NOWHERE --count 0
+    expect "alerts: an operand -> 64" 64 alerts --endpoint $NOWHERE extra
+    expect "status: an operand -> 64" 64 status --endpoint $NOWHERE extra
+    expect_err "replay: missing file -> 66" 66 "^tsmine: $tmp/nope.csv: No such file or directory$" \
+        replay --endpoint $NOWHERE --stream s1 "$tmp/nope.csv"
+    expect_err "replay: directory as input -> 66" 66 "^tsmine: $tmp: " \
+        replay --endpoint $NOWHERE --stream s1 "$tmp"
+    printf '1\n2\noops\n' >"$tmp/bad.txt"
+    expect_err "replay: malformed input -> 65 with FILE:LINE" 65 "^tsmine: $tmp/bad.txt:3: " \
+        replay --endpoint $NOWHERE --stream s1 "$tmp/bad.txt"
+    # No daemon: each gives up after --timeout-ms with one line naming the endpoint.
+    expect_err "status: no daemon -> 69 naming the endpoint" 69 \
+        "^tsmine: status: $NOWHERE: no reply within 200 ms \(is tsmined running" \
+        status --endpoint $NOWHERE --timeout-ms 200
+    expect_err "replay: no daemon -> 69 naming the endpoint" 69 \
+        "^tsmine: replay: $NOWHERE: no daemon took a message within 200 ms" \
+        replay --endpoint $NOWHERE --stream s1 --timeout-ms 200 "$tmp/few.txt"
+    expect_err "alerts: --count not reached -> 75" 75 "^tsmine: alerts: $NOWHERE: 0 of 1 alerts" \
+        alerts --endpoint $NOWHERE --count 1 --timeout-ms 200
+else
+    skip "daemon companions" "this build has no daemon (tsmine --help lists no replay)"
 fi
 
 echo "$passed passed, $failed failed"

@@ -1,4 +1,5 @@
-/* cli.c - option parsing, help, run flow and exit codes shared by the subcommands. */
+/* cli.c - the option-table parser of every subcommand, and the option table, help,
+ * run flow and exit codes of the batch subcommands. */
 #include "cli.h"
 
 #include "mk.h"
@@ -6,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,63 +15,6 @@
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
-
-#define CLI_OPT_COMMON (1u << 31) /* every command */
-#define CLI_OPT_SERIES (1u << 30) /* every command that reads a series */
-#define STR_(x)        #x
-#define STR(x)         STR_(x)
-
-/* Keys of the options without a short form (getopt_long returns them). */
-enum {
-    KEY_EXCL = 256,
-    KEY_FORMAT,
-    KEY_BACKEND,
-    KEY_INPUT_FORMAT,
-    KEY_THREADS,
-    KEY_LEFT,
-    KEY_SEGLEN,
-    KEY_REFS,
-    KEY_SEED,
-    KEY_KEY_WIDTH,
-};
-
-/* The declarative option table: every option of every batch subcommand, once. */
-typedef struct {
-    const char *name; /* long name, or NULL for a short-only option */
-    int key;          /* short letter or KEY_* */
-    int has_arg;
-    const char *arg; /* argument name in the help */
-    unsigned mask;   /* CLI_OPT_COMMON or the CLI_OPT_* bit of the commands that take it */
-    const char *help;
-} cli_option;
-
-static const cli_option options[] = {
-    {NULL, 'm', 1, "M", CLI_OPT_SERIES, "subsequence length (required, 3 <= M <= n)"},
-    {NULL, 'k', 1, "K", CLI_OPT_K, "how many results, best first (default 1)"},
-    {NULL, 'r', 1, "R", CLI_OPT_R, "every discord with nn distance >= R, in index order"},
-    {"left", KEY_LEFT, 0, NULL, CLI_OPT_LEFT, "left profile: neighbours j <= i - E only"},
-    {"excl", KEY_EXCL, 1, "E", CLI_OPT_SERIES,
-     "exclusion zone: i, j match only when |i-j| >= E (default M)"},
-    {"seglen", KEY_SEGLEN, 1, "L", CLI_OPT_SEGLEN,
-     "subsequences per PD3 segment (default " STR(TSM_PD3_SEGLEN_DEFAULT) ")"},
-    {"refs", KEY_REFS, 1, "R", CLI_OPT_REFS,
-     "reference subsequences for MK (default " STR(TSM_MK_REFS_DEFAULT) ")"},
-    {"seed", KEY_SEED, 1, "S", CLI_OPT_SEED,
-     "seed for choosing the references at random (default fixed)"},
-    {"output", 'o', 1, "OUT", CLI_OPT_OUTPUT,
-     "result file: .u32, .u64 or text by extension (default: text on stdout)"},
-    {"key-width", KEY_KEY_WIDTH, 1, "32|64", CLI_OPT_WIDTH,
-     "key width (default: from .u32/.u64 names, else 64)"},
-    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_SERIES,
-     "output: one JSON object per line (default), or CSV with a header"},
-    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
-     "input format (default: from FILE's extension; text for - and others)"},
-    {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
-    {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
-    {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
-    {"help", 'h', 0, NULL, CLI_OPT_COMMON, "print this help and exit"},
-};
-#define N_OPTIONS (sizeof options / sizeof options[0])
 
 void cli_error(const char *fmt, ...) {
     va_list ap;
@@ -100,6 +45,13 @@ int cli_fail_status(const tsm_ctx *ctx, tsm_status st) {
     return EX_SOFTWARE;
 }
 
+int cli_input_status(series_status st, const char *err) {
+    if (st == SERIES_OK)
+        return 0;
+    cli_error("%s", err);
+    return st == SERIES_EOPEN ? EX_NOINPUT : st == SERIES_EDATA ? EX_DATAERR : EX_SOFTWARE;
+}
+
 int cli_emit_end(emitter *e) {
     if (emit_end(e) != 0) {
         cli_error("writing the output: %s", strerror(errno));
@@ -108,11 +60,18 @@ int cli_emit_end(emitter *e) {
     return 0;
 }
 
-static int accepts(const cli_command *cmd, const cli_option *o) {
-    unsigned mask = CLI_OPT_COMMON | cmd->options;
-    if (!(cmd->options & CLI_NO_SERIES))
-        mask |= CLI_OPT_SERIES;
-    return (o->mask & mask) != 0;
+/* ---- Option tables ------------------------------------------------------------ */
+
+static int takes(const cli_optable *t, const cli_option *o) {
+    return (o->mask & t->accept) != 0;
+}
+
+/* The entry of key among the options the command takes, or NULL. */
+static const cli_option *find_option(const cli_optable *t, int key) {
+    for (size_t i = 0; i < t->n_options; i++)
+        if (t->options[i].key == key && takes(t, &t->options[i]))
+            return &t->options[i];
+    return NULL;
 }
 
 /* The option's spelling for messages: "-m" or "--excl". */
@@ -124,27 +83,176 @@ static const char *spelling(const cli_option *o, char *buf, size_t len) {
     return buf;
 }
 
+void cli_help(const cli_optable *t, const char *synopsis, const char *description) {
+    printf("Usage: tsmine %s %s\n\n%s\n\nOptions:\n", t->command, synopsis, description);
+    for (size_t i = 0; i < t->n_options; i++) {
+        const cli_option *o = &t->options[i];
+        if (!takes(t, o))
+            continue;
+        const char *sep = o->arg ? " " : "", *arg = o->arg ? o->arg : "";
+        char head[64];
+        if (o->key < CLI_KEY_LONG && o->name)
+            snprintf(head, sizeof head, "-%c, --%s%s%s", o->key, o->name, sep, arg);
+        else if (o->name)
+            snprintf(head, sizeof head, "--%s%s%s", o->name, sep, arg);
+        else
+            snprintf(head, sizeof head, "-%c%s%s", o->key, sep, arg);
+        if (strlen(head) <= (size_t)t->help_width)
+            printf("  %-*s  %s\n", t->help_width, head, o->help);
+        else
+            printf("  %s\n  %-*s  %s\n", head, t->help_width, "", o->help);
+    }
+}
+
+int cli_getopt(const cli_optable *t, int argc, char **argv, cli_apply_fn apply, void *dest) {
+    struct option longopts[CLI_MAX_OPTIONS + 1];
+    char shortopts[2 * CLI_MAX_OPTIONS + 2];
+    size_t nl = 0, ns = 0;
+    if (t->n_options > CLI_MAX_OPTIONS) {
+        cli_error("%s: %zu options, more than CLI_MAX_OPTIONS", t->command, t->n_options);
+        return EX_SOFTWARE;
+    }
+    shortopts[ns++] = ':'; /* report a missing argument as ':' */
+    for (size_t i = 0; i < t->n_options; i++) {
+        const cli_option *o = &t->options[i];
+        if (!takes(t, o))
+            continue;
+        if (o->name)
+            longopts[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
+        if (o->key < CLI_KEY_LONG) {
+            shortopts[ns++] = (char)o->key;
+            if (o->has_arg)
+                shortopts[ns++] = ':';
+        }
+    }
+    longopts[nl] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        const cli_option *o = find_option(t, c == '?' || c == ':' ? optopt : c);
+        char sp[48];
+        if (c == '?') {
+            /* optopt is the unknown letter, 0 for an unknown or ambiguous long option,
+             * or the key of a long option given an argument it does not take; getopt
+             * has stepped past a long option, so argv[optind - 1] is its text. */
+            if (!o && optopt > 0 && optopt < CLI_KEY_LONG)
+                cli_error("%s: unknown option '-%c' (see 'tsmine %s --help')", t->command, optopt,
+                          t->command);
+            else
+                cli_error("%s: unknown or misused option '%s' (see 'tsmine %s --help')", t->command,
+                          argv[optind - 1], t->command);
+            return EX_USAGE;
+        }
+        if (c == ':') { /* the option was the last argument: argv[optind - 1] */
+            const char *text = argv[optind - 1];
+            if (o && strncmp(text, "--", 2) == 0)
+                text = spelling(o, sp, sizeof sp); /* its full name, also for --exc */
+            else if (o) {
+                snprintf(sp, sizeof sp, "-%c", o->key); /* as typed: -k, also in -vk */
+                text = sp;
+            }
+            cli_error("%s: option '%s' needs an argument", t->command, text);
+            return EX_USAGE;
+        }
+        if (c == 'h')
+            return CLI_HELP;
+        int st = apply(t, o, optarg, dest);
+        if (st != 0)
+            return st;
+    }
+    return 0;
+}
+
+int cli_parse_count(const cli_optable *t, const cli_option *o, const char *arg, uint64_t min,
+                    uint64_t max, uint64_t *out) {
+    char sp[48], *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (arg[0] >= '0' && arg[0] <= '9' && *end == '\0' && errno != ERANGE && v >= min && v <= max) {
+        *out = v;
+        return 0;
+    }
+    spelling(o, sp, sizeof sp);
+    if (max == UINT64_MAX)
+        cli_error("%s: %s: invalid value '%s' (need a whole number >= %" PRIu64 ")", t->command, sp,
+                  arg, min);
+    else
+        cli_error("%s: %s: invalid value '%s' (need a whole number in [%" PRIu64 ", %" PRIu64 "])",
+                  t->command, sp, arg, min, max);
+    return EX_USAGE;
+}
+
+int cli_parse_input_format(const cli_optable *t, const char *arg, series_format *out) {
+    if (series_format_parse(arg, out) == 0)
+        return 0;
+    cli_error("%s: --input-format: unknown format '%s' (csv, txt, npy or f64)", t->command, arg);
+    return EX_USAGE;
+}
+
+/* ---- Batch subcommands ---------------------------------------------------------- */
+
+#define CLI_OPT_COMMON (1u << 31) /* every command */
+#define CLI_OPT_SERIES (1u << 30) /* every command that reads a series */
+#define STR_(x)        #x
+#define STR(x)         STR_(x)
+
+/* Keys of the options without a short form. */
+enum {
+    KEY_EXCL = CLI_KEY_LONG,
+    KEY_FORMAT,
+    KEY_BACKEND,
+    KEY_INPUT_FORMAT,
+    KEY_THREADS,
+    KEY_LEFT,
+    KEY_SEGLEN,
+    KEY_REFS,
+    KEY_SEED,
+    KEY_KEY_WIDTH,
+};
+
+/* Every option of every batch subcommand, once. */
+static const cli_option options[] = {
+    {NULL, 'm', 1, "M", CLI_OPT_SERIES, "subsequence length (required, 3 <= M <= n)"},
+    {NULL, 'k', 1, "K", CLI_OPT_K, "how many results, best first (default 1)"},
+    {NULL, 'r', 1, "R", CLI_OPT_R, "every discord with nn distance >= R, in index order"},
+    {"left", KEY_LEFT, 0, NULL, CLI_OPT_LEFT, "left profile: neighbours j <= i - E only"},
+    {"excl", KEY_EXCL, 1, "E", CLI_OPT_SERIES,
+     "exclusion zone: i, j match only when |i-j| >= E (default M)"},
+    {"seglen", KEY_SEGLEN, 1, "L", CLI_OPT_SEGLEN,
+     "subsequences per PD3 segment (default " STR(TSM_PD3_SEGLEN_DEFAULT) ")"},
+    {"refs", KEY_REFS, 1, "R", CLI_OPT_REFS,
+     "reference subsequences for MK (default " STR(TSM_MK_REFS_DEFAULT) ")"},
+    {"seed", KEY_SEED, 1, "S", CLI_OPT_SEED,
+     "seed for choosing the references at random (default fixed)"},
+    {"output", 'o', 1, "OUT", CLI_OPT_OUTPUT,
+     "result file: .u32, .u64 or text by extension (default: text on stdout)"},
+    {"key-width", KEY_KEY_WIDTH, 1, "32|64", CLI_OPT_WIDTH,
+     "key width (default: from .u32/.u64 names, else 64)"},
+    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_SERIES,
+     "output: one JSON object per line (default), or CSV with a header"},
+    {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
+     "input format (default: from FILE's extension; text for - and others)"},
+    {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
+    {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
+    {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
+    {"help", 'h', 0, NULL, CLI_OPT_COMMON, "print this help and exit"},
+};
+
+/* The options cmd takes. */
+static cli_optable table_of(const cli_command *cmd) {
+    unsigned accept = CLI_OPT_COMMON | cmd->options;
+    if (!(cmd->options & CLI_NO_SERIES))
+        accept |= CLI_OPT_SERIES;
+    return (cli_optable){cmd->name, options, sizeof options / sizeof options[0], accept, 22};
+}
+
 /* Prints the command's --help on stdout: synopsis, description, its options. */
 static void usage(const cli_command *cmd) {
-    printf("Usage: tsmine %s %s\n\n%s\n\nOptions:\n", cmd->name, cmd->synopsis, cmd->description);
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const cli_option *o = &options[i];
-        if (!accepts(cmd, o))
-            continue;
-        char head[64];
-        if (o->key < 256 && o->name)
-            snprintf(head, sizeof head, "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
-                     o->arg ? o->arg : "");
-        else if (o->name)
-            snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "",
-                     o->arg ? o->arg : "");
-        else
-            snprintf(head, sizeof head, "-%c %s", o->key, o->arg);
-        if (strlen(head) <= 22)
-            printf("  %-22s  %s\n", head, o->help);
-        else
-            printf("  %s\n  %-22s  %s\n", head, "", o->help);
-    }
+    cli_optable t = table_of(cmd);
+    cli_help(&t, cmd->synopsis, cmd->description);
     if (!(cmd->options & CLI_NO_SERIES))
         printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a "
                "header\nrow is skipped; empty or nan is a missing value), .npy (1-D "
@@ -157,51 +265,43 @@ static void usage(const cli_command *cmd) {
            cmd->options & CLI_OPT_OUTPUT ? ",\n73 cannot create OUT, 74 write error" : "");
 }
 
-/* Parses a whole decimal number >= min into *out; prints the error and returns -1 when
- * arg is not one. */
-static int parse_count(const cli_command *cmd, const cli_option *o, const char *arg,
-                       unsigned long long min, unsigned long long max, unsigned long long *out) {
-    char sp[32], *end;
-    errno = 0;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno == ERANGE || v < min || v > max) {
-        cli_error("%s: %s: invalid value '%s' (need a whole number >= %llu)", cmd->name,
-                  spelling(o, sp, sizeof sp), arg, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+/* What parse_args collects: the arguments, and which defaults were overridden. */
+typedef struct {
+    cli_args *a;
+    int have_m, have_excl;
+} batch_parse;
 
-/* Applies one parsed option to a; returns 0, or EX_USAGE after printing why. */
-static int apply(const cli_command *cmd, const cli_option *o, const char *arg, cli_args *a) {
-    unsigned long long v = 0;
+/* Applies one parsed option (cli_apply_fn; dest is a batch_parse). */
+static int apply(const cli_optable *t, const cli_option *o, const char *arg, void *dest) {
+    batch_parse *p = dest;
+    cli_args *a = p->a;
+    uint64_t v = 0;
     switch (o->key) {
     case 'm':
     case 'k':
     case KEY_EXCL:
     case KEY_SEGLEN:
     case KEY_REFS:
-        if (parse_count(cmd, o, arg, o->key == 'm' ? 0 : 1, SIZE_MAX, &v) != 0)
+        if (cli_parse_count(t, o, arg, o->key == 'm' ? 0 : 1, SIZE_MAX, &v) != 0)
             return EX_USAGE;
         if (o->key == 'm')
-            a->m = (size_t)v;
+            a->m = (size_t)v, p->have_m = 1;
         else if (o->key == 'k')
             a->k = (size_t)v, a->have_k = 1;
         else if (o->key == KEY_EXCL)
-            a->excl = (size_t)v;
+            a->excl = (size_t)v, p->have_excl = 1;
         else if (o->key == KEY_SEGLEN)
             a->seglen = (size_t)v;
         else
             a->refs = (size_t)v;
         return 0;
     case KEY_SEED:
-        if (parse_count(cmd, o, arg, 0, UINT64_MAX, &v) != 0)
+        if (cli_parse_count(t, o, arg, 0, UINT64_MAX, &v) != 0)
             return EX_USAGE;
-        a->seed = (uint64_t)v;
+        a->seed = v;
         return 0;
     case KEY_THREADS:
-        if (parse_count(cmd, o, arg, 1, 4096, &v) != 0)
+        if (cli_parse_count(t, o, arg, 1, 4096, &v) != 0)
             return EX_USAGE;
         a->threads = (int)v;
         return 0;
@@ -210,7 +310,7 @@ static int apply(const cli_command *cmd, const cli_option *o, const char *arg, c
         errno = 0;
         double r = strtod(arg, &end);
         if (end == arg || *end != '\0' || errno == ERANGE || !isfinite(r) || r < 0) {
-            cli_error("%s: -r: invalid range '%s' (need a finite distance >= 0)", cmd->name, arg);
+            cli_error("%s: -r: invalid range '%s' (need a finite distance >= 0)", t->command, arg);
             return EX_USAGE;
         }
         a->r = r, a->have_r = 1;
@@ -218,7 +318,7 @@ static int apply(const cli_command *cmd, const cli_option *o, const char *arg, c
     }
     case KEY_KEY_WIDTH:
         if (strcmp(arg, "32") != 0 && strcmp(arg, "64") != 0) {
-            cli_error("%s: --key-width: invalid width '%s' (32 or 64)", cmd->name, arg);
+            cli_error("%s: --key-width: invalid width '%s' (32 or 64)", t->command, arg);
             return EX_USAGE;
         }
         a->key_width = arg[0] == '3' ? 32 : 64;
@@ -228,20 +328,14 @@ static int apply(const cli_command *cmd, const cli_option *o, const char *arg, c
     case 'v': a->verbose = 1; return 0;
     case KEY_FORMAT:
         if (emit_format_parse(arg, &a->format) != 0) {
-            cli_error("%s: --format: unknown format '%s' (json or csv)", cmd->name, arg);
+            cli_error("%s: --format: unknown format '%s' (json or csv)", t->command, arg);
             return EX_USAGE;
         }
         return 0;
-    case KEY_INPUT_FORMAT:
-        if (series_format_parse(arg, &a->input_format) != 0) {
-            cli_error("%s: --input-format: unknown format '%s' (csv, txt, npy or f64)", cmd->name,
-                      arg);
-            return EX_USAGE;
-        }
-        return 0;
+    case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
     case KEY_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) != 0) {
-            cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", cmd->name, arg);
+            cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", t->command, arg);
             return EX_USAGE;
         }
         return 0;
@@ -249,66 +343,17 @@ static int apply(const cli_command *cmd, const cli_option *o, const char *arg, c
     return EX_SOFTWARE; /* an option in the table without a case: a bug */
 }
 
-static const cli_option *find_option(int key) {
-    for (size_t i = 0; i < N_OPTIONS; i++)
-        if (options[i].key == key)
-            return &options[i];
-    return NULL;
-}
-
-/* Parses argv into a with getopt_long over the options cmd accepts. Returns 0 to go
- * on, -1 after printing --help (exit 0), or EX_USAGE after printing the error. */
+/* Parses argv into a: the options, then FILE or the command's operands. Returns 0 to
+ * go on, CLI_HELP after printing --help, or EX_USAGE after printing the error. */
 static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a) {
-    struct option longopts[N_OPTIONS + 1];
-    char shortopts[2 * N_OPTIONS + 2];
-    size_t nl = 0, ns = 0;
-    shortopts[ns++] = ':'; /* report a missing argument as ':' */
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const cli_option *o = &options[i];
-        if (!accepts(cmd, o))
-            continue;
-        if (o->name)
-            longopts[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
-        if (o->key < 256) {
-            shortopts[ns++] = (char)o->key;
-            if (o->has_arg)
-                shortopts[ns++] = ':';
-        }
-    }
-    longopts[nl] = (struct option){NULL, 0, NULL, 0};
-    shortopts[ns] = '\0';
-
+    cli_optable t = table_of(cmd);
+    batch_parse p = {.a = a};
     *a = (cli_args){.k = 1, .seed = TSM_MK_SEED_DEFAULT};
-    int have_m = 0, have_excl = 0, c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        const cli_option *o = find_option(c == ':' ? optopt : c);
-        char sp[32];
-        if (c == '?') {
-            if (optopt > 0 && optopt < 256)
-                cli_error("%s: unknown option '-%c' (see 'tsmine %s --help')", cmd->name, optopt,
-                          cmd->name);
-            else
-                cli_error("%s: unknown or misused option '%s' (see 'tsmine %s --help')", cmd->name,
-                          argv[optind - 1], cmd->name);
-            return EX_USAGE;
-        }
-        if (c == ':') {
-            cli_error("%s: option '%s' needs an argument", cmd->name,
-                      o ? spelling(o, sp, sizeof sp) : argv[optind - 1]);
-            return EX_USAGE;
-        }
-        if (c == 'h') {
-            usage(cmd);
-            return -1;
-        }
-        int st = apply(cmd, o, optarg, a);
-        if (st != 0)
-            return st;
-        have_m |= c == 'm';
-        have_excl |= c == KEY_EXCL;
-    }
+    int rc = cli_getopt(&t, argc, argv, apply, &p);
+    if (rc == CLI_HELP)
+        usage(cmd);
+    if (rc != 0)
+        return rc;
     if (cmd->options & CLI_NO_SERIES) {
         int n = argc - optind;
         if (n != cmd->operands) {
@@ -320,7 +365,7 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
             a->operand[q] = argv[optind + q];
         return 0;
     }
-    if (!have_m) {
+    if (!p.have_m) {
         cli_error("%s: missing -m M, the subsequence length (see 'tsmine %s --help')", cmd->name,
                   cmd->name);
         return EX_USAGE;
@@ -338,7 +383,7 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         return EX_USAGE;
     }
     a->file = argv[optind];
-    if (!have_excl)
+    if (!p.have_excl)
         a->excl = a->m;
     return 0;
 }
@@ -348,11 +393,11 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
 static int session_open(const cli_command *cmd, const cli_args *a, cli_session *s) {
     char err[512];
     int series = !(cmd->options & CLI_NO_SERIES);
-    switch (series ? series_read(a->file, a->input_format, &s->data, err, sizeof err) : SERIES_OK) {
-    case SERIES_OK: break;
-    case SERIES_EOPEN: cli_error("%s", err); return EX_NOINPUT;
-    case SERIES_EDATA: cli_error("%s", err); return EX_DATAERR;
-    case SERIES_ENOMEM: cli_error("%s", err); return EX_SOFTWARE;
+    if (series) {
+        int rc =
+            cli_input_status(series_read(a->file, a->input_format, &s->data, err, sizeof err), err);
+        if (rc != 0)
+            return rc;
     }
 
     const char *why = NULL;
@@ -396,7 +441,7 @@ int cli_main(const cli_command *cmd, int argc, char **argv) {
     cli_args a;
     int rc = parse_args(cmd, argc, argv, &a);
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return rc == CLI_HELP ? 0 : rc;
     cli_session s = {0};
     rc = session_open(cmd, &a, &s);
     if (rc == 0) {

@@ -1,8 +1,15 @@
-/* cli.h - what every batch subcommand of `tsmine` shares (DESIGN 6): the option
- * table and its parser, the run flow (read series -> ctx -> stats -> command), the
- * mapping of failures to sysexits codes and the one-line error messages.
+/* cli.h - what every subcommand of `tsmine` shares (DESIGN 6).
  *
- * A subcommand is a cli_command: its name, help text, the subset of the optional
+ * First, the option-table parser of every subcommand, batch or daemon companion
+ * (client.h): a family of commands declares its options once in a cli_option table;
+ * cli_getopt builds getopt_long's arguments from the entries a command takes, reports
+ * unknown, misused and argument-less options as one "tsmine: CMD: ..." line with
+ * EX_USAGE, and hands each option to the family's apply function; cli_help prints
+ * the option list of a command's --help from the same table.
+ *
+ * Then the batch subcommands: the run flow (read series -> ctx -> stats -> command),
+ * the mapping of failures to sysexits codes and the one-line error messages. A batch
+ * subcommand is a cli_command: its name, help text, the subset of the optional
  * options it accepts, and a run function that gets the parsed arguments and a ready
  * session (series read, ctx and statistics built) and prints its results. A command
  * that does not work on a series (CLI_NO_SERIES: `tsmine sets`) takes no -m and its
@@ -17,6 +24,75 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- Messages (every subcommand) ---------------------------------------------- */
+
+/* Prints "tsmine: MESSAGE" as one line on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Maps the status of a series_io read to an exit status (0, EX_NOINPUT, EX_DATAERR
+ * or EX_SOFTWARE), printing its message err when it failed. */
+int cli_input_status(series_status st, const char *err);
+
+/* Seconds on the monotonic clock. */
+double cli_now(void);
+
+/* ---- Option tables ------------------------------------------------------------ */
+
+/* The first key of the options without a short letter. */
+#define CLI_KEY_LONG 256
+
+/* One option of a family's table. An option may appear twice with different masks
+ * (and help) when its meaning depends on the command; no command may take both. */
+typedef struct {
+    const char *name; /* long name, or NULL for a short-only option */
+    int key;          /* its short letter, or a key >= CLI_KEY_LONG; 'h' is --help */
+    int has_arg;      /* 0 or 1 (a required argument) */
+    const char *arg;  /* the argument's name in the help, NULL when it takes none */
+    unsigned mask;    /* the commands that take it: see cli_optable.accept */
+    const char *help; /* one line for --help */
+} cli_option;
+
+/* The options of one command: those of the table whose mask & accept is not 0. */
+typedef struct {
+    const char *command; /* its name: messages say "tsmine: COMMAND: ..." */
+    const cli_option *options;
+    size_t n_options; /* at most CLI_MAX_OPTIONS */
+    unsigned accept;
+    int help_width; /* width of the option column of --help */
+} cli_optable;
+
+#define CLI_MAX_OPTIONS 32
+
+/* What cli_getopt returns when it met -h or --help (nothing printed). */
+#define CLI_HELP (-1)
+
+/* Applies option o of t's command, with its argument arg (NULL when it takes none),
+ * to dest; returns 0, or an exit status after printing why (with cli_error). */
+typedef int (*cli_apply_fn)(const cli_optable *t, const cli_option *o, const char *arg, void *dest);
+
+/* Parses argv (argv[0] = the command's name) with getopt_long over the options t
+ * takes, calling apply for each in order. Returns 0 with the operands left from
+ * argv[optind], CLI_HELP, or EX_USAGE (or apply's status) after printing one line.
+ * Uses getopt's globals (optind, optarg), so one parse at a time; O(table) work per
+ * option. */
+int cli_getopt(const cli_optable *t, int argc, char **argv, cli_apply_fn apply, void *dest);
+
+/* Prints the head of the command's --help on stdout: "Usage: tsmine COMMAND
+ * SYNOPSIS", the description, and one line (or two, for a long head) per option it
+ * takes. The caller prints what follows (operands, defaults, exit status). */
+void cli_help(const cli_optable *t, const char *synopsis, const char *description);
+
+/* Parses o's argument as a whole decimal number in [min, max] into *out; returns 0,
+ * or EX_USAGE after printing "tsmine: COMMAND: --OPTION: invalid value ...". */
+int cli_parse_count(const cli_optable *t, const cli_option *o, const char *arg, uint64_t min,
+                    uint64_t max, uint64_t *out);
+
+/* Parses a series format for --input-format; returns 0, or EX_USAGE after printing
+ * why. */
+int cli_parse_input_format(const cli_optable *t, const char *arg, series_format *out);
+
+/* ---- Batch subcommands ---------------------------------------------------------- */
 
 /* Options a command may accept beyond the common ones (-m, --excl, --format,
  * --backend, --input-format, --threads, -v, --help). */
@@ -74,9 +150,6 @@ typedef struct cli_command {
 /* Runs cmd with argv[0] = the command's name; returns the process exit status. */
 int cli_main(const cli_command *cmd, int argc, char **argv);
 
-/* Prints "tsmine: MESSAGE" as one line on stderr. */
-void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Reports a failed kernel call (the ctx's message) and returns its exit status:
  * EINVAL -> EX_USAGE (bad parameters for this data), EBACKEND/EDEVICE ->
  * EX_UNAVAILABLE, ENOMEM/EINTERNAL -> EX_SOFTWARE. */
@@ -84,8 +157,5 @@ int cli_fail_status(const tsm_ctx *ctx, tsm_status st);
 
 /* Finishes output; returns 0, or reports the write error and returns EX_IOERR. */
 int cli_emit_end(emitter *e);
-
-/* Seconds on the monotonic clock. */
-double cli_now(void);
 
 #endif

@@ -1,12 +1,13 @@
-/* client.c - option parsing, help, sockets and message helpers of the daemon
- * companions (replay, alerts, status) and tsmine-loadgen. */
+/* client.c - the option table and help of the daemon companions (replay, alerts,
+ * status; parsed by cli_getopt), and the sockets and message helpers they share with
+ * tsmine-loadgen. */
 #include "client.h"
 
 #include "cli.h"
 #include "emit.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <getopt.h> /* optind */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,22 +17,20 @@
 #include <zmq.h>
 
 /* Keys of the options without a short form. */
-enum { KEY_FIRST_SEQ = 256, KEY_PERIOD, KEY_NONFINITE, KEY_INPUT_FORMAT, KEY_TIMEOUT, KEY_RATE };
+enum {
+    KEY_FIRST_SEQ = CLI_KEY_LONG,
+    KEY_PERIOD,
+    KEY_NONFINITE,
+    KEY_INPUT_FORMAT,
+    KEY_TIMEOUT,
+    KEY_RATE
+};
 
 #define OPT_ALL (1u << 31)
 
-/* The declarative option table of every companion. An option may appear twice with
- * different masks (and help) when its meaning depends on the command (--stream). */
-typedef struct {
-    const char *name;
-    int key; /* short letter or KEY_* */
-    int has_arg;
-    const char *arg;
-    unsigned mask;
-    const char *help;
-} client_option;
-
-static const client_option options[] = {
+/* Every option of every companion, once; --stream three times, as its meaning
+ * depends on the command. */
+static const cli_option options[] = {
     {"endpoint", 'e', 1, "E", OPT_ALL, "the daemon's socket (default below)"},
     {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ID, "publish as stream ID (required)"},
     {"stream", 's', 1, "PREFIX", CLIENT_OPT_STREAM_PREFIX,
@@ -53,67 +52,30 @@ static const client_option options[] = {
     {"verbose", 'v', 0, NULL, OPT_ALL, "report progress on stderr"},
     {"help", 'h', 0, NULL, OPT_ALL, "print this help and exit"},
 };
-#define N_OPTIONS (sizeof options / sizeof options[0])
 
-static int accepts(const client_command *cmd, const client_option *o) {
-    return (o->mask & (OPT_ALL | cmd->options)) != 0;
-}
-
-static const client_option *find_option(const client_command *cmd, int key) {
-    for (size_t i = 0; i < N_OPTIONS; i++)
-        if (options[i].key == key && accepts(cmd, &options[i]))
-            return &options[i];
-    return NULL;
+/* The options cmd takes. */
+static cli_optable table_of(const client_command *cmd) {
+    return (cli_optable){cmd->name, options, sizeof options / sizeof options[0],
+                         OPT_ALL | cmd->options, 24};
 }
 
 /* Prints the command's --help on stdout. */
 static void usage(const client_command *cmd) {
-    printf("Usage: tsmine %s %s\n\n%s\n\nOptions:\n", cmd->name, cmd->synopsis, cmd->description);
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const client_option *o = &options[i];
-        if (!accepts(cmd, o))
-            continue;
-        char head[64];
-        if (o->key < 256)
-            snprintf(head, sizeof head, "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
-                     o->arg ? o->arg : "");
-        else
-            snprintf(head, sizeof head, "--%s%s%s", o->name, o->arg ? " " : "",
-                     o->arg ? o->arg : "");
-        if (strlen(head) <= 24)
-            printf("  %-24s  %s\n", head, o->help);
-        else
-            printf("  %s\n  %-24s  %s\n", head, "", o->help);
-    }
+    cli_optable t = table_of(cmd);
+    cli_help(&t, cmd->synopsis, cmd->description);
     printf("\nDefault endpoint: %s. Default --timeout-ms: %ld%s.\n", cmd->endpoint, cmd->timeout_ms,
            cmd->timeout_ms ? "" : " (wait for ever)");
 }
 
-/* Parses a whole decimal number in [min, max]; prints why and returns -1 if not. */
-static int parse_u64(const client_command *cmd, const char *opt, const char *arg, uint64_t min,
-                     uint64_t max, uint64_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (arg[0] < '0' || arg[0] > '9' || *end || errno == ERANGE || v < min || v > max) {
-        cli_error("%s: --%s: invalid value '%s' (need a whole number in [%" PRIu64 ", %" PRIu64
-                  "])",
-                  cmd->name, opt, arg, min, max);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Applies one option to a; 0, or EX_USAGE after printing why. */
-static int apply(const client_command *cmd, const client_option *o, const char *arg,
-                 client_args *a) {
+/* Applies one option (cli_apply_fn; dest is the client_args). */
+static int apply(const cli_optable *t, const cli_option *o, const char *arg, void *dest) {
+    client_args *a = dest;
     uint64_t v;
     switch (o->key) {
     case 'e': a->endpoint = arg; return 0;
     case 's':
-        if (!*arg && (cmd->options & CLIENT_OPT_STREAM_ID)) {
-            cli_error("%s: --stream: the stream id must not be empty", cmd->name);
+        if (!*arg && (t->accept & CLIENT_OPT_STREAM_ID)) {
+            cli_error("%s: --stream: the stream id must not be empty", t->command);
             return EX_USAGE;
         }
         a->stream = arg;
@@ -123,34 +85,34 @@ static int apply(const client_command *cmd, const client_option *o, const char *
         errno = 0;
         a->rate = strtod(arg, &end);
         if (end == arg || *end || errno == ERANGE || !isfinite(a->rate) || a->rate <= 0) {
-            cli_error("%s: --rate: invalid rate '%s' (need samples per second > 0)", cmd->name,
+            cli_error("%s: --rate: invalid rate '%s' (need samples per second > 0)", t->command,
                       arg);
             return EX_USAGE;
         }
         return 0;
     }
     case 'b':
-        if (parse_u64(cmd, o->name, arg, 1, 1u << 24, &v))
+        if (cli_parse_count(t, o, arg, 1, 1u << 24, &v))
             return EX_USAGE;
         a->batch = (size_t)v;
         return 0;
     case KEY_FIRST_SEQ:
-        if (parse_u64(cmd, o->name, arg, 0, UINT64_MAX / 2, &v))
+        if (cli_parse_count(t, o, arg, 0, UINT64_MAX / 2, &v))
             return EX_USAGE;
         a->first_seq = v;
         return 0;
     case KEY_PERIOD:
-        if (parse_u64(cmd, o->name, arg, 0, INT64_MAX / 2, &v))
+        if (cli_parse_count(t, o, arg, 0, INT64_MAX / 2, &v))
             return EX_USAGE;
         a->period_ns = (int64_t)v;
         return 0;
     case 'n':
-        if (parse_u64(cmd, o->name, arg, 1, UINT64_MAX, &v))
+        if (cli_parse_count(t, o, arg, 1, UINT64_MAX, &v))
             return EX_USAGE;
         a->count = v;
         return 0;
     case KEY_TIMEOUT:
-        if (parse_u64(cmd, o->name, arg, 0, 24u * 3600 * 1000, &v))
+        if (cli_parse_count(t, o, arg, 0, 24u * 3600 * 1000, &v))
             return EX_USAGE;
         a->timeout_ms = (long)v;
         return 0;
@@ -160,64 +122,26 @@ static int apply(const client_command *cmd, const client_option *o, const char *
         else if (strcmp(arg, "send") == 0)
             a->nonfinite = CLIENT_NONFINITE_SEND;
         else {
-            cli_error("%s: --nonfinite: unknown policy '%s' (gap or send)", cmd->name, arg);
+            cli_error("%s: --nonfinite: unknown policy '%s' (gap or send)", t->command, arg);
             return EX_USAGE;
         }
         return 0;
-    case KEY_INPUT_FORMAT:
-        if (series_format_parse(arg, &a->input_format) != 0) {
-            cli_error("%s: --input-format: unknown format '%s' (csv, txt, npy or f64)", cmd->name,
-                      arg);
-            return EX_USAGE;
-        }
-        return 0;
+    case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
     case 'v': a->verbose = 1; return 0;
     }
     return EX_SOFTWARE; /* an option in the table without a case: a bug */
 }
 
-/* Parses argv into a; 0 to go on, -1 after --help, or EX_USAGE after the error. */
+/* Parses argv into a: the options, then replay's FILE. Returns 0 to go on, CLI_HELP
+ * after printing --help, or EX_USAGE after printing the error. */
 static int parse_args(const client_command *cmd, int argc, char **argv, client_args *a) {
-    struct option longopts[N_OPTIONS + 1];
-    char shortopts[2 * N_OPTIONS + 2];
-    size_t nl = 0, ns = 0;
-    shortopts[ns++] = ':';
-    for (size_t i = 0; i < N_OPTIONS; i++) {
-        const client_option *o = &options[i];
-        if (!accepts(cmd, o))
-            continue;
-        longopts[nl++] = (struct option){o->name, o->has_arg, NULL, o->key};
-        if (o->key < 256) {
-            shortopts[ns++] = (char)o->key;
-            if (o->has_arg)
-                shortopts[ns++] = ':';
-        }
-    }
-    longopts[nl] = (struct option){NULL, 0, NULL, 0};
-    shortopts[ns] = '\0';
-
+    cli_optable t = table_of(cmd);
     *a = (client_args){.endpoint = cmd->endpoint, .batch = 256, .timeout_ms = cmd->timeout_ms};
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-        if (c == '?') {
-            cli_error("%s: unknown or misused option '%s' (see 'tsmine %s --help')", cmd->name,
-                      argv[optind - 1], cmd->name);
-            return EX_USAGE;
-        }
-        if (c == ':') {
-            cli_error("%s: option '%s' needs an argument", cmd->name, argv[optind - 1]);
-            return EX_USAGE;
-        }
-        if (c == 'h') {
-            usage(cmd);
-            return -1;
-        }
-        int st = apply(cmd, find_option(cmd, c), optarg, a);
-        if (st)
-            return st;
-    }
+    int rc = cli_getopt(&t, argc, argv, apply, a);
+    if (rc == CLI_HELP)
+        usage(cmd);
+    if (rc)
+        return rc;
     int want = (cmd->options & CLIENT_OPT_REPLAY) ? 1 : 0;
     if (argc - optind != want) {
         if (want && optind >= argc)
@@ -240,7 +164,7 @@ int client_main(const client_command *cmd, int argc, char **argv) {
     client_args a;
     int rc = parse_args(cmd, argc, argv, &a);
     if (rc)
-        return rc < 0 ? 0 : rc;
+        return rc == CLI_HELP ? 0 : rc;
     return cmd->run(&a);
 }
 

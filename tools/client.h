@@ -1,7 +1,7 @@
 /* client.h - what the daemon companions of `tsmine` (replay, alerts, status) and the
- * `tsmine-loadgen` benchmark share (DESIGN 5.2, 6): their option table and parser, the
- * daemon's default endpoints, ZeroMQ sockets with one-line errors, SampleBatch
- * packing and the JSON form of an Alert.
+ * `tsmine-loadgen` benchmark share (DESIGN 5.2, 6): the companions' options (a table
+ * parsed by cli_getopt, cli.h), the daemon's default endpoints, ZeroMQ sockets with
+ * one-line errors, SampleBatch packing and the JSON form of an Alert.
  *
  * A companion is a client_command: its name, help, the options it takes and a run
  * function that gets the parsed arguments. Unlike the batch commands (cli.h) it talks

@@ -75,13 +75,10 @@ static int send_all(const client_args *a, const series *s, void *sock) {
 static int run(const client_args *a) {
     char err[512];
     series s = {0};
-    switch (series_read(a->file, a->input_format, &s, err, sizeof err)) {
-    case SERIES_OK: break;
-    case SERIES_EOPEN: cli_error("%s", err); return EX_NOINPUT;
-    case SERIES_EDATA: cli_error("%s", err); return EX_DATAERR;
-    case SERIES_ENOMEM: cli_error("%s", err); return EX_SOFTWARE;
-    }
-    int rc = EX_UNAVAILABLE;
+    int rc = cli_input_status(series_read(a->file, a->input_format, &s, err, sizeof err), err);
+    if (rc != 0)
+        return rc;
+    rc = EX_UNAVAILABLE;
     void *zctx = zmq_ctx_new();
     /* The linger makes zmq_ctx_term wait (up to the timeout) until every queued message
      * is handed to the daemon; SNDHWM (libzmq's default, 1000 messages) makes sends

@@ -22,10 +22,13 @@ static const client_command *const companions[] = {&cmd_replay, &cmd_alerts, &cm
 #define N_COMPANIONS 0
 #endif
 
-/* One entry of either table: exactly one of the two pointers is set. */
+/* One entry of either table: exactly one of the two pointers is set (only batch in
+ * builds without the daemon). */
 typedef struct {
     const cli_command *batch;
+#ifdef TSMINE_HAVE_CLIENT
     const client_command *client;
+#endif
 } command_ref;
 
 static command_ref find_command(const char *name) {
@@ -38,6 +41,15 @@ static command_ref find_command(const char *name) {
             return (command_ref){.client = companions[i]};
 #endif
     return (command_ref){0};
+}
+
+/* Whether find_command found anything. */
+static int found(command_ref c) {
+#ifdef TSMINE_HAVE_CLIENT
+    if (c.client)
+        return 1;
+#endif
+    return c.batch != NULL;
 }
 
 /* Runs the command with argv[0] = its name. */
@@ -87,7 +99,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
         command_ref cmd = find_command(argv[2]);
-        if (!cmd.batch && !cmd.client) {
+        if (!found(cmd)) {
             cli_error("unknown command '%s' (see 'tsmine --help')", argv[2]);
             return EX_USAGE;
         }
@@ -95,7 +107,7 @@ int main(int argc, char **argv) {
         return run_command(cmd, 2, hargv);
     }
     command_ref cmd = find_command(name);
-    if (!cmd.batch && !cmd.client) {
+    if (!found(cmd)) {
         if (name[0] == '-')
             cli_error("unknown option '%s' before the command (see 'tsmine --help')", name);
         else
