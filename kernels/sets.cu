@@ -4,25 +4,31 @@
  * Validated on the GPU by the CUDA twins of tests/sets_test.c and tests/scan_test.c
  * (sets_cuda, scan_cuda; tools/gpu-check runs them).
  *
- * MERGE_PATH (the default for sizes within a factor 32 of each other):
+ * MERGE_PATH (the default unless one side is far smaller and the larger one is not
+ * emitted): the method of the fast GPU set libraries (ModernGPU, Thrust), one pass:
  *   1. cut_kernel: one thread per tile boundary computes the balanced-path cut of the
- *      merged order at diagonal t * SET_NV (the rule of tsmi_set_split in sets.inc:
- *      merge-path binary search, then pairing the copies of a key that runs across the
- *      cut), so every tile of SET_NV = SET_NT * SET_VT merged elements has equal work;
- *   2. tile_kernel<count>: a block loads its tile's slices of A and B into shared
- *      memory (coalesced), each thread cuts the tile again at its own diagonal
- *      (threadIdx * SET_VT, same rule on the tile's local runs) and merges its SET_VT
- *      elements serially, counting what the operation emits; a block scan sums them;
- *   3. an exclusive scan of the tile counts (CUB) gives every tile its output offset
- *      and the total (the result's size, on the device, before anything is written);
- *   4. tile_kernel<write>: the same merge again, each thread's results go to shared
- *      memory at its block-scan offset, then the block writes its tile out coalesced.
- *   Reads the inputs twice, writes the result once. The local-run rule is valid inside
- *   a tile because a balanced cut leaves every piece with paired copies or the tail of
- *   a run without partners, and the same holds for the pieces of a piece.
+ *      merged order at diagonal t * NV (the rule of tsmi_set_split in sets.inc:
+ *      merge-path bisection, then pairing the copies of a key that runs across the
+ *      cut), so every tile of NV = NT * VT merged elements has the same work; it also
+ *      resets the tiles' look-back states;
+ *   2. tile_kernel: a block loads its tile's slices of A and B into shared memory
+ *      (coalesced, VT loads in flight per thread); each thread cuts the tile once, at
+ *      its own diagonal threadIdx * VT (same rule on the tile's local runs, 32-bit
+ *      indices) and takes the end of its piece from its neighbour's cut; it runs the
+ *      operation serially over its piece (at most VT + 1 steps, fully unrolled, the
+ *      results in registers with a bit mask of what is emitted); a block scan of the
+ *      threads' counts, seeded by a decoupled look-back over the tiles before (CUB's
+ *      tile states), gives every result its position; the block stages its results in
+ *      shared memory and writes them out coalesced. The last tile writes the total.
+ *   Inputs are read once and the result written once when the output surely has room
+ *   (cap >= tsm_set_bound). Otherwise (and for a size-only call) a counting pass
+ *   (atomicAdd of tile counts) comes first and the writing pass runs only if the total
+ *   fits cap. The local-run rule is valid inside a tile because a balanced cut leaves
+ *   every piece with paired copies or the tail of a run without partners, and the same
+ *   holds for the pieces of a piece.
  *
  * RANGE_SEARCH (seed 004's IntersectParallel / UniteParallel, generalised to the four
- * operations; the default from a size ratio of 32; s is the smaller side, l the other):
+ * operations; s is the smaller side, l the other):
  *   step 1 RangeBinarySearch: lo[i], hi[i] = lower and upper bound of s[i] in l;
  *   steps 2-3 MaxScatter: C[i] = i at the start of a run of equal keys, else 0, then an
  *      inclusive max-scan (CUB) - C[i] is the start of i's run, r = i - C[i] its rank;
@@ -36,20 +42,26 @@
  *      position gets the next emitted l: R = 1 on free positions, 0 on s's, H = scan(R),
  *      out[p] = compact(l)[H[p]]. Intersection and s - l are one compaction of s,
  *      l - s one compaction of l.
- *   Work O(s log l + result); many passes, so it only wins when s << l.
+ *   Work O(s log l + result) but many passes: it only wins when s << l and l is not
+ *   emitted (then it reads far less than a merge), which is when AUTO takes it.
  * Both write nothing to the output when the result does not fit cap (checked on the
  * device against the device-side count). */
 #include "scan.cuh"
 #include "sets.h"
 
+#include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_scan.cuh>
 #include <stdlib.h>
 
-#define SET_NT 256               /* threads per tile */
-#define SET_VT 8                 /* merged elements per thread */
-#define SET_NV (SET_NT * SET_VT) /* merged elements per tile */
+#define SET_NT 256 /* threads per tile */
 
-/* Size ratio from which AUTO takes RANGE_SEARCH (to be tuned on the GPU). */
+/* Merged elements per thread: odd (fewer shared-memory bank conflicts when a thread's
+ * results are staged), and fewer for wider keys (registers, shared memory). */
+template <typename K> struct set_tuning {
+    enum { VT = sizeof(K) == 4 ? 15 : 9, NV = SET_NT * VT };
+};
+
+/* Size ratio from which AUTO may take RANGE_SEARCH (see gpu_method). */
 #define SET_SEARCH_RATIO 32
 
 /* What an operation emits: an element of A without partner, of B without partner, one
@@ -58,7 +70,7 @@ struct set_emits {
     int a, b, eq;
 };
 
-static set_emits emits_of(tsm_set_op op) {
+static __host__ __device__ set_emits emits_of(tsm_set_op op) {
     switch (op) {
     case TSM_SET_INTERSECT: return {0, 0, 1};
     case TSM_SET_UNION: return {1, 1, 1};
@@ -68,11 +80,12 @@ static set_emits emits_of(tsm_set_op op) {
     return {0, 0, 0};
 }
 
-/* ---- device searches (the rule of sets.inc, by bisection) ----------------------------- */
+/* ---- device searches (the rule of sets.inc, by bisection; I: the index type) -------- */
 
-template <typename K> static __device__ size_t d_lower(const K *x, size_t lo, size_t hi, K key) {
+template <typename K, typename I>
+static __host__ __device__ I d_lower(const K *x, I lo, I hi, K key) {
     while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
+        I m = lo + (hi - lo) / 2;
         if (x[m] < key)
             lo = m + 1;
         else
@@ -81,9 +94,10 @@ template <typename K> static __device__ size_t d_lower(const K *x, size_t lo, si
     return lo;
 }
 
-template <typename K> static __device__ size_t d_upper(const K *x, size_t lo, size_t hi, K key) {
+template <typename K, typename I>
+static __host__ __device__ I d_upper(const K *x, I lo, I hi, K key) {
     while (lo < hi) {
-        size_t m = lo + (hi - lo) / 2;
+        I m = lo + (hi - lo) / 2;
         if (x[m] <= key)
             lo = m + 1;
         else
@@ -92,12 +106,42 @@ template <typename K> static __device__ size_t d_upper(const K *x, size_t lo, si
     return lo;
 }
 
+/* The same bounds found by galloping from the end where the answer is expected: the
+ * lower bound near hi (the start of a run that ends at a cut), the upper bound near lo
+ * (its end after the cut). O(log distance) instead of O(log(hi - lo)): a run's length
+ * rather than the tile's or the array's. */
+template <typename K, typename I>
+static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key) {
+    for (I step = 1; hi > lo; step *= 2) { /* the answer is <= hi */
+        I probe = hi - lo > step ? hi - step : lo;
+        if (x[probe] < key) {
+            lo = probe + 1;
+            break;
+        }
+        hi = probe;
+    }
+    return d_lower(x, lo, hi, key);
+}
+
+template <typename K, typename I>
+static __host__ __device__ I d_upper_fwd(const K *x, I lo, I hi, K key) {
+    for (I step = 1; lo < hi; step *= 2) { /* the answer is >= lo */
+        I probe = hi - lo > step ? lo + step - 1 : hi - 1;
+        if (key < x[probe]) {
+            hi = probe;
+            break;
+        }
+        lo = probe + 1;
+    }
+    return d_upper(x, lo, hi, key);
+}
+
 /* Elements of a among the first d of the merge, a first on ties. */
-template <typename K>
-static __device__ size_t d_merge_path(const K *a, size_t na, const K *b, size_t nb, size_t d) {
-    size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+template <typename K, typename I>
+static __device__ I d_merge_path(const K *a, I na, const K *b, I nb, I d) {
+    I lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
     while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
+        I mid = lo + (hi - lo) / 2;
         if (a[mid] <= b[d - 1 - mid])
             lo = mid + 1;
         else
@@ -106,11 +150,11 @@ static __device__ size_t d_merge_path(const K *a, size_t na, const K *b, size_t 
     return lo;
 }
 
-/* The balanced-path cut at diagonal d (sets.h, tsmi_set_split). */
-template <typename K>
-static __device__ void d_split(const K *a, size_t na, const K *b, size_t nb, size_t d, size_t *pi,
-                               size_t *pj) {
-    size_t i = d_merge_path(a, na, b, nb, d), j = d - i;
+/* The balanced-path cut at diagonal d (sets.h, tsmi_set_split): on global arrays with
+ * I = size_t, on a tile in shared memory with I = unsigned. */
+template <typename K, typename I>
+static __device__ void d_split(const K *a, I na, const K *b, I nb, I d, I *pi, I *pj) {
+    I i = d_merge_path(a, na, b, nb, d), j = d - i;
     *pi = i, *pj = j;
     K x;
     if (i < na && (j >= nb || a[i] <= b[j]))
@@ -121,9 +165,9 @@ static __device__ void d_split(const K *a, size_t na, const K *b, size_t nb, siz
         return;
     if (!((i > 0 && a[i - 1] == x) || (j > 0 && b[j - 1] == x)))
         return;
-    size_t la = d_lower(a, 0, i, x), lb = d_lower(b, 0, j, x);
-    size_t ca = d_upper(a, i, na, x) - la, cb = d_upper(b, j, nb, x) - lb;
-    size_t t = (i - la) + (j - lb), mn = ca < cb ? ca : cb, ra, rb;
+    I la = d_lower_back(a, (I)0, i, x), lb = d_lower_back(b, (I)0, j, x);
+    I ca = d_upper_fwd(a, i, na, x) - la, cb = d_upper_fwd(b, j, nb, x) - lb;
+    I t = (i - la) + (j - lb), mn = ca < cb ? ca : cb, ra, rb;
     if (t <= 2 * mn)
         ra = rb = t / 2;
     else if (ca >= cb)
@@ -135,159 +179,215 @@ static __device__ void d_split(const K *a, size_t na, const K *b, size_t nb, siz
 
 /* ---- MERGE_PATH ------------------------------------------------------------------------- */
 
-/* Thread t: the cut at diagonal min(t * SET_NV, na + nb), t < ncuts. */
+typedef unsigned long long set_count; /* counts and offsets on the device */
+typedef cub::ScanTileState<set_count> set_tile_state;
+
+/* Thread t < ncuts = tiles + 1: the cut at diagonal min(t * NV, na + nb); it also resets
+ * the look-back state of tile t (one thread per tile: CUB's InitializeStatus). */
 template <typename K>
 static __global__ void cut_kernel(const K *__restrict__ a, size_t na, const K *__restrict__ b,
-                                  size_t nb, size_t ncuts, size_t *cut_a, size_t *cut_b) {
-    size_t total = na + nb;
-    for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < ncuts;
-         t += (size_t)gridDim.x * blockDim.x) {
-        size_t d = t * (size_t)SET_NV < total ? t * (size_t)SET_NV : total;
-        d_split(a, na, b, nb, d, &cut_a[t], &cut_b[t]);
-    }
+                                  size_t nb, size_t ncuts, size_t *cut_a, size_t *cut_b,
+                                  set_tile_state tiles) {
+    const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x, total = na + nb;
+    tiles.InitializeStatus((int)(ncuts - 1));
+    if (t >= ncuts)
+        return;
+    size_t d = t * (size_t)set_tuning<K>::NV;
+    d_split(a, na, b, nb, d < total ? d : total, &cut_a[t], &cut_b[t]);
 }
 
-/* Block t: tile t, between cuts t and t + 1. Shared memory: the tile's keys (A's slice
- * then B's, at most SET_NV + 1 for sorted input: cuts are d or d - 1), reused for the
- * tile's output, which is never longer than its input. Cuts are clamped to monotone
- * and to the buffer (they are already for sorted input; for unsorted input the result
- * is unspecified but both passes clamp alike, so counts match what is written).
- * WRITE = false: tile_count[t] = what the tile emits. WRITE = true: writes the tile's
- * result at tile_off[t], if the total *d_total fits cap. */
-template <typename K, bool WRITE>
+/* What tile_kernel does with a tile's results. */
+enum set_pass {
+    SET_COUNT, /* atomicAdd the tile's count to *d_count (zeroed before) */
+    SET_WRITE, /* look-back for the tile's offset, write the results; the last tile
+                  writes min(total, bound) to *d_count */
+};
+
+/* Block t: tile t, between cuts t and t + 1; OP is the operation (compile-time, so the
+ * merge step has no run-time flags). Shared memory: ROOM = NT * (VT + 1) keys, first
+ * the tile's inputs (A's slice then B's; at most NV + 1 for sorted input, where cuts
+ * are d or d - 1; clipped to ROOM for any input), then its results (at most VT + 1 per
+ * thread). For unsorted input the result is unspecified, but both passes compute the
+ * same counts and nothing is read or written out of bounds. gate (SET_WRITE, may be NULL): the
+ * counting pass's total; the tile writes nothing when min(*gate, bound) > cap. Positions >= cap are
+ * never written. */
+template <typename K, int OP, set_pass PASS>
 static __global__ void __launch_bounds__(SET_NT)
-    tile_kernel(set_emits e, const K *__restrict__ a, const K *__restrict__ b,
-                const size_t *__restrict__ cut_a, const size_t *__restrict__ cut_b,
-                uint64_t *tile_count, const uint64_t *tile_off, const uint64_t *d_total,
-                K *__restrict__ out, size_t cap) {
+    tile_kernel(const K *__restrict__ a, const K *__restrict__ b, const size_t *__restrict__ cut_a,
+                const size_t *__restrict__ cut_b, set_tile_state tiles, set_count *d_count,
+                const set_count *gate, set_count bound, K *__restrict__ out, size_t cap) {
+    enum { VT = set_tuning<K>::VT, ROOM = SET_NT * (VT + 1) };
     typedef cub::BlockScan<unsigned, SET_NT> block_scan;
-    __shared__ K keys[SET_NV + 2];
+    typedef cub::TilePrefixCallbackOp<set_count, tsmi_sum, set_tile_state> look_back;
+    __shared__ K keys[ROOM];
+    __shared__ unsigned cut_i[SET_NT + 1], cut_j[SET_NT + 1];
     __shared__ typename block_scan::TempStorage scan_tmp;
-    const size_t t = blockIdx.x;
-    size_t a0 = cut_a[t], a1 = cut_a[t + 1], b0 = cut_b[t], b1 = cut_b[t + 1];
+    __shared__ typename look_back::TempStorage prefix_tmp;
+    __shared__ set_count tile_base;
+    constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
+                            : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
+                            : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
+                                                       : set_emits{1, 1, 0};
+    const unsigned tid = threadIdx.x;
+    const int t = blockIdx.x;
+    if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
+        return; /* every block leaves: nobody waits on a look-back */
+
+    /* The tile's slices, clipped to the buffer, loaded coalesced. */
+    const size_t a0 = cut_a[t], b0 = cut_b[t];
+    size_t a1 = cut_a[t + 1], b1 = cut_b[t + 1];
     a1 = a1 < a0 ? a0 : a1;
     b1 = b1 < b0 ? b0 : b1;
-    if (a1 - a0 > SET_NV + 1)
-        a1 = a0 + SET_NV + 1;
-    if (b1 - b0 > SET_NV + 1 - (a1 - a0))
-        b1 = b0 + (SET_NV + 1 - (a1 - a0));
-    const size_t na = a1 - a0, nb = b1 - b0, tot = na + nb;
-    for (size_t q = threadIdx.x; q < tot; q += SET_NT)
-        keys[q] = q < na ? a[a0 + q] : b[b0 + q - na];
-    __syncthreads();
-
-    /* This thread's piece of the tile: diagonals [d0, d1), cut by the same rule. */
-    const K *sa = keys, *sb = keys + na;
-    size_t d0 = (size_t)threadIdx.x * SET_VT < tot ? (size_t)threadIdx.x * SET_VT : tot;
-    size_t d1 = threadIdx.x == SET_NT - 1 ? tot : (d0 + SET_VT < tot ? d0 + SET_VT : tot);
-    size_t i, j, i1, j1;
-    d_split(sa, na, sb, nb, d0, &i, &j);
-    d_split(sa, na, sb, nb, d1, &i1, &j1);
-    i1 = i1 < i ? i : i1;
-    j1 = j1 < j ? j : j1;
-    if (i1 - i > SET_VT + 2)
-        i1 = i + SET_VT + 2;
-    if (j1 - j > SET_VT + 2 - (i1 - i))
-        j1 = j + (SET_VT + 2 - (i1 - i));
-
-    /* Serial merge of at most SET_VT + 2 elements into registers. */
-    K reg[SET_VT + 2];
-    unsigned k = 0;
-    while (i < i1 && j < j1) {
-        K x = sa[i], y = sb[j];
-        if (x < y) {
-            if (e.a)
-                reg[k++] = x;
-            i++;
-        } else if (y < x) {
-            if (e.b)
-                reg[k++] = y;
-            j++;
-        } else {
-            if (e.eq)
-                reg[k++] = x;
-            i++, j++;
+    const unsigned na = (unsigned)(a1 - a0 < ROOM ? a1 - a0 : ROOM);
+    const unsigned nb = (unsigned)(b1 - b0 < ROOM - na ? b1 - b0 : ROOM - na), tot = na + nb;
+    {
+        K v[VT + 1];
+#pragma unroll
+        for (int q = 0; q < VT + 1; q++) {
+            unsigned p = tid + q * SET_NT;
+            if (p < tot)
+                v[q] = p < na ? a[a0 + p] : b[b0 + (p - na)];
+        }
+#pragma unroll
+        for (int q = 0; q < VT + 1; q++) {
+            unsigned p = tid + q * SET_NT;
+            if (p < tot)
+                keys[p] = v[q];
         }
     }
-    for (; i < i1; i++)
-        if (e.a)
-            reg[k++] = sa[i];
-    for (; j < j1; j++)
-        if (e.b)
-            reg[k++] = sb[j];
+    __syncthreads();
 
-    unsigned at, tile_total;
+    /* This thread's piece: from its cut at diagonal tid * VT to the next thread's. */
+    const K *sa = keys, *sb = keys + na;
+    {
+        unsigned d = tid * VT < tot ? tid * VT : tot, i, j;
+        d_split(sa, na, sb, nb, d, &i, &j);
+        cut_i[tid] = i, cut_j[tid] = j;
+        if (tid == 0)
+            cut_i[SET_NT] = na, cut_j[SET_NT] = nb;
+    }
+    __syncthreads();
+    unsigned i = cut_i[tid], j = cut_j[tid];
+    const unsigned i1 = cut_i[tid + 1], j1 = cut_j[tid + 1];
+
+    /* The operation over the piece: each step takes one element of A, one of B, or a
+     * pair, and emits at most one key; a piece has at most VT + 1 elements. */
+    K res[VT + 1];
+    unsigned mask = 0;
+#pragma unroll
+    for (int q = 0; q < VT + 1; q++) {
+        const bool pa = i < i1, pb = j < j1;
+        const K x = pa ? sa[i] : K(0), y = pb ? sb[j] : K(0);
+        const bool ta = pa && (!pb || x < y), tb = pb && (!pa || y < x), eq = pa && pb && x == y;
+        const bool emit = (ta && e.a) || (tb && e.b) || (eq && e.eq);
+        res[q] = tb ? y : x;
+        mask |= (unsigned)emit << q;
+        i += ta || eq;
+        j += tb || eq;
+    }
+    unsigned k = __popc(mask), at, tile_total;
+
+    /* Positions: the block scan of the counts, then the tile's offset (look-back over the
+     * tiles before, by the first warp) or the count added up (SET_COUNT). */
     block_scan(scan_tmp).ExclusiveSum(k, at, tile_total);
-    /* For sorted input the pieces partition the tile, so tile_total <= tot <= SET_NV + 1.
-     * For unsorted input the threads' cuts need not be monotone and pieces may overlap:
-     * keep what fits the buffer, the same in both passes, so that counts and writes
-     * agree and nothing is written out of bounds. */
-    k = at >= SET_NV + 1 ? 0 : (at + k > SET_NV + 1 ? SET_NV + 1 - at : k);
-    tile_total = tile_total > SET_NV + 1 ? SET_NV + 1 : tile_total;
-    if (!WRITE) {
-        if (threadIdx.x == 0)
-            tile_count[t] = tile_total;
+    if (PASS == SET_COUNT) {
+        if (tid == 0)
+            atomicAdd(d_count, (set_count)tile_total);
         return;
     }
-    __syncthreads(); /* every thread has finished reading the keys */
-    for (unsigned q = 0; q < k; q++)
-        keys[at + q] = reg[q];
+    if (t == 0) {
+        if (tid == 0) {
+            tiles.SetInclusive(0, tile_total);
+            tile_base = 0;
+        }
+    } else if (tid < 32) {
+        look_back prefix(tiles, prefix_tmp, tsmi_sum(), t);
+        set_count before = prefix(tile_total);
+        if (tid == 0)
+            tile_base = before;
+    }
+    __syncthreads(); /* also: every thread has finished reading the keys */
+    const set_count base = tile_base;
+    if (tid == 0 && t == (int)gridDim.x - 1)
+        *d_count = base + tile_total < bound ? base + tile_total : bound;
+
+        /* Stage the results in the tile's order, then write them out coalesced. */
+#pragma unroll
+    for (int q = 0; q < VT + 1; q++)
+        if (mask >> q & 1)
+            keys[at++] = res[q];
     __syncthreads();
-    const uint64_t total = *d_total; /* clamped to the operation's bound */
-    if (total > cap)
-        return;
-    const size_t base = tile_off[t];
-    for (unsigned q = threadIdx.x; q < tile_total && base + q < total; q += SET_NT)
-        out[base + q] = keys[q];
+    for (unsigned q = tid; q < tile_total; q += SET_NT)
+        if (base + q < cap)
+            out[base + q] = keys[q];
 }
 
 /* *d_total = min(*d_total, bound). A no-op for sorted input; for unsorted input the
  * tiles' cuts need not be monotone, tiles may overlap and their counts add up to more
  * than the operation can produce: the result is unspecified, but its size stays within
- * tsm_set_bound, as on the CPU, and the write pass stops there. */
-static __global__ void clamp_total_kernel(uint64_t *d_total, uint64_t bound) {
+ * tsm_set_bound, as on the CPU. */
+static __global__ void clamp_total_kernel(set_count *d_total, set_count bound) {
     if (*d_total > bound)
         *d_total = bound;
 }
 
-/* MERGE_PATH on device arrays (see the top of the file). Synchronises the stream. */
-template <typename K>
-static tsm_status merge_path_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, size_t na, const K *d_b,
-                                 size_t nb, K *d_out, size_t cap, uint64_t *d_count) {
+/* MERGE_PATH on device arrays for the operation OP (see the top of the file). Scratch
+ * (16 bytes per cut, 16 per tile state: about 14 bytes per 1000 merged keys) from the
+ * device per call (as Thrust does). Synchronises the stream. */
+template <typename K, int OP>
+static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *d_b, size_t nb,
+                                K *d_out, size_t cap, uint64_t *d_count) {
     tsm_status st = TSM_OK;
     cudaStream_t s = tsmi_stream(ctx);
-    const size_t total = na + nb, tiles = (total + SET_NV - 1) / SET_NV;
-    const set_emits e = emits_of(op);
-    size_t *cut_a = NULL, *cut_b = NULL;
-    uint64_t *counts = NULL;
-    TSM_CUDA_ALLOC(ctx, cut_a, (tiles + 1) * sizeof *cut_a);
-    TSM_CUDA_ALLOC(ctx, cut_b, (tiles + 1) * sizeof *cut_b);
-    TSM_CUDA_ALLOC(ctx, counts, (tiles + 1) * sizeof *counts);
-    TSM_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, (tiles + 1) * sizeof *counts, s));
-    cut_kernel<<<tsmi_grid(tiles + 1), TSMI_THREADS, 0, s>>>(d_a, na, d_b, nb, tiles + 1, cut_a,
-                                                             cut_b);
-    TSM_CUDA_LAUNCHED(ctx);
-    tile_kernel<K, false>
-        <<<(unsigned)tiles, SET_NT, 0, s>>>(e, d_a, d_b, cut_a, cut_b, counts, NULL, NULL, NULL, 0);
-    TSM_CUDA_LAUNCHED(ctx);
-    /* counts[tiles] = 0, so the exclusive scan's total is the sum of all tiles */
-    st = tsmi_scan_dev<uint64_t>(ctx, 0, counts, counts, tiles + 1, tsmi_sum(), (uint64_t)0,
-                                 d_count);
-    if (st != TSM_OK)
-        goto done;
-    clamp_total_kernel<<<1, 1, 0, s>>>(d_count, (uint64_t)tsm_set_bound(op, na, nb));
-    TSM_CUDA_LAUNCHED(ctx);
-    if (d_out) {
-        tile_kernel<K, true><<<(unsigned)tiles, SET_NT, 0, s>>>(e, d_a, d_b, cut_a, cut_b, NULL,
-                                                                counts, d_count, d_out, cap);
+    const size_t total = na + nb, tiles = (total + set_tuning<K>::NV - 1) / set_tuning<K>::NV;
+    const set_count bound = tsm_set_bound((tsm_set_op)OP, na, nb);
+    const int one_pass = d_out && cap >= bound; /* the result surely fits */
+    set_count *count = (set_count *)d_count;
+    size_t state_bytes = 0, cut_bytes = ((2 * (tiles + 1) * sizeof(size_t)) + 255) & ~(size_t)255;
+    char *scratch = NULL;
+    set_tile_state state;
+    TSM_CUDA_TRY(ctx, set_tile_state::AllocationSize((int)tiles, state_bytes));
+    TSM_CUDA_ALLOC(ctx, scratch, cut_bytes + state_bytes);
+    TSM_CUDA_TRY(ctx, state.Init((int)tiles, scratch + cut_bytes, state_bytes));
+    {
+        size_t *cut_a = (size_t *)scratch, *cut_b = cut_a + tiles + 1;
+        cut_kernel<<<tsmi_blocks(tiles + 1, TSMI_THREADS), TSMI_THREADS, 0, s>>>(
+            d_a, na, d_b, nb, tiles + 1, cut_a, cut_b, state);
         TSM_CUDA_LAUNCHED(ctx);
+        if (!one_pass) {
+            TSM_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, s));
+            tile_kernel<K, OP, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                d_a, d_b, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
+            TSM_CUDA_LAUNCHED(ctx);
+            clamp_total_kernel<<<1, 1, 0, s>>>(count, bound);
+            TSM_CUDA_LAUNCHED(ctx);
+        }
+        if (d_out) {
+            tile_kernel<K, OP, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                d_a, d_b, cut_a, cut_b, state, count, one_pass ? NULL : count, bound, d_out, cap);
+            TSM_CUDA_LAUNCHED(ctx);
+        }
     }
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(s));
 done:
-    cudaFree(cut_a);
-    cudaFree(cut_b);
-    cudaFree(counts);
+    cudaFree(scratch);
     return st;
+}
+
+/* MERGE_PATH: the operation as a template argument. */
+template <typename K>
+static tsm_status merge_path_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, size_t na, const K *d_b,
+                                 size_t nb, K *d_out, size_t cap, uint64_t *d_count) {
+    switch (op) {
+    case TSM_SET_INTERSECT:
+        return merge_path_op<K, TSM_SET_INTERSECT>(ctx, d_a, na, d_b, nb, d_out, cap, d_count);
+    case TSM_SET_UNION:
+        return merge_path_op<K, TSM_SET_UNION>(ctx, d_a, na, d_b, nb, d_out, cap, d_count);
+    case TSM_SET_DIFFERENCE:
+        return merge_path_op<K, TSM_SET_DIFFERENCE>(ctx, d_a, na, d_b, nb, d_out, cap, d_count);
+    case TSM_SET_SYMDIFF: break;
+    }
+    return merge_path_op<K, TSM_SET_SYMDIFF>(ctx, d_a, na, d_b, nb, d_out, cap, d_count);
 }
 
 /* ---- RANGE_SEARCH ----------------------------------------------------------------------- */
@@ -506,11 +606,19 @@ done:
 
 /* ---- dispatch -------------------------------------------------------------------------- */
 
-static tsm_set_method gpu_method(tsm_set_method m, size_t na, size_t nb) {
+/* AUTO on the device: RANGE_SEARCH when one side is SET_SEARCH_RATIO times smaller
+ * and the larger is not emitted (intersect; A - B with B the larger): it then reads
+ * little of the larger side. Otherwise MERGE_PATH, which reads and writes each key once
+ * and runs at the speed of memory: a result that holds most of the larger side costs
+ * that much whatever the method. */
+static tsm_set_method gpu_method(tsm_set_method m, tsm_set_op op, size_t na, size_t nb) {
     if (m != TSM_SET_AUTO)
         return m;
     size_t lo = na < nb ? na : nb, hi = na < nb ? nb : na;
-    return lo > 0 && hi / SET_SEARCH_RATIO >= lo ? TSM_SET_RANGE_SEARCH : TSM_SET_MERGE_PATH;
+    set_emits e = emits_of(op);
+    int large_emitted = na <= nb ? e.b : e.a;
+    return lo > 0 && hi / SET_SEARCH_RATIO >= lo && !large_emitted ? TSM_SET_RANGE_SEARCH
+                                                                   : TSM_SET_MERGE_PATH;
 }
 
 /* One operation on device arrays: empty sides are a copy or nothing; else the method. */
@@ -531,7 +639,7 @@ static tsm_status set_dev(tsm_ctx *ctx, tsm_set_method method, tsm_set_op op, co
         TSM_CUDA_TRY(ctx, cudaStreamSynchronize(s)); /* n lives on this stack */
         return TSM_OK;
     }
-    if (gpu_method(method, na, nb) == TSM_SET_RANGE_SEARCH)
+    if (gpu_method(method, op, na, nb) == TSM_SET_RANGE_SEARCH)
         return range_search_dev(ctx, op, d_a, na, d_b, nb, d_out, cap, d_count);
     return merge_path_dev(ctx, op, d_a, na, d_b, nb, d_out, cap, d_count);
 done:
@@ -576,7 +684,7 @@ static tsm_status set_host(tsm_ctx *ctx, tsm_set_method method, tsm_set_op op, c
     size_t pos = 0, i0 = 0, j0 = 0; /* output so far; the current cut */
     int fits = 1;
     /* AUTO is chosen once for the whole input, so every piece uses the same method. */
-    method = gpu_method(method, na, nb);
+    method = gpu_method(method, op, na, nb);
     TSM_CUDA_ALLOC(ctx, d_a, per * sizeof(K));
     TSM_CUDA_ALLOC(ctx, d_b, per * sizeof(K));
     TSM_CUDA_ALLOC(ctx, d_out, per * sizeof(K));
