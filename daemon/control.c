@@ -24,9 +24,9 @@
 typedef struct {
     Tsmine__V1__ControlReply msg;
     Tsmine__V1__StreamState *states, **state_ptrs;
-    Tsmine__V1__Counter counters[64], *counter_ptrs[64];
+    Tsmine__V1__Counter counters[96], *counter_ptrs[96];
     size_t n_counters;
-    char names[64][48];
+    char names[96][48];
     char error[512], message[2048];
 } reply_builder;
 
@@ -143,9 +143,20 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
+        {"processed_samples", s.processed},
+        {"pending_samples", s.pending},
+        {"ticks", s.ticks},
+        {"ns_busy", s.busy_ns},
+        {"thread_ns_discord", (uint64_t)(s.pass_seconds[TSD_PASS_DISCORD] * 1e9)},
+        {"thread_ns_motif", (uint64_t)(s.pass_seconds[TSD_PASS_MOTIF] * 1e9)},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);
+    for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
+        char name[32];
+        snprintf(name, sizeof name, "ns_%s", tsd_phase_name(p));
+        counter(b, &b->msg.n_counters, &b->msg.counters, name, s.phase_ns[p]);
+    }
 }
 
 static void one_stream(tsd_daemon *d, const char *id, reply_builder *b) {

@@ -44,11 +44,6 @@ int tsd_daemon_checkpoint(tsd_daemon *d) {
     return 0;
 }
 
-int tsd_tick_error_is_fatal(const char *err) {
-    /* kernels/cuda.cu ends the message of every TSM_EDEVICE failure this way. */
-    return strstr(err, "unusable") != NULL;
-}
-
 /* Restores the checkpoint, if any; a rejected one is set aside and the engine starts
  * empty (tss_engine_load leaves it so). */
 static void restore(tsd_daemon *d) {
@@ -119,7 +114,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         rc = EX_UNAVAILABLE;
         goto fail;
     }
-    tsd_alerts_init(&d->alerts, d->sock.pub);
+    tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -144,6 +139,11 @@ void tsd_daemon_close(tsd_daemon *d) {
     tss_engine_destroy(&d->engine);
 }
 
+/* a - b, or 0 when b > a (phase times measured on either side of a clock read). */
+static uint64_t minus(uint64_t a, uint64_t b) {
+    return a > b ? a - b : 0;
+}
+
 void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     memset(s, 0, sizeof *s);
     const tsd_ingest_counters *in = &d->ingest.count;
@@ -153,10 +153,23 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     memcpy(s->rejected, in->rejected, sizeof s->rejected);
     memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
     s->alert_drops = d->alerts.drops;
+    s->busy_ns = d->ns_busy;
+    uint64_t *ph = s->phase_ns;
+    ph[TSD_PHASE_DECODE] = in->ns_decode;
+    ph[TSD_PHASE_STAGE] = in->ns_stage;
+    ph[TSD_PHASE_RECEIVE] = minus(d->ns_drain, in->ns_decode + in->ns_stage);
+    ph[TSD_PHASE_PUBLISH] = d->alerts.ns_publish;
+    tss_engine_counters c = {0};
+    if (d->engine)
+        tss_engine_counters_get(d->engine, &c);
+    ph[TSD_PHASE_ONLINE] = (uint64_t)(c.seconds_online * 1e9);
+    ph[TSD_PHASE_PASSES] = (uint64_t)(c.seconds_passes * 1e9);
+    uint64_t known = 0;
+    for (int p = 0; p < TSD_PHASES; p++)
+        known += p == TSD_PHASE_OTHER ? 0 : ph[p];
+    ph[TSD_PHASE_OTHER] = minus(d->ns_busy, known);
     if (!d->engine)
         return;
-    tss_engine_counters c;
-    tss_engine_counters_get(d->engine, &c);
     s->pass_failures = c.pass_failures;
     s->pass_seconds[TSD_PASS_ONLINE] = c.seconds_online;
     s->pass_seconds[TSD_PASS_DISCORD] = c.seconds_discord;
@@ -164,4 +177,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->ring_samples = c.ring_samples;
     s->ring_bytes = c.ring_bytes;
     s->streams = tss_engine_stream_count(d->engine);
+    s->processed = c.samples_processed;
+    s->pending = tss_engine_pending(d->engine);
+    s->ticks = c.ticks;
 }

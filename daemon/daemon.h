@@ -31,6 +31,8 @@ typedef struct {
     tsd_notify notify;
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
+    uint64_t ns_busy;            /* main loop time outside zmq_poll */
+    uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */
     tsd_ratelimit control_limit; /* log lines about malformed control requests */
     tsd_ratelimit tick_limit;    /* log lines about failed (recoverable) ticks */
 } tsd_daemon;
@@ -54,9 +56,5 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
 
 /* The counters of the daemon and the engine, as metrics and control report them. */
 void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s);
-
-/* Whether a tick failure message reports a sticky device error (DESIGN 2): the CUDA
- * context is unusable and the daemon must checkpoint and exit. */
-int tsd_tick_error_is_fatal(const char *err);
 
 #endif

@@ -158,11 +158,16 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
     in->count.messages++;
     in->count.bytes += len;
     Tsmine__V1__SampleBatch *b;
+    uint64_t t0 = tsd_now_ns();
     int r = tsd_decode(&in->dec, buf, len, &b);
     if (r == TSS_OK)
         r = tsd_validate(b);
-    if (r == TSS_OK)
+    uint64_t t1 = tsd_now_ns();
+    in->count.ns_decode += t1 - t0;
+    if (r == TSS_OK) {
         r = tsd_apply(e, b);
+        in->count.ns_stage += tsd_now_ns() - t1;
+    }
     if (r == TSS_OK) {
         in->count.accepted++;
         in->count.samples += b->n_values;

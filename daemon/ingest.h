@@ -70,6 +70,8 @@ typedef struct {
     uint64_t accepted; /* batches accepted */
     uint64_t samples;  /* samples accepted */
     uint64_t rejected[TSD_REASON_COUNT];
+    uint64_t ns_decode; /* time in tsd_decode + tsd_validate (protobuf unpack, checks) */
+    uint64_t ns_stage;  /* time in tsd_apply (engine checks, copy into its staging) */
 } tsd_ingest_counters;
 
 typedef struct {

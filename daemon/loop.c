@@ -3,10 +3,11 @@
  * Each iteration: wait for input at most until the next deadline (tick, watchdog);
  * read up to DRAIN_BATCH messages per ingest socket (a bound, so that control
  * requests and ticks are never starved by a flood); serve control requests; tick
- * when tick_ms has passed since the last tick or when PENDING_TICK samples wait;
+ * when tick_ms has passed since the last tick began or when PENDING_TICK samples wait;
  * then the periodic duties (checkpoint, STATUS= line, metrics snapshot) and the
- * signal flags. A sticky device error ends the loop with a checkpoint and a non-zero
- * status (DESIGN 2). */
+ * signal flags. A sticky device error (tss_engine_device_lost) ends the loop with a
+ * checkpoint and a non-zero status (DESIGN 2). The time of each iteration outside
+ * zmq_poll is the daemon's busy time (metrics.h splits it by phase). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,7 @@ typedef struct {
 /* Reads up to max messages from sock; returns how many were read. `sub` messages
  * may carry a topic frame before the batch. */
 static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
+    uint64_t t0 = tsd_now_ns();
     size_t n = 0;
     zmq_msg_t frame[2];
     zmq_msg_init(&frame[0]);
@@ -61,6 +63,7 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
     }
     zmq_msg_close(&frame[0]);
     zmq_msg_close(&frame[1]);
+    d->ns_drain += tsd_now_ns() - t0;
     return n;
 }
 
@@ -69,7 +72,7 @@ static int tick(tsd_daemon *d) {
     char err[1024];
     if (tss_engine_tick(d->engine, err, sizeof err) == 0)
         return 0;
-    if (tsd_tick_error_is_fatal(err)) {
+    if (tss_engine_device_lost(d->engine)) {
         tsd_log(TSD_LOG_ERR, "tick: %s; writing the checkpoint and exiting", err);
         return EX_UNAVAILABLE;
     }
@@ -143,6 +146,7 @@ int tsd_daemon_run(tsd_daemon *d) {
             rc = EX_OSERR;
             break;
         }
+        uint64_t woke = tsd_now_ns();
         if (items[0].revents & ZMQ_POLLIN)
             drain(d, d->sock.ingest, 0, DRAIN_BATCH);
         if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
@@ -152,10 +156,15 @@ int tsd_daemon_run(tsd_daemon *d) {
 
         now = tsd_now_ns();
         if (now >= t.next_tick || tss_engine_pending(d->engine) >= PENDING_TICK) {
+            uint64_t started = now;
             if ((rc = tick(d)) != 0)
                 break;
             now = tsd_now_ns();
-            t.next_tick = now + (uint64_t)d->cfg.tick_ms * 1000000ull;
+            /* Fixed rate, not fixed delay: the next tick is due tick_ms after this one
+             * STARTED, so a sample waits at most tick_ms plus the tick in progress,
+             * however long ticks take; after an overrun the next tick runs at once
+             * (after one drain), without catching up on the ones missed. */
+            t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
             tsd_metrics_snapshot snap;
             tsd_daemon_snapshot(d, &snap);
             tsd_metrics_publish(d->metrics, &snap);
@@ -173,6 +182,7 @@ int tsd_daemon_run(tsd_daemon *d) {
             char msg[2048];
             tsd_daemon_reload(d, msg, sizeof msg);
         }
+        d->ns_busy += tsd_now_ns() - woke;
     }
     if (rc != 0) { /* the device is lost: save what the host holds, then fail */
         tsd_notify_stopping();

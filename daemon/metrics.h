@@ -15,16 +15,40 @@
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
 
+/* Where the main thread's busy time (outside zmq_poll) goes; disjoint, they add up to
+ * busy_ns. receive: reading messages off the ingest sockets; decode: protobuf unpack
+ * and wire checks; stage: the engine's checks and the copy into its staging; online:
+ * ring append and the batched online kernel; passes: the windowed PD3/MK passes (wall
+ * time); publish: alert encoding and zmq_send; other: the rest (tick bookkeeping,
+ * control requests, metrics snapshots, checkpoints). */
+enum {
+    TSD_PHASE_RECEIVE,
+    TSD_PHASE_DECODE,
+    TSD_PHASE_STAGE,
+    TSD_PHASE_ONLINE,
+    TSD_PHASE_PASSES,
+    TSD_PHASE_PUBLISH,
+    TSD_PHASE_OTHER,
+    TSD_PHASES
+};
+/* The lower-case name of a phase ("receive" ... "other"), NULL when out of range. */
+const char *tsd_phase_name(int phase);
+
 typedef struct {
     uint64_t samples;  /* accepted */
     uint64_t bytes;    /* ingest payload bytes received */
     uint64_t messages; /* ingest messages received */
     uint64_t rejected[TSD_REASON_COUNT];
     uint64_t alerts[TSS_ALERT_KINDS]; /* found, by kind (published + dropped) */
-    uint64_t alert_drops;             /* not sent: a subscriber's queue was at its HWM */
+    uint64_t alert_drops;             /* not handed to ZeroMQ (sent to no subscriber) */
     uint64_t pass_failures;
-    double pass_seconds[TSD_PASSES];
+    double pass_seconds[TSD_PASSES]; /* online: wall; discord, motif: over pass threads */
     uint64_t ring_samples, ring_bytes, streams;
+    uint64_t processed; /* samples the ticks moved into the windows */
+    uint64_t pending;   /* accepted, not yet processed */
+    uint64_t ticks;
+    uint64_t busy_ns;              /* main thread outside zmq_poll */
+    uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),

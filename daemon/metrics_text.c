@@ -14,6 +14,16 @@ const char *tsd_alert_kind_label(int kind) {
     }
 }
 
+const char *tsd_phase_name(int phase) {
+    static const char *const names[TSD_PHASES] = {
+        [TSD_PHASE_RECEIVE] = "receive", [TSD_PHASE_DECODE] = "decode",
+        [TSD_PHASE_STAGE] = "stage",     [TSD_PHASE_ONLINE] = "online",
+        [TSD_PHASE_PASSES] = "passes",   [TSD_PHASE_PUBLISH] = "publish",
+        [TSD_PHASE_OTHER] = "other",
+    };
+    return phase >= 0 && phase < TSD_PHASES ? names[phase] : NULL;
+}
+
 /* Appends to a bounded buffer; keeps counting the length past its end. */
 typedef struct {
     char *buf;
@@ -57,14 +67,30 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
             put(&t, "tsmine_alerts_total{kind=\"%s\"} %llu\n", tsd_alert_kind_label(k),
                 (unsigned long long)s->alerts[k]);
     scalar(&t, "tsmine_alert_drops_total", "counter",
-           "Alerts not published because a subscriber queue was at its high-water mark.",
+           "Alerts that could not be handed to ZeroMQ and reached no subscriber. Alerts a "
+           "slow subscriber loses at its own high-water mark (alerts.hwm) are invisible to "
+           "the publisher and not counted here: that subscriber sees gaps in alert_id.",
            s->alert_drops);
     scalar(&t, "tsmine_pass_failures_total", "counter",
            "Detection passes that failed (skipped for the streams concerned).", s->pass_failures);
     static const char *const pass[TSD_PASSES] = {"online", "discord", "motif"};
-    header(&t, "tsmine_pass_seconds_total", "counter", "Time spent in each detection phase.");
+    header(&t, "tsmine_pass_seconds_total", "counter",
+           "Time spent in each detection phase (discord, motif: summed over pass threads).");
     for (int p = 0; p < TSD_PASSES; p++)
         put(&t, "tsmine_pass_seconds_total{pass=\"%s\"} %.9g\n", pass[p], s->pass_seconds[p]);
+    scalar(&t, "tsmine_processed_samples_total", "counter",
+           "Samples the ticks moved into the windows and scored.", s->processed);
+    scalar(&t, "tsmine_pending_samples", "gauge", "Samples accepted and not yet processed.",
+           s->pending);
+    scalar(&t, "tsmine_ticks_total", "counter", "Engine ticks.", s->ticks);
+    header(&t, "tsmine_busy_seconds_total", "counter",
+           "Time the main thread spent outside zmq_poll.");
+    put(&t, "tsmine_busy_seconds_total %.9g\n", 1e-9 * (double)s->busy_ns);
+    header(&t, "tsmine_phase_seconds_total", "counter",
+           "Main-thread busy time by phase (disjoint: they add up to tsmine_busy_seconds_total).");
+    for (int p = 0; p < TSD_PHASES; p++)
+        put(&t, "tsmine_phase_seconds_total{phase=\"%s\"} %.9g\n", tsd_phase_name(p),
+            1e-9 * (double)s->phase_ns[p]);
     scalar(&t, "tsmine_ring_samples", "gauge", "Samples held in all stream windows.",
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);

@@ -88,10 +88,11 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
                 goto fail;
     }
 
-    /* At exit, up to 1 s for queued alerts to leave. */
+    /* At exit, up to 1 s for queued alerts to leave. Plain PUB semantics (no
+     * ZMQ_XPUB_NODROP): a subscriber whose queue holds alerts_hwm alerts loses its own
+     * copies, the others lose nothing (alerts.h). */
     if (!(s->pub = new_socket(s->zctx, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
         setopt(s->pub, ZMQ_SNDHWM, cfg->alerts_hwm, sizeof(int), "alerts", err, errlen) ||
-        setopt(s->pub, ZMQ_XPUB_NODROP, 1, sizeof(int), "alerts", err, errlen) ||
         attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
         goto fail;
 

@@ -1,8 +1,8 @@
 /* sockets.h - tsmined's ZeroMQ sockets, created and bound once at start:
  *   ingest  PULL bound to every ingest.endpoints entry (ZMQ_RCVHWM, ZMQ_MAXMSGSIZE)
  *   sub     SUB connected to every ingest.subscribe entry, all topics (or NULL)
- *   pub     PUB bound to alerts.endpoint (ZMQ_SNDHWM; ZMQ_XPUB_NODROP so that a full
- *           subscriber queue shows as EAGAIN and is counted, not silently lost)
+ *   pub     PUB bound to alerts.endpoint (ZMQ_SNDHWM per subscriber; plain PUB: a
+ *           full subscriber queue loses that subscriber's alerts only, see alerts.h)
  *   rep     REP bound to control.endpoint (small ZMQ_MAXMSGSIZE)
  * Every socket has a short linger except pub, which gets a bounded one so the last
  * alerts leave at exit. */

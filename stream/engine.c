@@ -4,12 +4,15 @@
  * A tick runs in rounds. A round takes from every stream with staged samples the run
  * up to its next pass point (window just full, or hop samples since the last pass),
  * its next gap, or its ring slack, whichever comes first; feeds all those runs through
- * the batched online kernel; then runs the passes of the streams that reached a pass
- * point, in parallel. Rounds repeat until nothing is staged. So every pass sees the
- * window it would see if samples arrived one at a time, and the alerts do not depend
- * on how samples were grouped into batches and ticks, nor on the thread count. Alerts
- * are queued per stream and emitted at the end, stream by stream in creation order,
- * each stream's by sequence number. */
+ * the batched online kernel; hands the round's GAP and LEFT_DISCORD alerts to the
+ * callback; then runs the passes of the streams that reached a pass point, in
+ * parallel, and hands over their DISCORD and MOTIF alerts. Rounds repeat until nothing
+ * is staged. So every pass sees the window it would see if samples arrived one at a
+ * time, the alerts do not depend on how samples were grouped into batches and ticks,
+ * nor on the thread count, and a LEFT_DISCORD never waits for the passes (most of a
+ * tick's time) of its own round. Each stream queues its alerts in the order of the
+ * samples that produce them, so emitting a queue needs no sorting (engine.h, "Alert
+ * order"). */
 #include "engine_impl.h"
 
 #include "online_step.h"
@@ -164,56 +167,42 @@ static int by_index(const void *a, const void *b) {
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Alerts by sequence number, then kind, then the order they were found in. */
-static int by_seq(const void *a, const void *b) {
-    const tss_alert_item *x = a, *y = b;
-    if (x->a.start_seq != y->a.start_seq)
-        return x->a.start_seq < y->a.start_seq ? -1 : 1;
-    if (x->a.kind != y->a.kind)
-        return x->a.kind < y->a.kind ? -1 : 1;
-    return (x->ord > y->ord) - (x->ord < y->ord);
-}
-
-/* Emits s's alerts of this tick and folds its tick counters into the engine's. */
-static void finish_stream(tss_engine *e, tss_stream *s) {
+/* Hands s's queued alerts to the callback in queue order and folds s's pass counters
+ * into the engine's first (so a callback sees the pass that found its alert counted).
+ * Called after each phase of a round and at the end of the tick; O(alerts). */
+static void emit(tss_engine *e, tss_stream *s) {
+    e->c.passes_discord += s->passes_discord;
+    e->c.passes_motif += s->passes_motif;
+    e->c.pass_failures += s->pass_failures;
+    e->c.seconds_discord += s->sec_discord;
+    e->c.seconds_motif += s->sec_motif;
+    s->passes_discord = s->passes_motif = s->pass_failures = 0;
+    s->sec_discord = s->sec_motif = 0.0;
     tss_alert_buf *b = &s->out;
-    if (b->n > 1)
-        qsort(b->item, b->n, sizeof *b->item, by_seq);
     for (size_t k = 0; k < b->n; k++) {
-        const tss_alert *a = &b->item[k].a;
+        const tss_alert *a = &b->item[k];
         s->alerts[a->kind]++;
         e->c.alerts[a->kind]++;
         if (e->opt.on_alert)
             e->opt.on_alert(e->opt.user, s->id, a);
     }
     b->n = 0;
-    e->c.passes_discord += s->passes_discord;
-    e->c.passes_motif += s->passes_motif;
-    e->c.pass_failures += s->pass_failures;
-    e->c.seconds_discord += s->sec_discord;
-    e->c.seconds_motif += s->sec_motif;
-    tss_staging_compact(&s->stage);
-    s->dirty = 0;
 }
 
-int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
-    e->c.ticks++;
-    if (e->ndirty == 0)
-        return 0;
-    tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
-    if (!act || !due) {
-        free(act);
-        free(due);
-        tssi_say(err, errlen, "out of memory for a tick over %zu streams", e->ndirty);
-        return -1;
-    }
-    qsort(e->dirty, e->ndirty, sizeof *e->dirty, by_index);
-    for (size_t k = 0; k < e->ndirty; k++) {
-        tss_stream *s = e->dirty[k];
-        s->sec_discord = s->sec_motif = 0.0;
-        s->passes_discord = s->passes_motif = s->pass_failures = 0;
-        s->fail[0] = '\0';
-    }
+/* Records a sticky device error: every later tick fails with its message. */
+static void lose_device(tss_engine *e, const char *msg) {
+    if (!e->device_lost)
+        snprintf(e->device_msg, sizeof e->device_msg, "device lost earlier: %s", msg);
+    e->device_lost = 1;
+}
+
+int tss_engine_device_lost(const tss_engine *e) {
+    return e->device_lost;
+}
+
+/* The rounds of a tick over the dirty streams (sorted by creation); act and due have
+ * room for ndirty streams. Returns 0, or -1 with the first failure in err. */
+static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, unsigned errlen) {
     int failed = 0;
     for (;;) {
         size_t nact = 0, ndue = 0;
@@ -230,26 +219,64 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
                 tssi_say(err, errlen, "online update: %s", tsm_ctx_error(e->wide));
             failed = 1;
             e->c.pass_failures++;
+            if (st == TSM_EDEVICE)
+                lose_device(e, tsm_ctx_error(e->wide));
         }
         for (size_t k = 0; k < nact; k++) {
             tss_stream *s = act[k];
             e->pending -= s->chunk;
+            e->c.samples_processed += s->chunk;
             if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop)
                 due[ndue++] = s;
+            emit(e, s); /* GAP, LEFT_DISCORD: before this round's passes */
         }
+        if (e->device_lost)
+            break; /* nothing more can run on the device */
+        if (ndue == 0)
+            continue;
+        t0 = tssi_now();
         tss_passes_run(e->wide, e->worker, e->threads, due, ndue);
+        e->c.seconds_passes += tssi_now() - t0;
+        for (size_t k = 0; k < ndue; k++)
+            emit(e, due[k]);
     }
+    return failed ? -1 : 0;
+}
+
+int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
+    if (e->device_lost) {
+        tssi_say(err, errlen, "%s", e->device_msg);
+        return -1;
+    }
+    double t0 = tssi_now();
+    e->c.ticks++;
+    if (e->ndirty == 0)
+        return 0;
+    tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
+    if (!act || !due) {
+        free(act);
+        free(due);
+        tssi_say(err, errlen, "out of memory for a tick over %zu streams", e->ndirty);
+        return -1;
+    }
+    qsort(e->dirty, e->ndirty, sizeof *e->dirty, by_index);
+    for (size_t k = 0; k < e->ndirty; k++)
+        e->dirty[k]->fail[0] = '\0';
+    int failed = rounds(e, act, due, err, errlen);
     for (size_t k = 0; k < e->ndirty; k++) {
         tss_stream *s = e->dirty[k];
         if (s->fail[0] && !failed) {
             tssi_say(err, errlen, "%s", s->fail);
             failed = 1;
         }
-        finish_stream(e, s);
+        emit(e, s); /* what a failed round left queued */
+        tss_staging_compact(&s->stage);
+        s->dirty = 0;
     }
     e->ndirty = 0;
     free(act);
     free(due);
+    e->c.seconds_tick += tssi_now() - t0;
     return failed ? -1 : 0;
 }
 

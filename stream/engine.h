@@ -16,7 +16,19 @@
  *      alerted before, by multiset difference) and MK (MOTIF when the top pair
  *      changed);
  *   3. calibrates r = `auto` streams on their first full window.
- * Alerts reach the caller through the callback, in stream order, then sequence order.
+ *
+ * Alert order. The tick works in rounds (engine.c): a round takes from each stream
+ * the samples up to its next pass point, scores them (step 1), then runs the passes of
+ * the streams that reached a pass point (step 2). The GAP and LEFT_DISCORD alerts of a
+ * round reach the callback BEFORE that round's passes run (the passes take most of a
+ * tick: the low-latency alert does not wait for them), then the DISCORD and MOTIF
+ * alerts of the round's passes; each group in stream creation order. So each stream's
+ * alerts come in the order of the samples that produced them (a GAP before the samples
+ * after it; a LEFT_DISCORD when the sample completing its subsequence is processed; a
+ * pass's DISCORDs, by start, then its MOTIF, right after the sample of its pass point),
+ * and that per-stream order does not depend on how samples were grouped into batches
+ * and ticks, nor on the thread count. The interleaving of different streams does
+ * depend on the grouping (it is deterministic for a given sequence of calls).
  *
  * Sequence numbers: a batch must start at the stream's next expected sequence number.
  * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
@@ -106,8 +118,15 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
 
 /* Processes everything ingested since the last tick (see the top of this file) and
  * emits the alerts. Returns 0, or -1 with a message in err when a kernel failed: the
- * passes of the streams concerned are skipped and counted, the others go on. */
+ * passes of the streams concerned are skipped and counted, the others go on. After a
+ * sticky device error (tss_engine_device_lost) every later tick fails at once and
+ * processes nothing. */
 int tss_engine_tick(tss_engine *e, char *err, unsigned errlen);
+
+/* Whether a kernel of a tick failed with TSM_EDEVICE: the device context is unusable
+ * for the rest of the process (DESIGN 2). The caller checkpoints what the host holds
+ * and exits; the engine cannot recover. Sticky: once set, stays set. */
+int tss_engine_device_lost(const tss_engine *e);
 
 /* Samples staged and not yet processed by a tick (the daemon ticks early when large). */
 size_t tss_engine_pending(const tss_engine *e);
@@ -142,14 +161,23 @@ int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out);
 /* Info of a stream by id; -1 when unknown. */
 int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info *out);
 
-/* Engine-wide counters for metrics. */
+/* Engine-wide counters for metrics. Times are seconds of CLOCK_MONOTONIC since the
+ * engine was created. */
 typedef struct {
     uint64_t samples, ticks, passes_discord, passes_motif, pass_failures;
     uint64_t alerts[TSS_ALERT_KINDS];
     uint64_t rejected[TSS_REJECT_COUNT];
-    double seconds_online, seconds_discord, seconds_motif; /* time in each phase */
-    uint64_t ring_bytes;   /* memory held by the rings (device or host) */
-    uint64_t ring_samples; /* samples held in all windows */
+    /* seconds_online: wall time of step 1 (ring append and the batched online kernel);
+     * seconds_discord, seconds_motif: time of the PD3 (with calibration and dedup) and
+     * MK passes, summed over the streams, so over the pass threads: up to T times the
+     * wall time of step 2 (seconds_passes). */
+    double seconds_online, seconds_discord, seconds_motif;
+    uint64_t ring_bytes;        /* memory held by the rings (device or host) */
+    uint64_t ring_samples;      /* samples held in all windows */
+    uint64_t samples_processed; /* samples a tick moved into the windows (accepted ones
+                                 * not yet processed: tss_engine_pending) */
+    double seconds_passes;      /* wall time of step 2 */
+    double seconds_tick;        /* wall time of tss_engine_tick, alert callbacks included */
 } tss_engine_counters;
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
 

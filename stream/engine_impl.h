@@ -18,6 +18,8 @@ struct tss_engine {
     size_t ndirty, dirty_cap;
     size_t pending; /* staged samples in all */
     tss_engine_counters c;
+    int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
+    char device_msg[256]; /* its message, repeated by every later tick */
 };
 
 /* Puts s on the dirty list (once); 0 or -1 when out of memory. */

@@ -103,7 +103,7 @@ void tss_stream_alert(tss_stream *s, const tss_alert *a) {
     tss_alert_buf *b = &s->out;
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 16;
-        tss_alert_item *item = realloc(b->item, cap * sizeof *item);
+        tss_alert *item = realloc(b->item, cap * sizeof *item);
         if (!item) {
             b->lost++;
             return;
@@ -111,7 +111,7 @@ void tss_stream_alert(tss_stream *s, const tss_alert *a) {
         b->item = item;
         b->cap = cap;
     }
-    b->item[b->n] = (tss_alert_item){*a, b->n};
+    b->item[b->n] = *a;
     b->n++;
 }
 

@@ -21,14 +21,9 @@
 /* Gaps remembered per stream for OUT_OF_ORDER (older ones read as DUPLICATE). */
 #define TSS_GAPS_KEPT 16
 
-/* An alert of the tick in progress; ord keeps the order of equal keys. */
+/* The alerts of the tick in progress, in the order they are emitted. */
 typedef struct {
-    tss_alert a;
-    uint64_t ord;
-} tss_alert_item;
-
-typedef struct {
-    tss_alert_item *item;
+    tss_alert *item;
     size_t n, cap;
     uint64_t lost; /* alerts dropped for lack of memory */
 } tss_alert_buf;

@@ -141,6 +141,49 @@ static void test_status_and_stream(void **state) {
     tsmine__v1__control_reply__free_unpacked(r, NULL);
 }
 
+/* processed_samples and pending_samples follow the ticks; the ns_<phase> counters
+ * split ns_busy: receive is the drain time less decode and stage, other the rest
+ * (never negative). */
+static void test_status_accounting(void **state) {
+    (void)state;
+    feed("a", 0, 20);
+    feed("b", 5, 10);
+    Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, "", 1);
+    assert_int_equal(counter(r->counters, r->n_counters, "processed_samples"), 0);
+    assert_int_equal(counter(r->counters, r->n_counters, "pending_samples"), 30);
+    assert_int_equal(counter(r->counters, r->n_counters, "ticks"), 0);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    char err[256];
+    assert_int_equal(tss_engine_tick(d.engine, err, sizeof err), 0);
+    d.ns_busy = 10000000000ull;
+    d.ns_drain = 900;
+    d.ingest.count.ns_decode = 300;
+    d.ingest.count.ns_stage = 200;
+    d.alerts.ns_publish = 50;
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, "", 1);
+    assert_int_equal(counter(r->counters, r->n_counters, "processed_samples"), 30);
+    assert_int_equal(counter(r->counters, r->n_counters, "pending_samples"), 0);
+    assert_int_equal(counter(r->counters, r->n_counters, "ticks"), 1);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_busy"), 10000000000ull);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_receive"), 400);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_decode"), 300);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_stage"), 200);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_publish"), 50);
+    uint64_t sum = 0;
+    for (int p = 0; p < TSD_PHASES; p++) {
+        char name[32];
+        snprintf(name, sizeof name, "ns_%s", tsd_phase_name(p));
+        sum += counter(r->counters, r->n_counters, name);
+    }
+    assert_int_equal(sum, 10000000000ull); /* ns_other takes the rest */
+    assert_true(counter(r->counters, r->n_counters, "ns_online") > 0);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+    d.ns_busy = 10; /* less than the phases measured: other is 0, not negative */
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, "", 1);
+    assert_int_equal(counter(r->counters, r->n_counters, "ns_other"), 0);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+}
+
 static void test_recalibrate_and_reload(void **state) {
     (void)state;
     Tsmine__V1__ControlReply *r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__RECALIBRATE, "", 1);
@@ -193,6 +236,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_malformed_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_status_and_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recalibrate_and_reload, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_file, setup, teardown),
     };

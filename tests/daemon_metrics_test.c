@@ -24,6 +24,12 @@ static tsd_metrics_snapshot sample_snapshot(void) {
     s.ring_samples = 4096;
     s.ring_bytes = 65536;
     s.streams = 17;
+    s.processed = 123456789000ull;
+    s.pending = 12;
+    s.ticks = 3;
+    s.busy_ns = 2500000000ull;
+    s.phase_ns[TSD_PHASE_DECODE] = 250000000ull;
+    s.phase_ns[TSD_PHASE_OTHER] = 1000;
     return s;
 }
 
@@ -68,6 +74,14 @@ static void test_format(void **state) {
         "\ntsmine_ring_samples 4096\n",
         "\ntsmine_ring_bytes 65536\n",
         "\ntsmine_streams 17\n",
+        "\ntsmine_processed_samples_total 123456789000\n",
+        "\ntsmine_pending_samples 12\n",
+        "\n# TYPE tsmine_pending_samples gauge\n",
+        "\ntsmine_ticks_total 3\n",
+        "\ntsmine_busy_seconds_total 2.5\n",
+        "\ntsmine_phase_seconds_total{phase=\"decode\"} 0.25\n",
+        "\ntsmine_phase_seconds_total{phase=\"other\"} 1e-06\n",
+        "\ntsmine_phase_seconds_total{phase=\"receive\"} 0\n",
         "\n# TYPE tsmine_streams gauge\n",
         "\n# TYPE tsmine_samples_total counter\n",
     };
@@ -85,6 +99,13 @@ static void test_format(void **state) {
     free(buf);
     /* No alert kind 0 ("unspecified") series. */
     assert_null(tsd_alert_kind_label(0));
+    /* Phase names: distinct, none missing. */
+    for (int p = 0; p < TSD_PHASES; p++) {
+        assert_non_null(tsd_phase_name(p));
+        for (int q = 0; q < p; q++)
+            assert_string_not_equal(tsd_phase_name(p), tsd_phase_name(q));
+    }
+    assert_null(tsd_phase_name(TSD_PHASES));
 }
 
 static void test_truncation(void **state) {

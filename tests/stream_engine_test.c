@@ -415,6 +415,131 @@ static void test_threads_and_batching(void **state) {
     st_env_free(&env1), st_env_free(&env2), st_env_free(&env3);
 }
 
+/* The alerts of one stream in the order they came. */
+static st_log only(const st_log *log, const char *id) {
+    st_log out = {malloc((log->n + 1) * sizeof *out.v), 0, log->n};
+    assert_non_null(out.v);
+    for (size_t k = 0; k < log->n; k++)
+        if (strcmp(log->v[k].id, id) == 0)
+            out.v[out.n++] = log->v[k];
+    return out;
+}
+
+/* Each stream's alerts come in the same order (not only the same set) whatever the
+ * batching and tick points: the order of the samples that produced them. */
+static void test_stream_order_independent_of_batching(void **state) {
+    (void)state;
+    tu_case_seed(41);
+    const char *ids[] = {"o0", "o1", "o2"};
+    st_input in[3];
+    st_env env1 = {0}, env2 = {0};
+    for (int s = 0; s < 3; s++) {
+        in[s] = st_make_input(ids[s], 900, 0, 400, s == 1 ? 20 : 0);
+        tss_params p = params(96, 8 + 2 * (uint32_t)s, 24, 0, s == 2 ? 2.5 : NAN);
+        st_env_add(&env1, ids[s], p);
+        st_env_add(&env2, ids[s], p);
+    }
+    run_case(&env1, in, 3, 2, 11, 96);
+    run_case(&env2, in, 3, 1, 12, 5);
+    for (int s = 0; s < 3; s++) {
+        st_log a = only(&env1.log, ids[s]), b = only(&env2.log, ids[s]);
+        assert_true(a.n > 0);
+        assert_same_log(&a, &b, 0);
+        free(a.v), free(b.v);
+        st_input_free(&in[s]);
+    }
+    st_env_free(&env1), st_env_free(&env2);
+}
+
+/* What test_online_before_passes's callback sees: per alert, how many PD3 passes the
+ * engine had run when the alert reached the callback. */
+typedef struct {
+    tss_engine *e;
+    tss_params p;
+    tss_alert *a;
+    uint64_t *passes;
+    size_t n, cap;
+} pass_log;
+
+static void on_alert_passes(void *user, const char *id, const tss_alert *a) {
+    (void)id;
+    pass_log *l = user;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->a = realloc(l->a, l->cap * sizeof *l->a);
+        l->passes = realloc(l->passes, l->cap * sizeof *l->passes);
+        assert_true(l->a && l->passes);
+    }
+    tss_engine_counters c;
+    tss_engine_counters_get(l->e, &c);
+    l->a[l->n] = *a;
+    l->passes[l->n++] = c.passes_discord;
+}
+
+static int params_of_log(void *user, const char *id, tss_params *out) {
+    (void)id;
+    *out = ((pass_log *)user)->p;
+    return 0;
+}
+
+/* A LEFT_DISCORD reaches the callback before the passes of its own round run, even
+ * when one tick holds many rounds: the subsequence that sample c completes (c samples
+ * in so far, no gap, fixed r so that every pass runs PD3) is seen after exactly the
+ * passes at pass points before c (W, W + hop, ...), not after those the tick runs
+ * later. A pass's DISCORDs and MOTIF come after that pass. Also checks the processed
+ * and pending counters and the phase timers' nesting. */
+static void test_online_before_passes(void **state) {
+    (void)state;
+    tu_case_seed(23);
+    pass_log l = {.p = params(128, 16, 32, 0, 3.0)};
+    tss_engine_options opt = {.backend = TSM_BACKEND_CPU,
+                              .threads = 2,
+                              .on_alert = on_alert_passes,
+                              .params_for = params_of_log,
+                              .user = &l};
+    char err[256] = "";
+    assert_int_equal(tss_engine_new(&opt, &l.e, err, sizeof err), 0);
+    st_input in = st_make_input("p", 1600, 1000, 0, 0);
+    st_feed(l.e, &in, 1, 128, 0.05); /* about 20 batches, so many rounds, per tick */
+    const uint64_t W = l.p.window, hop = l.p.hop, m = l.p.subsequence;
+    size_t left = 0, late = 0;
+    for (size_t k = 0; k < l.n; k++) {
+        const tss_alert *a = &l.a[k];
+        if (k > 0 && l.passes[k] < l.passes[k - 1])
+            fail_msg("seed %llu: alert %zu came after a later pass", (unsigned long long)tu_seed,
+                     k);
+        if (a->kind != TSS_ALERT_LEFT_DISCORD) {
+            assert_true(l.passes[k] >= 1); /* DISCORD, MOTIF: from a pass, counted */
+            continue;
+        }
+        uint64_t c = a->start_seq - 1000 + m, want = c <= W ? 0 : (c - W - 1) / hop + 1;
+        if (l.passes[k] != want)
+            fail_msg("seed %llu: LEFT_DISCORD at %llu (sample %llu) came after %llu passes, "
+                     "want %llu",
+                     (unsigned long long)tu_seed, (unsigned long long)a->start_seq,
+                     (unsigned long long)c, (unsigned long long)l.passes[k],
+                     (unsigned long long)want);
+        left++;
+        late += c > W + hop; /* a pass point lay before it in the window's life */
+    }
+    print_message("%zu alerts, %zu LEFT_DISCORD (%zu after the first passes)\n", l.n, left, late);
+    if (late == 0)
+        fail_msg("seed %llu: no LEFT_DISCORD after the first passes: the case tests nothing",
+                 (unsigned long long)tu_seed);
+    tss_engine_counters c;
+    tss_engine_counters_get(l.e, &c);
+    assert_int_equal(c.samples_processed, in.n);
+    assert_int_equal(c.samples, in.n);
+    assert_int_equal(tss_engine_pending(l.e), 0);
+    assert_int_equal(c.passes_discord, (in.n - W) / hop + 1);
+    assert_true(c.seconds_tick + 1e-9 >= c.seconds_online + c.seconds_passes);
+    assert_true(c.seconds_passes > 0 && c.seconds_online > 0);
+    assert_false(tss_engine_device_lost(l.e));
+    tss_engine_destroy(&l.e);
+    st_input_free(&in);
+    free(l.a), free(l.passes);
+}
+
 /* Every reason of refusal, counted per stream and engine-wide, changing nothing. */
 static void test_rejections(void **state) {
     (void)state;
@@ -598,9 +723,13 @@ static void test_params_check(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_params_check),        cmocka_unit_test(test_rejections),
-        cmocka_unit_test(test_alerts_equal_batch),  cmocka_unit_test(test_threads_and_batching),
+        cmocka_unit_test(test_params_check),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_alerts_equal_batch),
+        cmocka_unit_test(test_threads_and_batching),
         cmocka_unit_test(test_reparam_recalibrate),
+        cmocka_unit_test(test_stream_order_independent_of_batching),
+        cmocka_unit_test(test_online_before_passes),
     };
     return cmocka_run_group_tests_name("stream_engine", tests, NULL, NULL);
 }
