@@ -16,105 +16,11 @@
 #include "online.h"
 
 #include "distance.h"
-#include "dot.h"
 #include "omp_team.h"
+#include "online_step.h"
 
 #include <math.h>
 #include <stdlib.h>
-
-/* Writes v at index i (relative to pos0) of a mirrored array: both copies. */
-static inline void put_d(double *a, const tsm_online_job *jb, size_t i, double v) {
-    size_t p = jb->pos0 + i, q = p < jb->cap ? p : p - jb->cap;
-    a[q] = v;
-    a[q + jb->cap] = v;
-}
-
-static inline void put_u8(uint8_t *a, const tsm_online_job *jb, size_t i, uint8_t v) {
-    size_t p = jb->pos0 + i, q = p < jb->cap ? p : p - jb->cap;
-    a[q] = v;
-    a[q + jb->cap] = v;
-}
-
-/* sum_k (a[k] - c)(b[k] - c) over k < m: one QT entry of the centred series, O(m). */
-static inline double centred_dot(const double *a, const double *b, double c, size_t m) {
-    double acc = 0.0;
-#pragma omp simd reduction(+ : acc)
-    for (size_t k = 0; k < m; k++)
-        acc += (a[k] - c) * (b[k] - c);
-    return acc;
-}
-
-/* Moments of subsequence i into st->mu, st->m2: exact (two passes) when i == 0 or the
- * sliding chain is TSM_STATS_REFRESH long, else the sliding update of stats.c
- *   mu' = mu + (x_in - x_out) / m,  M2' = M2 + (x_in - x_out)(x_in - mu' + x_out - mu). */
-static void moments(const double *x, size_t i, size_t m, tsm_online_state *st) {
-    const double c = st->c;
-    if (i == 0 || st->age_stats >= TSM_STATS_REFRESH) {
-        double sum = 0.0, acc = 0.0;
-        for (size_t k = 0; k < m; k++)
-            sum += x[i + k] - c;
-        double mu = sum / (double)m;
-        for (size_t k = 0; k < m; k++)
-            acc += (x[i + k] - c - mu) * (x[i + k] - c - mu);
-        st->mu = mu, st->m2 = acc, st->age_stats = 0;
-        return;
-    }
-    double x_in = x[i + m - 1] - c, x_out = x[i - 1] - c;
-    double mu_new = st->mu + (x_in - x_out) / (double)m;
-    st->m2 += (x_in - x_out) * (x_in - mu_new + x_out - st->mu);
-    st->mu = mu_new;
-    st->age_stats++;
-}
-
-/* The run of equal samples ending at x[e], capped at m (a subsequence is constant,
- * max == min, exactly when the run ending at its last sample is >= m). */
-static inline uint32_t next_run(const double *x, size_t e, uint32_t run, size_t m) {
-    if (e == 0 || x[e] != x[e - 1])
-        return 1;
-    return run < m ? run + 1 : (uint32_t)m;
-}
-
-/* Statistics of subsequence i (moments, kind, inverse norm) into the state and the
- * mirrored arrays. */
-static void complete_stats(tsm_online_job *jb, const double *x, size_t i) {
-    tsm_online_state *st = jb->state;
-    const size_t m = jb->m;
-    moments(x, i, m, st);
-    uint8_t kind = st->run >= m ? TSM_SUB_CONSTANT : TSM_SUB_NORMAL;
-    double sig, inv;
-    tsm_finish_moments(&kind, st->m2, m, &sig, &inv);
-    put_d(jb->mu, jb, i, st->mu);
-    put_d(jb->inv, jb, i, inv);
-    put_u8(jb->kind, jb, i, kind);
-}
-
-/* Rebuilds the state of a window whose arrays are not valid (restart or restore): the
- * centre, the trailing run and the statistics of every subsequence in x[0 .. fill-1];
- * the next row is then computed exactly. O(fill + fill m / TSM_STATS_REFRESH). */
-static void rebuild(tsm_online_job *jb, const double *x) {
-    tsm_online_state *st = jb->state;
-    const size_t fill = jb->fill, m = jb->m;
-    *st = (tsm_online_state){.c = fill ? x[fill - 1] : x[0], .age_qt = TSM_QT_REFRESH};
-    for (size_t e = 0; e < fill; e++) {
-        st->run = next_run(x, e, st->run, m);
-        if (e + 1 >= m)
-            complete_stats(jb, x, e + 1 - m);
-    }
-    st->valid = 1;
-}
-
-/* Moves the centre to the mean of the newest subsequence i: every stored mean of the
- * window's subsequences [base, i] shifts by the same amount. O(i - base). */
-static void recentre(tsm_online_job *jb, const double *mu, size_t base, size_t i) {
-    tsm_online_state *st = jb->state;
-    /* the shift actually applied: c + mu rounds, and the stored means must move by
-     * exactly what c moved by (c_new - c_old is exact: the two are close) */
-    const double c_new = st->c + st->mu, delta = c_new - st->c;
-    st->c = c_new;
-    st->mu -= delta;
-    for (size_t j = base; j <= i; j++)
-        put_d(jb->mu, jb, j, mu[j] - delta);
-}
 
 /* QT row and left-NN of subsequence i over the window x[base .. i + m - 1]: lags
  * [excl, L], L = i - base (the caller checked L >= excl). Returns the squared lnn and
@@ -128,8 +34,11 @@ static double left_nn(tsm_online_job *jb, const double *x, size_t base, size_t i
     const uint8_t *kind = jb->kind + jb->pos0;
     double *qt = jb->qt;
     int exact = st->age_qt >= TSM_QT_REFRESH;
-    if (exact)
-        recentre(jb, mu, base, i);
+    if (exact) {
+        const double delta = tsmi_online_recentre(st);
+        for (size_t j = base; j <= i; j++)
+            tsmi_put_d(jb->mu, jb, j, mu[j] - delta);
+    }
     const double c = st->c;
     const int kind_i = kind[i];
     const double mu_i = mu[i], inv_i = inv[i];
@@ -137,12 +46,12 @@ static double left_nn(tsm_online_job *jb, const double *x, size_t base, size_t i
     /* qt[off + j] = QT[i][j]; off = K - i wraps (unsigned), off + j = K - (i - j) >= 0 */
     const size_t off = K - i;
     /* lag L (j = base): always direct, the recurrence would need x[base - 1] */
-    qt[K - L] = centred_dot(x + i, x + base, c, m);
+    qt[K - L] = tsmi_centred_dot(x + i, x + base, c, m);
     double best = tsm_d2_pair(kind_i, kind[base], qt[K - L], mu_i, inv_i, mu[base], inv[base], m);
     d2[0] = best;
     if (exact) {
         for (size_t j = base + 1; j <= jend; j++)
-            qt[off + j] = centred_dot(x + i, x + j, c, m);
+            qt[off + j] = tsmi_centred_dot(x + i, x + j, c, m);
         st->age_qt = 0;
     } else {
         /* formula (9) on the centred series, in place (the lag is kept) */
@@ -171,16 +80,16 @@ static void run_job(tsm_online_job *jb, double *d2) {
     tsm_online_state *st = jb->state;
     const size_t m = jb->m, W = jb->window, excl = jb->excl;
     if (!st->valid)
-        rebuild(jb, x);
+        tsmi_online_rebuild(jb, x);
     for (size_t k = 0; k < jb->nnew; k++) {
         size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0;
-        st->run = next_run(x, e, st->run, m);
+        st->run = tsmi_next_run(x, e, st->run, m);
         jb->nn[k] = NAN;
         jb->nn_index[k] = -1;
         if (e + 1 - base < m)
             continue; /* no subsequence complete yet */
         size_t i = e + 1 - m;
-        complete_stats(jb, x, i);
+        tsmi_complete_stats(jb, x, i);
         if (i - base < excl) {
             jb->nn[k] = INFINITY; /* no left neighbour in the window */
             continue;
@@ -217,10 +126,12 @@ tsm_status tsm_online_update(tsm_ctx *ctx, tsm_online_job *jobs, size_t njobs) {
             return st;
         wmax = jobs[q].window > wmax ? jobs[q].window : wmax;
     }
-    /* Seam for the CUDA backend (online.cu, one block per job): the jobs' arrays would
-     * then be device memory. Until it exists every ctx runs the jobs here. */
     if (njobs == 0)
         return TSM_OK;
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_online_update_cuda(ctx, jobs, njobs);
+#endif
     const int threads = njobs < 2 ? 1 : tsm_ctx_threads(ctx);
     double *scratch = malloc((size_t)threads * wmax * sizeof *scratch);
     if (!scratch)

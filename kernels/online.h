@@ -71,6 +71,13 @@ typedef struct {
  * (naming the job) for inconsistent sizes, before anything is written. */
 tsm_status tsm_online_update(tsm_ctx *ctx, tsm_online_job *jobs, size_t njobs);
 
+#ifdef TSMINE_HAVE_CUDA
+/* The CUDA backend (online.cu), called by tsm_online_update with validated jobs: every
+ * pointer in the jobs is device memory, the jobs array itself host memory. One thread
+ * block per job; returns after the results are in the jobs' device arrays. */
+tsm_status tsmi_online_update_cuda(tsm_ctx *ctx, const tsm_online_job *jobs, size_t njobs);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
