@@ -5,8 +5,10 @@
  * up to its next pass point (window just full, or hop samples since the last pass),
  * its next gap, or its ring slack, whichever comes first; feeds all those runs through
  * the batched online kernel; hands the round's GAP and LEFT_DISCORD alerts to the
- * callback; then runs the passes of the streams that reached a pass point, in
- * parallel, and hands over their DISCORD and MOTIF alerts. Rounds repeat until nothing
+ * callback; then runs the passes of the streams that reached a pass point, batched
+ * (passes.c: one kernel call per group of equal m and excl), and hands over their
+ * DISCORD and MOTIF alerts. Both backends run this code: the windows live in the
+ * engine's arena (arena.h), device memory on CUDA. Rounds repeat until nothing
  * is staged. So every pass sees the window it would see if samples arrived one at a
  * time, the alerts do not depend on how samples were grouped into batches and ticks,
  * nor on the thread count, and a LEFT_DISCORD never waits for the passes (most of a
@@ -62,17 +64,8 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     e->backend = tsm_ctx_backend(probe);
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
-    if (e->backend == TSM_BACKEND_CPU) {
-        e->wide = probe;
-    } else {
-        /* CUDA: the batched device path (one allocation for all rings, batched
-         * launches) is not written yet; the rings stay in host memory and the same
-         * code runs on CPU ctxs (the seams are in online_step.c and passes.c). */
-        tsm_ctx_destroy(&probe);
-        if (tsm_ctx_new(&e->wide, TSM_BACKEND_CPU, NULL) != TSM_OK)
-            goto nomem;
-        tsm_ctx_set_threads(e->wide, e->threads);
-    }
+    e->wide = probe; /* CUDA: the device; CPU: T threads */
+    tss_arena_init(&e->arena, e->wide);
     e->worker = calloc((size_t)e->threads, sizeof *e->worker);
     if (!e->worker)
         goto nomem;
@@ -96,6 +89,7 @@ void tss_engine_destroy(tss_engine **self_p) {
         for (int t = 0; e->worker && t < e->threads; t++)
             tsm_ctx_destroy(&e->worker[t]);
         free(e->worker);
+        tss_arena_free(&e->arena);
         tsm_ctx_destroy(&e->wide);
         free(e->dirty);
         free(e);
@@ -212,7 +206,7 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
         if (nact == 0)
             break;
         double t0 = tssi_now();
-        tsm_status st = tss_online_round(e->wide, act, nact);
+        tsm_status st = tss_online_round(e->wide, &e->arena, act, nact);
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {
             if (!failed)
@@ -235,8 +229,15 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
         if (ndue == 0)
             continue;
         t0 = tssi_now();
-        tss_passes_run(e->wide, e->worker, e->threads, due, ndue);
+        st = tss_passes_run(e->wide, &e->arena, e->worker, e->threads, due, ndue);
         e->c.seconds_passes += tssi_now() - t0;
+        if (st != TSM_OK) {
+            if (!failed)
+                tssi_say(err, errlen, "passes: %s", tsm_ctx_error(e->wide));
+            failed = 1;
+            if (st == TSM_EDEVICE)
+                lose_device(e, tsm_ctx_error(e->wide));
+        }
         for (size_t k = 0; k < ndue; k++)
             emit(e, due[k]);
     }
@@ -357,7 +358,7 @@ void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out) {
     out->ring_bytes = out->ring_samples = 0;
     for (size_t k = 0; k < e->reg.n; k++) {
         const tss_stream *s = e->reg.list[k];
-        out->ring_bytes += tss_ring_bytes(&s->ring) + tss_online_bytes(&s->on, &s->ring);
+        out->ring_bytes += tss_ring_bytes(&s->ring) + tss_online_bytes(&s->on);
         out->ring_samples += s->ring.fill;
     }
 }

@@ -6,8 +6,8 @@
  * Data flow. tss_engine_ingest validates a run of samples of one stream and appends
  * it to that stream's mirrored ring (each sample at p and p + W, so any window is one
  * contiguous array) and to the staging of the next tick. tss_engine_tick then, for
- * all streams at once (OpenMP over streams on the CPU; batched launches on the GPU,
- * never one launch per stream):
+ * all streams at once (batched kernel calls on both backends, never one per stream;
+ * stream/arena.h holds every window where the kernels read it):
  *   1. updates the statistics and the QT row of every subsequence completed since the
  *      last tick and scores it by its left nearest neighbour within the window
  *      (LEFT_DISCORD when that distance is >= r);
@@ -168,9 +168,11 @@ typedef struct {
     uint64_t alerts[TSS_ALERT_KINDS];
     uint64_t rejected[TSS_REJECT_COUNT];
     /* seconds_online: wall time of step 1 (ring append and the batched online kernel);
-     * seconds_discord, seconds_motif: time of the PD3 (with calibration and dedup) and
-     * MK passes, summed over the streams, so over the pass threads: up to T times the
-     * wall time of step 2 (seconds_passes). */
+     * seconds_discord, seconds_motif: time of the passes summed over the streams. PD3
+     * and MK run in one batched call per group (passes.c): a group's wall time is
+     * shared among its windows and counted as motif time for streams with motif on,
+     * else discord time; calibration and de-duplication count as discord time (dedup
+     * runs over T threads, so the sum can exceed seconds_passes somewhat). */
     double seconds_online, seconds_discord, seconds_motif;
     uint64_t ring_bytes;        /* memory held by the rings (device or host) */
     uint64_t ring_samples;      /* samples held in all windows */

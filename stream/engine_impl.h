@@ -3,6 +3,7 @@
 #ifndef TSS_ENGINE_IMPL_H
 #define TSS_ENGINE_IMPL_H
 
+#include "arena.h"
 #include "engine.h"
 #include "registry.h"
 #include "stream.h"
@@ -11,8 +12,9 @@ struct tss_engine {
     tss_engine_options opt;
     tsm_backend backend; /* resolved (never AUTO) */
     int threads;         /* T */
-    tsm_ctx *wide;       /* T threads: the online batch, a lone due stream's pass */
-    tsm_ctx **worker;    /* T single-threaded ctxs, one per pass thread, kept */
+    tsm_ctx *wide;       /* the backend's ctx (CPU: T threads): every kernel of a round */
+    tsm_ctx **worker;    /* T single-threaded CPU ctxs: the host side of the passes */
+    tss_arena arena;     /* all streams' windows for the kernels (device memory on CUDA) */
     tss_registry reg;
     tss_stream **dirty; /* streams with staged samples, unordered */
     size_t ndirty, dirty_cap;

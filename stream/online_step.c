@@ -1,63 +1,94 @@
-/* online_step.c - the online phase of a tick: staged samples into the rings, the
- * batched left-NN kernel (kernels/online.h), LEFT_DISCORD alerts (DESIGN 5.3).
+/* online_step.c - the online phase of a round: staged samples into the rings (host
+ * and arena), the batched left-NN kernel (kernels/online.h), LEFT_DISCORD alerts
+ * (DESIGN 5.3). Both backends run this code; only the arena's memory differs.
  *
- * Seam for the CUDA engine path: here the rings and the online arrays are host memory
- * and the kernel runs on a CPU ctx. A device path keeps the same arrays of all streams
- * in one device allocation, copies the round's staged samples there in one batched
- * copy, launches tsm_online_update's CUDA twin (one block per job) and copies back only
- * nn / nn_index; nothing else in this file changes. */
+ * A round's transfer buffer (arena.h "io"), host and device side alike:
+ *   [ n tss_scatter | values (total) | nn (total) | nn_index (total) ]
+ * where total is the round's samples; the first two go up in one copy, the last two
+ * come back in one copy. Job q's outputs are at its values' offset src. */
 #include "online_step.h"
 
 #include "stream.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-int tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m) {
-    const size_t two = 2 * (size_t)ring->cap, slack = ring->cap - ring->window;
-    *o = (tss_online){0};
-    o->mu = malloc(two * sizeof *o->mu);
-    o->inv = malloc(two * sizeof *o->inv);
-    o->kind = malloc(two);
-    o->qt = malloc(((size_t)ring->window - m + 1) * sizeof *o->qt);
-    o->nn = malloc(slack * sizeof *o->nn);
-    o->nn_index = malloc(slack * sizeof *o->nn_index);
-    if (!o->mu || !o->inv || !o->kind || !o->qt || !o->nn || !o->nn_index) {
-        tss_online_free(o);
-        return -1;
+/* Byte offsets of the arrays inside a stream's region. */
+typedef struct {
+    uint64_t ring, mu, inv, kind, qt, state, bytes;
+} region;
+
+static region layout(const tss_online *o) {
+    const uint64_t two = 2 * (uint64_t)o->cap;
+    region g;
+    g.ring = 0;
+    g.mu = g.ring + tss_arena_align(two * sizeof(double));
+    g.inv = g.mu + tss_arena_align(two * sizeof(double));
+    g.kind = g.inv + tss_arena_align(two * sizeof(double));
+    g.qt = g.kind + tss_arena_align(two);
+    g.state = g.qt + tss_arena_align(((uint64_t)o->window - o->m + 1) * sizeof(double));
+    g.bytes = g.state + tss_arena_align(sizeof(tsm_online_state));
+    return g;
+}
+
+void tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m) {
+    *o = (tss_online){.window = ring->window, .m = m, .cap = ring->cap};
+}
+
+uint64_t tss_online_bytes(const tss_online *o) {
+    return layout(o).bytes;
+}
+
+const double *tss_online_window(const tss_online *o, const tss_arena *a, const tss_ring *ring) {
+    return (const double *)tss_arena_at(a, o->off + layout(o).ring) + tss_ring_start(ring);
+}
+
+/* Gives every stream of list without a region one (one growth of the arena at most)
+ * and uploads the host ring of every stale one (a restored window, or a failed
+ * round). O(streams) plus the uploads. */
+static tsm_status place(tss_arena *a, tss_stream **list, size_t n) {
+    uint64_t need = 0;
+    for (size_t q = 0; q < n; q++)
+        if (!list[q]->on.placed)
+            need += tss_arena_align(tss_online_bytes(&list[q]->on));
+    tsm_status st = tss_arena_reserve(a, need);
+    for (size_t q = 0; q < n && st == TSM_OK; q++) {
+        tss_online *o = &list[q]->on;
+        const tss_ring *r = &list[q]->ring;
+        if (!o->placed) {
+            o->off = tss_arena_take(a, tss_online_bytes(o));
+            o->placed = 1;
+            o->stale = r->fill > 0;
+            o->st.valid = 0;
+        }
+        if (o->stale) {
+            st = tss_arena_put(a, o->off + layout(o).ring, r->v,
+                               2 * (uint64_t)r->cap * sizeof *r->v);
+            o->stale = st != TSM_OK;
+            o->st.valid = 0;
+        }
     }
-    return 0;
+    return st;
 }
 
-void tss_online_free(tss_online *o) {
-    free(o->mu);
-    free(o->inv);
-    free(o->kind);
-    free(o->qt);
-    free(o->nn);
-    free(o->nn_index);
-    *o = (tss_online){0};
-}
-
-uint64_t tss_online_bytes(const tss_online *o, const tss_ring *ring) {
-    (void)o;
-    const uint64_t two = 2 * (uint64_t)ring->cap, slack = ring->cap - ring->window;
-    return two * (2 * sizeof(double) + 1) + (uint64_t)ring->window * sizeof(double) +
-           slack * (sizeof(double) + sizeof(int64_t));
-}
-
-/* Moves the round's samples from staging to the ring and describes the job. */
-static void stage_job(tss_stream *s, tsm_online_job *jb) {
-    tss_ring *r = &s->ring;
+/* Describes stream s's job on the arena (its outputs at io byte offsets nn_off and
+ * idx_off, plus src entries) and its scatter descriptor, and copies its samples to
+ * vals[src ..]. Before they enter the host ring (the job needs the old fill). */
+static void describe(tss_arena *a, tss_stream *s, uint64_t src, uint64_t nn_off, uint64_t idx_off,
+                     tsm_online_job *jb, tss_scatter *sc, double *vals) {
+    const tss_ring *r = &s->ring;
+    const region g = layout(&s->on);
+    unsigned char *base = tss_arena_at(a, s->on.off);
     *jb = (tsm_online_job){
-        .ring = r->v,
-        .mu = s->on.mu,
-        .inv = s->on.inv,
-        .kind = s->on.kind,
-        .qt = s->on.qt,
-        .state = &s->on.st,
-        .nn = s->on.nn,
-        .nn_index = s->on.nn_index,
+        .ring = (const double *)(base + g.ring),
+        .mu = (double *)(base + g.mu),
+        .inv = (double *)(base + g.inv),
+        .kind = base + g.kind,
+        .qt = (double *)(base + g.qt),
+        .state = (tsm_online_state *)(base + g.state),
+        .nn = (double *)tss_arena_io_dev(a, nn_off) + src,
+        .nn_index = (int64_t *)tss_arena_io_dev(a, idx_off) + src,
         .cap = r->cap,
         .pos0 = tss_ring_start(r),
         .fill = r->fill,
@@ -66,17 +97,34 @@ static void stage_job(tss_stream *s, tsm_online_job *jb) {
         .m = s->p.subsequence,
         .excl = s->p.excl,
     };
+    *sc = (tss_scatter){
+        .ring = s->on.off + g.ring,
+        .state = s->on.off + g.state,
+        .src = src,
+        .cap = r->cap,
+        .head = r->head,
+        .n = s->chunk,
+        .reset = !s->on.st.valid,
+    };
+    const tss_staging *q = &s->stage;
+    memcpy(vals + src, q->v + q->head, s->chunk * sizeof *vals);
+}
+
+/* Moves s's round from staging into its host ring. */
+static void push_host(tss_stream *s) {
     const tss_staging *q = &s->stage;
     for (size_t k = 0; k < s->chunk; k++)
-        tss_ring_push(r, q->v[q->head + k], q->ts[q->head + k]);
+        tss_ring_push(&s->ring, q->v[q->head + k], q->ts[q->head + k]);
     tss_staging_consume(&s->stage, s->chunk);
 }
 
-/* LEFT_DISCORD alerts of one job's outputs; x0 = sequence number of x[0]. */
-static void score(tss_stream *s, const tsm_online_job *jb, uint64_t x0) {
+/* LEFT_DISCORD alerts of one job's outputs (nn, idx: host copies); x0 = sequence
+ * number of x[0]. */
+static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, const int64_t *idx,
+                  uint64_t x0) {
     const uint32_t m = s->p.subsequence;
     for (uint32_t k = 0; k < jb->nnew; k++) {
-        double d = jb->nn[k];
+        double d = nn[k];
         if (!isfinite(d) || d < s->r) /* NAN r (uncalibrated) fails too */
             continue;
         uint64_t start = x0 + jb->fill + k + 1 - m;
@@ -86,14 +134,14 @@ static void score(tss_stream *s, const tsm_online_job *jb, uint64_t x0) {
             .start_timestamp_ns = tss_stream_ts(s, start),
             .length = m,
             .distance = d,
-            .neighbor_seq = x0 + (uint64_t)jb->nn_index[k],
+            .neighbor_seq = x0 + (uint64_t)idx[k],
             .threshold = s->r,
         };
         tss_stream_alert(s, &a);
     }
 }
 
-tsm_status tss_online_round(tsm_ctx *ctx, tss_stream **list, size_t n) {
+tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n) {
     tsm_online_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
     uint64_t *x0 = malloc((n ? n : 1) * sizeof *x0);
     if (!jobs || !x0) {
@@ -101,19 +149,42 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_stream **list, size_t n) {
         free(x0);
         return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu online jobs", n);
     }
-    for (size_t q = 0; q < n; q++) {
+    uint64_t total = 0;
+    for (size_t q = 0; q < n; q++)
+        total += list[q]->chunk;
+    const uint64_t vals_off = tss_arena_align(n * sizeof(tss_scatter));
+    const uint64_t nn_off = tss_arena_align(vals_off + total * sizeof(double));
+    const uint64_t idx_off = tss_arena_align(nn_off + total * sizeof(double));
+    const uint64_t io = idx_off + total * sizeof(int64_t);
+    tsm_status st = place(a, list, n);
+    if (st == TSM_OK)
+        st = tss_arena_io(a, io);
+    for (size_t q = 0, src = 0; q < n; src += list[q]->chunk, q++) {
         x0[q] = tss_stream_window_seq(list[q]);
-        stage_job(list[q], &jobs[q]);
+        if (st == TSM_OK)
+            describe(a, list[q], src, nn_off, idx_off, &jobs[q], (tss_scatter *)a->host_io + q,
+                     (double *)(a->host_io + vals_off));
+        push_host(list[q]);
     }
-    tsm_status st = tsm_online_update(ctx, jobs, n);
-    for (size_t q = 0; q < n; q++) {
+    if (st == TSM_OK)
+        st = tss_arena_scatter(a, vals_off + total * sizeof(double), n, vals_off);
+    if (st == TSM_OK)
+        st = tsm_online_update(ctx, jobs, n);
+    if (st == TSM_OK)
+        st = tss_arena_fetch(a, nn_off, io - nn_off);
+    for (size_t q = 0, src = 0; q < n; src += list[q]->chunk, q++) {
         tss_stream *s = list[q];
         s->proc_seq += s->chunk;
         s->since_pass += s->chunk;
-        if (st != TSM_OK)
+        if (st != TSM_OK) {
             s->on.st.valid = 0;
-        else if (s->calibrated && s->p.left_discord)
-            score(s, &jobs[q], x0[q]);
+            s->on.stale = s->on.placed;
+            continue;
+        }
+        s->on.st.valid = 1;
+        if (s->calibrated && s->p.left_discord)
+            score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src,
+                  (const int64_t *)(a->host_io + idx_off) + src, x0[q]);
     }
     free(jobs);
     free(x0);

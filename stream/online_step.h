@@ -1,13 +1,17 @@
-/* online_step.h - per-stream storage of the online left-NN and the per-tick step
+/* online_step.h - per-stream storage of the online left-NN and the per-round step
  * that feeds staged samples through it (DESIGN 5.1 "online, every sample").
  *
- * The numeric core is kernels/online.h (tsm_online_update), batched over every stream
- * with samples this round. This file owns the arrays it works in (statistics mirrored
- * like the ring, the QT row, the outputs of a round) and turns its outputs into
- * LEFT_DISCORD alerts. */
+ * The numeric core is kernels/online.h (tsm_online_update), ONE call per round for
+ * every stream with samples. Its arrays (the mirrored ring, the statistics mirrored
+ * like it, the QT row, the tsm_online_state) live in the stream's region of the
+ * engine's arena (stream/arena.h): device memory on the GPU, host memory on the CPU.
+ * The stream keeps its host ring too (stream.h): checkpoints, timestamps and the
+ * control socket read that one. This file lays the regions out, moves a round's
+ * samples into both rings and turns the kernel's outputs into LEFT_DISCORD alerts. */
 #ifndef TSS_ONLINE_STEP_H
 #define TSS_ONLINE_STEP_H
 
+#include "arena.h"
 #include "online.h" /* kernels/: tsm_online_update */
 #include "ring.h"
 
@@ -16,26 +20,31 @@
 typedef struct tss_stream tss_stream;
 
 typedef struct {
-    double *mu, *inv; /* 2 cap each, mirrored like the ring */
-    uint8_t *kind;    /* 2 cap */
-    double *qt;       /* window - m + 1 */
-    double *nn;       /* slack: outputs of one round */
-    int64_t *nn_index;
-    tsm_online_state st;
+    tsm_online_state st; /* host side: only st.valid is kept; 0 makes the next round
+                          * rebuild the state in the arena (restart, restore, failure) */
+    uint32_t window, m, cap;
+    int placed;   /* the stream has its region in the arena, at off */
+    int stale;    /* the arena's ring differs from the host ring: upload it first */
+    uint64_t off; /* byte offset of the region */
 } tss_online;
 
-/* Arrays for a ring and subsequence length m; 0 or -1 (out of memory, o empty). */
-int tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m);
-void tss_online_free(tss_online *o);
-/* Bytes held. */
-uint64_t tss_online_bytes(const tss_online *o, const tss_ring *ring);
+/* Describes the region for a ring and subsequence length m (placed in the arena on
+ * the stream's first round). Cannot fail. */
+void tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m);
+/* Bytes of the region in the arena. */
+uint64_t tss_online_bytes(const tss_online *o);
+/* The window in the arena (device memory for a CUDA arena): ring->fill samples. Only
+ * for a placed, not stale stream. */
+const double *tss_online_window(const tss_online *o, const tss_arena *a, const tss_ring *ring);
 
 /* One round for the n streams of list, each with s->chunk > 0 staged samples (no gap
- * among them): appends them to the rings, runs the batched kernel on ctx, queues
- * LEFT_DISCORD alerts (calibrated streams with left_discord on, lnn >= r) and
- * advances proc_seq and since_pass. On a kernel failure the samples still enter the
- * windows, no LEFT_DISCORD is scored this round, the online states rebuild on the next
- * one, and the status is returned with the message in ctx. */
-tsm_status tss_online_round(tsm_ctx *ctx, tss_stream **list, size_t n);
+ * among them): places streams new to the arena, appends the samples to the host rings
+ * and (one upload, one scatter launch) to the arena's, runs the batched kernel on ctx
+ * (the arena's ctx), copies its outputs back in one transfer, queues LEFT_DISCORD
+ * alerts (calibrated streams with left_discord on, lnn >= r) and advances proc_seq and
+ * since_pass. On a failure the samples still enter the host windows, no LEFT_DISCORD
+ * is scored this round, the arena's rings are re-uploaded and the online states
+ * rebuilt on the next round, and the status is returned with the message in ctx. */
+tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n);
 
 #endif

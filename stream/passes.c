@@ -1,63 +1,139 @@
-/* passes.c - calibration, PD3 and MK over the windows of the due streams.
+/* passes.c - calibration, PD3 and MK over the windows of the due streams, batched.
  *
- * A pass reads the stream's window, one contiguous array thanks to the mirrored ring,
- * builds its statistics (tsm_stats_new) and calls the batch kernels on it, so its
- * results are by construction those of the batch tools on the same window. Window
- * index k is absolute sequence number w0 + k.
+ * The windows are read in place in the arena (one contiguous array each, thanks to
+ * the mirrored ring) by tsm_window_passes (kernels/window.h), whose per-window results
+ * equal tsm_pd3_range and tsm_mk_motifs on that window: on a CUDA arena all windows of
+ * a group in a few launches, on the CPU the windows in parallel. Window index k is
+ * absolute sequence number w0 + k. De-duplication (multiset difference against the
+ * starts already alerted) and the motif change test stay on the host.
  *
- * Seam for the CUDA engine path: today every stream's pass calls the kernels on a CPU
- * ctx, one stream per OpenMP thread. A device path runs the due streams' PD3 and MK as
- * batched launches over all their windows (already on the device) and hands back the
- * same per-stream results (discord lists, motif pair) to discords() and motif(). */
+ * Calibration (r = auto) needs the largest nn of the window, the top-1 discord's
+ * distance: the streams that calibrate in this round first go through a pass with
+ * r = 0, which reports every subsequence with a defined nn, and take the largest;
+ * then they join the regular pass with their new r (so its discords are exactly those
+ * of tsm_pd3_range for that r). Calibration happens once per stream, so the extra
+ * pass (and its N results per window) is rare. */
 #include "passes.h"
 
-#include "mk.h"
 #include "omp_team.h"
-#include "pd3.h"
 #include "stream.h"
 #include "util.h"
+#include "window.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* r = auto: r = largest nn of the window (top-1 discord) * (1 + margin). A window
- * whose largest nn is 0 (all alike, e.g. constant) gives no usable r: the stream stays
- * uncalibrated and tries again at its next pass. */
-static void calibrate(tsm_ctx *ctx, tss_stream *s, const tsm_stats *st) {
-    tsm_discord top;
-    size_t count = 0;
-    if (tsm_discords_topk(ctx, st, s->p.excl, 1, 0, &top, &count, NULL) != TSM_OK) {
-        tss_stream_fail(s, "calibration", tsm_ctx_error(ctx));
-        return;
+/* One due stream's pass: its window and its results. */
+typedef struct {
+    tss_stream *s;
+    int motif; /* MK is asked for */
+    tsm_window w;
+    tsm_window_result res;
+    size_t off; /* its discords in the group's list */
+    double secs;
+    int failed; /* its group's call failed */
+} item;
+
+/* The group key: streams of one tsm_window_passes call share it. */
+static int by_key(const void *x, const void *y) {
+    const item *a = x, *b = y;
+    if (a->s->p.subsequence != b->s->p.subsequence)
+        return a->s->p.subsequence < b->s->p.subsequence ? -1 : 1;
+    if (a->s->p.excl != b->s->p.excl)
+        return a->s->p.excl < b->s->p.excl ? -1 : 1;
+    if (a->motif != b->motif)
+        return a->motif < b->motif ? -1 : 1;
+    return (a->s->index > b->s->index) - (a->s->index < b->s->index);
+}
+
+static int same_key(const item *a, const item *b) {
+    return a->s->p.subsequence == b->s->p.subsequence && a->s->p.excl == b->s->p.excl &&
+           a->motif == b->motif;
+}
+
+/* Keeps the worse of two statuses (TSM_EDEVICE is the worst: it stops the engine). */
+static tsm_status worse(tsm_status a, tsm_status b) {
+    if (a == TSM_EDEVICE || b == TSM_OK)
+        return a;
+    return b;
+}
+
+/* Sorts it[0..n) into groups and runs one tsm_window_passes per group; *disc receives
+ * the discord lists (caller frees; it[k].off indexes it). Each window's share of its
+ * group's wall time goes to it[k].secs. A failed group marks its streams failed
+ * (`what`) and leaves their results empty. Returns the worst status. */
+static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
+                             tsm_discord **disc) {
+    qsort(it, n, sizeof *it, by_key);
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        it[k].off = total, total += it[k].w.n - it[k].s->p.subsequence + 1;
+    tsm_window *w = malloc((n ? n : 1) * sizeof *w);
+    tsm_window_result *res = malloc((n ? n : 1) * sizeof *res);
+    *disc = malloc((total ? total : 1) * sizeof **disc);
+    tsm_status worst = TSM_OK;
+    if (!w || !res || !*disc) {
+        worst = tsm_fail(ctx, TSM_ENOMEM, "out of memory for the passes of %zu windows", n);
+        for (size_t k = 0; k < n; k++) {
+            it[k].failed = 1;
+            tss_stream_fail(it[k].s, what, "out of memory");
+        }
+        n = 0;
     }
-    if (count == 1 && top.distance > 0.0 && isfinite(top.distance)) {
-        s->cal_nn = top.distance;
-        s->r = top.distance * (1.0 + s->p.range_margin);
+    for (size_t k = 0; k < n; k++)
+        w[k] = it[k].w;
+    for (size_t g = 0, e; g < n; g = e) {
+        for (e = g + 1; e < n && same_key(&it[g], &it[e]);)
+            e++;
+        const tss_params *p = &it[g].s->p;
+        double t0 = tssi_now();
+        tsm_status st = tsm_window_passes(ctx, w + g, e - g, p->subsequence, p->excl, it[g].motif,
+                                          *disc + it[g].off, res + g);
+        double share = (tssi_now() - t0) / (double)(e - g);
+        for (size_t k = g; k < e; k++) {
+            it[k].secs += share;
+            it[k].res = st == TSM_OK ? res[k] : (tsm_window_result){0};
+            it[k].failed = st != TSM_OK;
+            if (st != TSM_OK)
+                tss_stream_fail(it[k].s, what, tsm_ctx_error(ctx));
+        }
+        worst = worse(worst, st);
+    }
+    free(w);
+    free(res);
+    return worst;
+}
+
+/* r = auto from a pass with r = 0: r = largest nn of the window (the top-1 discord)
+ * * (1 + margin). A window whose largest nn is 0 (all alike, e.g. constant) gives no
+ * usable r: the stream stays uncalibrated and tries again at its next pass. */
+static void calibrate(tss_stream *s, const tsm_discord *d, size_t count) {
+    double top = 0.0;
+    for (size_t k = 0; k < count; k++)
+        top = d[k].distance > top ? d[k].distance : top;
+    if (top > 0.0 && isfinite(top)) {
+        s->cal_nn = top;
+        s->r = top * (1.0 + s->p.range_margin);
         s->calibrated = 1;
     }
 }
 
-/* PD3 for r over the window; DISCORD for every range discord not alerted before. */
-static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_stats *st, uint64_t w0) {
-    tsm_discord *found = NULL;
-    size_t nfound = 0, nfresh = 0;
-    tsm_status rc = tsm_pd3_range(ctx, st, s->p.excl, s->r, 0, &found, &nfound, NULL);
-    s->passes_discord++;
-    if (rc != TSM_OK) {
-        tss_stream_fail(s, "PD3 pass", tsm_ctx_error(ctx));
-        return;
-    }
+/* DISCORD for every range discord of the pass (found, ordered by index) whose
+ * absolute start was not alerted before. O(nfound) plus the multiset difference. */
+static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_discord *found, size_t nfound,
+                     uint64_t w0) {
+    size_t nfresh = 0;
     tss_seqset_prune(&s->alerted, w0);
     uint64_t *seq = malloc((2 * nfound + 1) * sizeof *seq);
     if (!seq) {
-        free(found);
         tss_stream_fail(s, "PD3 pass", "out of memory");
         return;
     }
     for (size_t k = 0; k < nfound; k++)
-        seq[k] = w0 + (uint64_t)found[k].index; /* found is ordered by index */
+        seq[k] = w0 + (uint64_t)found[k].index;
     uint64_t *fresh = seq + nfound;
-    rc = tss_dedup(ctx, &s->alerted, seq, nfound, fresh, &nfresh);
+    tsm_status rc = tss_dedup(ctx, &s->alerted, seq, nfound, fresh, &nfresh);
     if (rc != TSM_OK)
         tss_stream_fail(s, "discord de-duplication", tsm_ctx_error(ctx));
     /* fresh is a sorted subset of seq: walk both */
@@ -77,22 +153,12 @@ static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_stats *st, uint64_t 
         tss_stream_alert(s, &a);
     }
     free(seq);
-    free(found);
 }
 
-/* MK top-1 motif; MOTIF when the pair (absolute starts) differs from the last one. */
-static void motif(tsm_ctx *ctx, tss_stream *s, const tsm_stats *st, uint64_t w0) {
-    tsm_motif mo;
-    size_t count = 0;
-    tsm_status rc = tsm_mk_motifs(ctx, st, s->p.excl, 1, s->p.references, TSM_MK_SEED_DEFAULT, &mo,
-                                  &count, NULL);
-    s->passes_motif++;
-    if (rc != TSM_OK) {
-        tss_stream_fail(s, "MK pass", tsm_ctx_error(ctx));
-        return;
-    }
-    uint64_t a = w0 + (uint64_t)mo.a, b = w0 + (uint64_t)mo.b;
-    if (count == 0 || (s->have_motif && s->motif_a == a && s->motif_b == b))
+/* MOTIF when the top pair (absolute starts) differs from the last one. */
+static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0) {
+    uint64_t a = w0 + (uint64_t)res->motif.a, b = w0 + (uint64_t)res->motif.b;
+    if (!res->has_motif || (s->have_motif && s->motif_a == a && s->motif_b == b))
         return;
     s->have_motif = 1;
     s->motif_a = a;
@@ -102,43 +168,91 @@ static void motif(tsm_ctx *ctx, tss_stream *s, const tsm_stats *st, uint64_t w0)
         .start_seq = a,
         .start_timestamp_ns = tss_stream_ts(s, a),
         .length = s->p.subsequence,
-        .distance = mo.distance,
+        .distance = res->motif.distance,
         .neighbor_seq = b,
     };
     tss_stream_alert(s, &al);
 }
 
-/* All passes of one stream over its current (full) window. */
-static void pass_one(tsm_ctx *ctx, tss_stream *s) {
+/* The alerts of one stream's pass results (the stream did not fail this pass). */
+static void finish(tsm_ctx *ctx, item *it, const tsm_discord *disc) {
+    tss_stream *s = it->s;
     const uint64_t w0 = tss_stream_window_seq(s);
-    const double *x = s->ring.v + tss_ring_start(&s->ring);
-    s->since_pass = 0;
     double t0 = tssi_now();
-    tsm_stats *st = NULL;
-    if (tsm_stats_new(ctx, x, s->ring.fill, s->p.subsequence, &st) != TSM_OK) {
-        tss_stream_fail(s, "window statistics", tsm_ctx_error(ctx));
-        return;
+    if (!isinf(it->w.r)) {
+        s->passes_discord++;
+        discords(ctx, s, disc + it->off, it->res.ndiscords, w0);
     }
-    if (!s->calibrated)
-        calibrate(ctx, s, st);
-    if (s->calibrated)
-        discords(ctx, s, st, w0);
     double t1 = tssi_now();
-    s->sec_discord += t1 - t0;
-    if (s->p.motif) {
-        motif(ctx, s, st, w0);
-        s->sec_motif += tssi_now() - t1;
+    if (it->motif) {
+        s->passes_motif++;
+        motif(s, &it->res, w0);
+        s->sec_motif += it->secs;
+    } else {
+        s->sec_discord += it->secs;
     }
-    tsm_stats_destroy(&st);
+    s->sec_discord += t1 - t0;
 }
 
-void tss_passes_run(tsm_ctx *wide, tsm_ctx **workers, int nworkers, tss_stream **list, size_t n) {
-    if (n == 1 || nworkers < 2) {
-        for (size_t k = 0; k < n; k++)
-            pass_one(wide, list[k]);
-        return;
+/* The window of s in the arena as a pass input; 0, or -1 (s failed) when the arena's
+ * copy is not current (a failed round left it stale). */
+static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w) {
+    if (!s->on.placed || s->on.stale) {
+        tss_stream_fail(s, "passes", "the window is not in the arena after a failed round");
+        return -1;
     }
-#pragma omp parallel for num_threads(nworkers) schedule(dynamic, 1)
+    *w = (tsm_window){.x = tss_online_window(&s->on, a, &s->ring), .n = s->ring.fill, .r = r};
+    return 0;
+}
+
+/* The calibration passes of the not yet calibrated streams of list. */
+static tsm_status calibrate_all(tsm_ctx *ctx, const tss_arena *a, tss_stream **list, size_t n) {
+    item *it = calloc(n, sizeof *it);
+    size_t ni = 0;
+    if (!it)
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu calibrations", n);
     for (size_t k = 0; k < n; k++)
-        pass_one(workers[tsmi_thread_id()], list[k]);
+        if (!list[k]->calibrated && window_of(a, list[k], 0.0, &it[ni].w) == 0)
+            it[ni++].s = list[k];
+    tsm_discord *disc = NULL;
+    tsm_status st = ni ? run_groups(ctx, it, ni, "calibration", &disc) : TSM_OK;
+    for (size_t k = 0; k < ni; k++) {
+        if (!it[k].failed)
+            calibrate(it[k].s, disc + it[k].off, it[k].res.ndiscords);
+        it[k].s->sec_discord += it[k].secs;
+    }
+    free(disc);
+    free(it);
+    return st;
+}
+
+tsm_status tss_passes_run(tsm_ctx *ctx, const tss_arena *a, tsm_ctx **workers, int nworkers,
+                          tss_stream **list, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        list[k]->since_pass = 0;
+    tsm_status st = calibrate_all(ctx, a, list, n);
+    item *it = calloc(n ? n : 1, sizeof *it);
+    if (!it)
+        return worse(st, tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu passes", n));
+    size_t ni = 0;
+    for (size_t k = 0; k < n; k++) {
+        tss_stream *s = list[k];
+        if (!s->calibrated && !s->p.motif)
+            continue;
+        if (window_of(a, s, s->calibrated ? s->r : INFINITY, &it[ni].w) != 0)
+            continue;
+        it[ni].s = s;
+        it[ni++].motif = s->p.motif;
+    }
+    tsm_discord *disc = NULL;
+    if (ni)
+        st = worse(st, run_groups(ctx, it, ni, "window passes", &disc));
+    const int threads = ni < 2 || nworkers < 2 ? 1 : nworkers;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+    for (size_t k = 0; k < ni; k++)
+        if (!it[k].failed)
+            finish(workers[tsmi_thread_id()], &it[k], disc);
+    free(disc);
+    free(it);
+    return st;
 }

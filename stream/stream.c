@@ -13,14 +13,12 @@ uint32_t tss_stream_slack(const tss_params *p) {
     return p->hop > floor ? p->hop : floor;
 }
 
-/* Allocates ring and online arrays for p into s; 0 or -1 with nothing held. */
+/* Allocates the host ring for p into s and describes its arena region (placed on
+ * the stream's first round); 0 or -1 with nothing held. */
 static int alloc_window(tss_stream *s, const tss_params *p) {
     if (tss_ring_init(&s->ring, p->window, tss_stream_slack(p)) != 0)
         return -1;
-    if (tss_online_init(&s->on, &s->ring, p->subsequence) != 0) {
-        tss_ring_free(&s->ring);
-        return -1;
-    }
+    tss_online_init(&s->on, &s->ring, p->subsequence);
     return 0;
 }
 
@@ -51,7 +49,6 @@ void tss_stream_destroy(tss_stream **self_p) {
         tss_stream *s = *self_p;
         tss_staging_free(&s->stage);
         tss_ring_free(&s->ring);
-        tss_online_free(&s->on);
         tss_seqset_free(&s->alerted);
         free(s->out.item);
         free(s);
@@ -74,8 +71,7 @@ int tss_stream_set_params(tss_stream *s, const tss_params *np) {
         tss_stream t = {0};
         if (alloc_window(&t, &p) != 0)
             return -1;
-        tss_ring_free(&s->ring);
-        tss_online_free(&s->on);
+        tss_ring_free(&s->ring); /* the old arena region is not reused (arena.h) */
         s->ring = t.ring;
         s->on = t.on;
         tss_stream_restart(s);

@@ -240,5 +240,5 @@ int main(void) {
         cmocka_unit_test(test_resume_equals_uninterrupted),
         cmocka_unit_test(test_hostile_checkpoints),
     };
-    return cmocka_run_group_tests_name("stream_checkpoint", tests, NULL, NULL);
+    return TU_RUN_GROUP("stream_checkpoint", tests, NULL, NULL);
 }

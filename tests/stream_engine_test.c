@@ -21,6 +21,7 @@
 #include "reference.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,6 +264,22 @@ static void check_left(const st_input *in, const tss_params *p, const expect_lis
                  got[g].a.distance);
 }
 
+/* Removes from v (n items of size sz, the tss_alert at byte at of each) the DISCORDs
+ * whose distance is within REL of their r: rounding decides those (with margin 0 the
+ * calibration window's top discord has nn = r exactly). Returns the items kept. */
+static size_t drop_boundary(void *v, size_t sz, size_t n, size_t at) {
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        char *item = (char *)v + k * sz;
+        const tss_alert *a = (const tss_alert *)(item + at);
+        if (fabs(a->distance - a->threshold) <= REL * a->threshold)
+            continue;
+        memmove((char *)v + kept * sz, item, sz);
+        kept++;
+    }
+    return kept;
+}
+
 /* Compares the log of one stream with the model; returns the alerts of each kind. */
 static void check_stream(tsm_ctx *ctx, const st_log *log, const st_input *in, const tss_params *p,
                          size_t counts[TSS_ALERT_KINDS]) {
@@ -277,9 +294,22 @@ static void check_stream(tsm_ctx *ctx, const st_log *log, const st_input *in, co
         if (kind == TSS_ALERT_LEFT_DISCORD) {
             check_left(in, p, w, got, n);
         } else {
-            if (n != w->n)
+            if (kind == TSS_ALERT_DISCORD) { /* nn within 1e-9 of r may go either way */
+                w->n = drop_boundary(w->v, sizeof *w->v, w->n, 0);
+                n = drop_boundary(got, sizeof *got, n, offsetof(st_alert, a));
+            }
+            if (n != w->n) {
+                for (size_t k = 0; k < w->n; k++)
+                    print_message("batch  %s at %llu d %.17g r %.17g\n", names[kind],
+                                  (unsigned long long)w->v[k].start_seq, w->v[k].distance,
+                                  w->v[k].threshold);
+                for (size_t k = 0; k < n; k++)
+                    print_message("engine %s at %llu d %.17g r %.17g\n", names[kind],
+                                  (unsigned long long)got[k].a.start_seq, got[k].a.distance,
+                                  got[k].a.threshold);
                 fail_msg("seed %llu: %s: %zu %s alerts, batch %zu", (unsigned long long)tu_seed,
                          in->id, n, names[kind], w->n);
+            }
             if (kind != TSS_ALERT_GAP && n > 1) { /* GAPs come in sequence order already */
                 qsort(w->v, n, sizeof *w->v, by_start);
                 qsort(got, n, sizeof *got, by_alert_start);
@@ -492,7 +522,7 @@ static void test_online_before_passes(void **state) {
     (void)state;
     tu_case_seed(23);
     pass_log l = {.p = params(128, 16, 32, 0, 3.0)};
-    tss_engine_options opt = {.backend = TSM_BACKEND_CPU,
+    tss_engine_options opt = {.backend = st_backend(),
                               .threads = 2,
                               .on_alert = on_alert_passes,
                               .params_for = params_of_log,
@@ -731,5 +761,5 @@ int main(void) {
         cmocka_unit_test(test_stream_order_independent_of_batching),
         cmocka_unit_test(test_online_before_passes),
     };
-    return cmocka_run_group_tests_name("stream_engine", tests, NULL, NULL);
+    return TU_RUN_GROUP("stream_engine", tests, NULL, NULL);
 }

@@ -45,9 +45,16 @@ void st_env_free(st_env *env) {
     env->log = (st_log){0};
 }
 
+tsm_backend st_backend(void) {
+    tsm_ctx *ctx = tu_ctx(); /* skips the case when the backend is unavailable */
+    tsm_backend b = tsm_ctx_backend(ctx);
+    tsm_ctx_destroy(&ctx);
+    return b;
+}
+
 tss_engine *st_engine(st_env *env, int threads, uint32_t max_streams) {
     tss_engine_options opt = {
-        .backend = TSM_BACKEND_CPU,
+        .backend = st_backend(),
         .threads = threads,
         .max_streams = max_streams,
         .on_alert = on_alert,

@@ -42,7 +42,10 @@ typedef struct {
 
 void st_env_add(st_env *env, const char *id, tss_params p);
 void st_env_free(st_env *env);
-/* An engine on the CPU backend with env's callbacks; fails the test on error. */
+/* The backend under test (TSM_TEST_BACKEND, tests/testutil.h); skips the case when it
+ * is unavailable. */
+tsm_backend st_backend(void);
+/* An engine on the backend under test with env's callbacks; fails the test on error. */
 tss_engine *st_engine(st_env *env, int threads, uint32_t max_streams);
 /* Delivers every input to e: batches of consecutive sequence numbers of 1..max_batch
  * samples, streams interleaved at random, a tick after a batch with probability

@@ -1,0 +1,153 @@
+/* arena.c - the streams' shared window storage and the round's transfers (arena.h):
+ * host memory for a CPU ctx, the CUDA side in arena_cuda.cu for a CUDA ctx. */
+#include "arena.h"
+
+#include "online.h" /* tsm_online_state */
+
+#include <stdlib.h>
+#include <string.h>
+
+void tss_arena_init(tss_arena *a, tsm_ctx *ctx) {
+    *a = (tss_arena){.ctx = ctx, .device = tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA};
+}
+
+/* A new buffer of bytes: device (or pinned host when pinned) memory for a CUDA
+ * arena, plain host memory otherwise. */
+static tsm_status alloc_buf(tss_arena *a, void **p, uint64_t bytes, int pinned) {
+#ifdef TSMINE_HAVE_CUDA
+    if (a->device)
+        return tssi_arena_cuda_alloc(a->ctx, p, bytes, pinned);
+#endif
+    (void)pinned;
+    *p = malloc(bytes);
+    if (!*p)
+        return tsm_fail(a->ctx, TSM_ENOMEM, "stream arena: out of memory for %llu bytes",
+                        (unsigned long long)bytes);
+    return TSM_OK;
+}
+
+static void release_buf(tss_arena *a, void *p, int pinned) {
+#ifdef TSMINE_HAVE_CUDA
+    if (a->device) {
+        tssi_arena_cuda_release(p, pinned);
+        return;
+    }
+#endif
+    (void)a, (void)pinned;
+    free(p);
+}
+
+/* Copies bytes between host and arena memory (either direction); waits when sync. */
+static tsm_status copy(tss_arena *a, void *dst, const void *src, uint64_t bytes, int sync) {
+#ifdef TSMINE_HAVE_CUDA
+    if (a->device)
+        return tssi_arena_cuda_copy(a->ctx, dst, src, bytes, sync);
+#endif
+    (void)a, (void)sync;
+    if (dst != src && bytes)
+        memmove(dst, src, bytes);
+    return TSM_OK;
+}
+
+void tss_arena_free(tss_arena *a) {
+    if (a->base)
+        release_buf(a, a->base, 0);
+    if (a->host_io)
+        release_buf(a, a->host_io, 1);
+    if (a->device && a->dev_io)
+        release_buf(a, a->dev_io, 0);
+    *a = (tss_arena){.ctx = a->ctx, .device = a->device};
+}
+
+tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
+    bytes = tss_arena_align(bytes);
+    if (a->size - a->used >= bytes)
+        return TSM_OK;
+    uint64_t size = a->size ? 2 * a->size : (uint64_t)1 << 24;
+    while (size - a->used < bytes)
+        size *= 2;
+    void *p = NULL;
+    tsm_status st = alloc_buf(a, &p, size, 0);
+    if (st == TSM_OK && a->used)
+        st = copy(a, p, a->base, a->used, 1);
+    if (st != TSM_OK) {
+        if (p)
+            release_buf(a, p, 0);
+        return st;
+    }
+    if (a->base)
+        release_buf(a, a->base, 0);
+    a->base = p;
+    a->size = size;
+    return TSM_OK;
+}
+
+uint64_t tss_arena_take(tss_arena *a, uint64_t bytes) {
+    uint64_t off = a->used;
+    a->used += tss_arena_align(bytes);
+    return off;
+}
+
+tsm_status tss_arena_put(tss_arena *a, uint64_t off, const void *host, uint64_t bytes) {
+    return copy(a, a->base + off, host, bytes, 1);
+}
+
+tsm_status tss_arena_io(tss_arena *a, uint64_t bytes) {
+    if (bytes <= a->io_size)
+        return TSM_OK;
+    uint64_t size = a->io_size ? a->io_size : (uint64_t)1 << 20;
+    while (size < bytes)
+        size *= 2;
+    void *h = NULL, *d = NULL;
+    tsm_status st = alloc_buf(a, &h, size, 1);
+    if (st == TSM_OK && a->device)
+        st = alloc_buf(a, &d, size, 0);
+    if (st != TSM_OK) {
+        if (h)
+            release_buf(a, h, 1);
+        return st;
+    }
+    if (a->host_io)
+        release_buf(a, a->host_io, 1);
+    if (a->device && a->dev_io)
+        release_buf(a, a->dev_io, 0);
+    a->host_io = h;
+    a->dev_io = a->device ? d : h;
+    a->io_size = size;
+    return TSM_OK;
+}
+
+/* The host scatter: what the CUDA kernel does, one descriptor after the other. */
+static void scatter_host(unsigned char *base, const tss_scatter *desc, size_t n,
+                         const double *vals) {
+    for (size_t q = 0; q < n; q++) {
+        const tss_scatter *d = &desc[q];
+        double *ring = (double *)(base + d->ring);
+        if (d->reset)
+            ((tsm_online_state *)(base + d->state))->valid = 0;
+        for (uint32_t k = 0, p = d->head; k < d->n; k++) {
+            ring[p] = ring[p + d->cap] = vals[d->src + k];
+            p = p + 1 == d->cap ? 0 : p + 1;
+        }
+    }
+}
+
+tsm_status tss_arena_scatter(tss_arena *a, uint64_t up, size_t n, uint64_t vals_off) {
+    if (n == 0)
+        return TSM_OK;
+    tsm_status st = copy(a, a->dev_io, a->host_io, up, 0);
+    if (st != TSM_OK)
+        return st;
+#ifdef TSMINE_HAVE_CUDA
+    if (a->device)
+        return tssi_arena_cuda_scatter(a->ctx, a->base, (const tss_scatter *)a->dev_io, n,
+                                       (const double *)(a->dev_io + vals_off));
+#endif
+    scatter_host(a->base, (const tss_scatter *)a->host_io, n,
+                 (const double *)(a->host_io + vals_off));
+    return TSM_OK;
+}
+
+tsm_status tss_arena_fetch(tss_arena *a, uint64_t off, uint64_t bytes) {
+    return copy(a, a->host_io + off, a->dev_io + off, bytes, 1);
+}
