@@ -21,7 +21,11 @@ import tempfile
 import threading
 import time
 
-import zmq
+try:
+    import zmq
+except ImportError as e:  # e.g. a GPU machine without Debian's python3-zmq
+    print("SKIP: this python3 cannot import zmq (%s); install python3-zmq" % e)
+    sys.exit(77)
 
 
 class Failure(Exception):
@@ -38,7 +42,11 @@ def load_pb2(protoc, proto, outdir):
     subprocess.run([protoc, "--proto_path=" + os.path.dirname(proto), "--python_out=" + outdir,
                     proto], check=True)
     sys.path.insert(0, outdir)
-    return importlib.import_module("tsmine_pb2")
+    try:
+        return importlib.import_module("tsmine_pb2")
+    except ImportError as e:  # no google.protobuf for this python3
+        print("SKIP: the generated tsmine_pb2 does not import (%s); install python3-protobuf" % e)
+        sys.exit(77)
 
 
 def free_port():
