@@ -34,7 +34,16 @@
  *    atomicAdd; the host puts each range in place), and the top-1 motif: the minimum
  *    over i of (nn(i), min(i, nb(i)), max(i, nb(i))) in the MK order of mk.h, which
  *    is the best pair with the smaller members on ties.
- * Then the per-window results and the discord list come back (two copies). */
+ * Then the per-window results and the discord list come back (two copies).
+ *
+ * Ordering: every launch and copy is on the ctx's stream, which is NON-blocking, so
+ * the windows' samples must be complete in that stream's order (the daemon's arena
+ * writes its rings on it). A caller that fills them by cudaMemcpy on the legacy
+ * stream must synchronise first: from pageable memory that call may return before
+ * its DMA lands, and these kernels would read stale samples (what made a test flaky
+ * with "0 discords, want 39"). Every scratch array is written before it is read:
+ * t, mu, df, dg, inv (padding included) by kernels 1-3 for k in [-WP_PAD, N) (t up
+ * to n), corr/nb for every row by 4, next[] by 5 before its use, res[] by 5. */
 #include "cuda_util.cuh"
 #include "mk.h"
 #include "window.h"

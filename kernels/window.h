@@ -29,7 +29,8 @@ extern "C" {
 #endif
 
 typedef struct {
-    const double *x; /* n samples, finite; host memory (CPU ctx) or device memory (CUDA) */
+    const double *x; /* n samples, finite; host memory (CPU ctx) or device memory (CUDA),
+                        written in the order of the ctx's stream (or synchronised) */
     uint32_t n;      /* window length, >= m */
     double r;        /* range; +INFINITY reports no discords, 0 every defined one */
 } tsm_window;

@@ -22,6 +22,10 @@ static inline void *tu_dev_dup(const void *h, size_t bytes) {
     void *d = NULL;
     assert_int_equal(cudaMalloc(&d, bytes ? bytes : 1), cudaSuccess);
     assert_int_equal(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+    /* A copy from pageable memory may return before its DMA lands, and the ctx's stream
+     * is non-blocking (not ordered after this legacy-stream copy): without the wait a
+     * kernel may read the array before it arrives (window_cuda failed that way). */
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     return d;
 #else
     (void)h, (void)bytes;

@@ -6,8 +6,9 @@
  * Equality: the same discord indices, and the same neighbours and motif pair unless
  * the other backend's choice ties within TU_D2_TOL by the reference (m = 3 windows
  * have pairs whose distances differ in the last bits); distances within DIST_TOL
- * relative (close_dist: squares within 1e-10 m near 0). Cases: random walks with
- * planted anomalies and constant stretches, several window lengths in one call, r = 0,
+ * relative (close_dist: squares within TU_D2_TOL(m), the absolute tolerance of every
+ * kernel test, for small distances: with m = 3 nearly flat subsequences round apart). Cases: random
+ * walks with planted anomalies and constant stretches, several window lengths in one call, r = 0,
  * r = +inf and r between two nn values, B = 1 and B = 300 windows, m = 3 and m = 128
  * with W = 4096, windows without any eligible pair (n < m + excl). */
 #include "testutil.h"
@@ -26,8 +27,7 @@
  * a distance near 0 is the root of 2m (1 - corr), whose rounding is absolute in d2
  * (m = 3 windows have motifs and discords at d ~ 1e-6). */
 static int close_dist(double got, double want, size_t m) {
-    return fabs(got - want) <= DIST_TOL * want ||
-           fabs(got * got - want * want) <= 1e-10 * (double)m;
+    return fabs(got - want) <= DIST_TOL * want || fabs(got * got - want * want) <= TU_D2_TOL(m);
 }
 
 /* A call's windows (host samples) and what it returned. */
@@ -73,28 +73,88 @@ static void b_window(batch *bt, size_t b, size_t shape, uint32_t n) {
     bt->n[b] = n;
 }
 
-/* Runs tsm_window_passes on the batch; on a CUDA ctx with device copies of the windows. */
+/* Fills the caller's output arrays with a pattern no call writes (NaN distances,
+ * huge counts and indices), so that an entry the call fails to write is seen. */
+static void b_garbage(batch *bt, size_t total) {
+    memset(bt->disc, 0xa5, (total ? total : 1) * sizeof *bt->disc);
+    memset(bt->res, 0xa5, bt->B * sizeof *bt->res);
+}
+
+/* On a CUDA ctx: takes and frees a device block of about bytes filled with 0xff (NaN
+ * doubles, -1 ints), so that the call's cudaMalloc'ed scratch likely starts as garbage
+ * instead of fresh zeros: a kernel reading scratch no kernel wrote then goes wrong on
+ * every run, not on the runs that follow another process's frees. */
+static void poison_device(const tsm_ctx *ctx, size_t bytes) {
+#ifdef TSMINE_HAVE_CUDA
+    if (!tu_on_device(ctx))
+        return;
+    void *d = NULL;
+    assert_int_equal(cudaMalloc(&d, bytes), cudaSuccess);
+    assert_int_equal(cudaMemset(d, 0xff, bytes), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(d);
+#else
+    (void)ctx, (void)bytes;
+#endif
+}
+
+/* Whether the results of window b agree bitwise between two runs (a and bt). */
+static int same_results(const batch *a, const batch *bt, size_t b) {
+    const tsm_window_result *x = &a->res[b], *y = &bt->res[b];
+    if (x->ndiscords != y->ndiscords || x->has_motif != y->has_motif ||
+        (x->has_motif && (x->motif.a != y->motif.a || x->motif.b != y->motif.b ||
+                          memcmp(&x->motif.distance, &y->motif.distance, sizeof(double)))))
+        return 0;
+    for (size_t q = 0; q < x->ndiscords; q++) {
+        const tsm_discord *u = a->disc + a->off[b] + q, *v = bt->disc + bt->off[b] + q;
+        if (u->index != v->index || u->neighbor != v->neighbor ||
+            memcmp(&u->distance, &v->distance, sizeof(double)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Runs tsm_window_passes on the batch twice, on a CUDA ctx with device copies of the
+ * windows and the device allocator poisoned before the second run, each time into
+ * outputs filled with garbage, and requires bitwise equal results: a race or a read
+ * of memory no kernel wrote shows here on any GPU, not as a rare flake. */
 static void b_run(tsm_ctx *ctx, batch *bt, int want_motif) {
-    size_t total = 0;
+    size_t total = 0, samples = 0;
     for (size_t b = 0; b < bt->B; b++)
-        bt->off[b] = total, total += bt->n[b] - bt->m + 1;
+        bt->off[b] = total, total += bt->n[b] - bt->m + 1, samples += bt->n[b];
     bt->disc = malloc((total ? total : 1) * sizeof *bt->disc);
     tsm_window *w = malloc(bt->B * sizeof *w);
-    assert_true(bt->disc && w);
+    batch first = *bt;
+    first.disc = malloc((total ? total : 1) * sizeof *first.disc);
+    first.res = malloc(bt->B * sizeof *first.res);
+    assert_true(bt->disc && w && first.disc && first.res);
     for (size_t b = 0; b < bt->B; b++) {
         const double *x = bt->x[b];
         if (tu_on_device(ctx))
             x = tu_dev_dup(x, bt->n[b] * sizeof *x);
         w[b] = (tsm_window){x, bt->n[b], bt->r[b]};
     }
-    tsm_status st =
-        tsm_window_passes(ctx, w, bt->B, bt->m, bt->excl, want_motif, bt->disc, bt->res);
-    if (st != TSM_OK)
-        fail_msg("seed %llu: tsm_window_passes: %s", (unsigned long long)tu_seed,
-                 tsm_ctx_error(ctx));
+    for (int run = 0; run < 2; run++) {
+        batch *into = run == 0 ? &first : bt;
+        if (run == 1)
+            poison_device(ctx, 8 * (samples + 512 * bt->B) * sizeof(double)); /* > scratch */
+        b_garbage(into, total);
+        tsm_status st =
+            tsm_window_passes(ctx, w, bt->B, bt->m, bt->excl, want_motif, into->disc, into->res);
+        if (st != TSM_OK)
+            fail_msg("seed %llu: tsm_window_passes (run %d): %s", (unsigned long long)tu_seed,
+                     run + 1, tsm_ctx_error(ctx));
+    }
+    for (size_t b = 0; b < bt->B; b++)
+        if (!same_results(&first, bt, b))
+            fail_msg("seed %llu: window %zu (n %u): results differ between two identical calls "
+                     "(%zu and %zu discords)",
+                     (unsigned long long)tu_seed, b, bt->n[b], first.res[b].ndiscords,
+                     bt->res[b].ndiscords);
     if (tu_on_device(ctx))
         for (size_t b = 0; b < bt->B; b++)
             tu_dev_free((void *)w[b].x);
+    free(first.disc), free(first.res);
     free(w);
 }
 
