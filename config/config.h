@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "params.h" /* stream/: tss_params */
 
@@ -79,5 +80,14 @@ tss_params tsc_stream_params_for(const tsc_config *cfg, const char *stream_id);
  * human-readable list of the keys that changed, and returns 1 when any of them can
  * only take effect after a restart (endpoints, backend, limits on sockets), else 0. */
 int tsc_diff(const tsc_config *old_cfg, const tsc_config *new_cfg, char *out, size_t outlen);
+
+/* Copies every restart-only key of running into next, so that next describes what is
+ * really in force after a reload: sockets, backend and limits were set up at start and
+ * do not move until a restart. O(keys). */
+void tsc_keep_restart_keys(tsc_config *next, const tsc_config *running);
+
+/* `tsmined --check-config`: every setting of cfg, defaults included, as one
+ * "dotted.key = value;" line each. */
+void tsc_print(FILE *f, const tsc_config *cfg);
 
 #endif

@@ -275,6 +275,18 @@ int tsc_diff(const tsc_config *old_cfg, const tsc_config *new_cfg, char *out, si
     return o.restart;
 }
 
+void tsc_keep_restart_keys(tsc_config *next, const tsc_config *running) {
+    for (const tsci_setting *s = tsci_settings; s->path; s++) {
+        if (!s->restart)
+            continue;
+        size_t bytes = s->type == TSCI_STRINGS ? s->size * (size_t)s->max : s->size;
+        memcpy((char *)next + s->offset, (const char *)running + s->offset, bytes);
+        if (s->type == TSCI_STRINGS)
+            memcpy((char *)next + s->count_offset, (const char *)running + s->count_offset,
+                   sizeof(size_t));
+    }
+}
+
 /* ---- per-stream parameters ---- */
 
 /* O(rules) fnmatch calls: the engine asks once per new stream, and on a reload. */

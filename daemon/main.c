@@ -6,7 +6,6 @@
 #include <sysexits.h>
 
 #include "config.h"
-#include "config_print.h"
 #include "daemon.h"
 #include "signals.h"
 
@@ -84,7 +83,7 @@ int main(int argc, char **argv) {
         return EX_CONFIG;
     }
     if (check) {
-        tsd_config_print(stdout, &cfg);
+        tsc_print(stdout, &cfg);
         return 0;
     }
 

@@ -5,23 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "settings.h" /* config/: which keys need a restart, and where they live */
-
-/* Copies every restart-only key of `running` into `next`, so that `next` describes
- * what is really in force: sockets, backend and limits were set up at start and do
- * not move until a restart. Walks config's settings table; O(keys). */
-static void keep_restart_keys(tsc_config *next, const tsc_config *running) {
-    for (const tsci_setting *s = tsci_settings; s->path; s++) {
-        if (!s->restart)
-            continue;
-        size_t bytes = s->type == TSCI_STRINGS ? s->size * (size_t)s->max : s->size;
-        memcpy((char *)next + s->offset, (const char *)running + s->offset, bytes);
-        if (s->type == TSCI_STRINGS)
-            memcpy((char *)next + s->count_offset, (const char *)running + s->count_offset,
-                   sizeof(size_t));
-    }
-}
-
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
     d->reloads++;
     if (!d->config_path[0]) {
@@ -38,7 +21,7 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
     }
     char changes[2048];
     int restart = tsc_diff(&d->cfg, &next, changes, sizeof changes);
-    keep_restart_keys(&next, &d->cfg);
+    tsc_keep_restart_keys(&next, &d->cfg);
     if (next.log_rate_per_s != d->cfg.log_rate_per_s) { /* live keys held outside cfg */
         tsd_ingest_set_log_rate(&d->ingest, next.log_rate_per_s);
         tsd_ratelimit_init(&d->control_limit, next.log_rate_per_s);

@@ -1,5 +1,5 @@
-/* config_print.c - the effective settings as text, from config's settings table. */
-#include "config_print.h"
+/* print.c - the effective settings as text (tsc_print), from the settings table. */
+#include "config.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -52,7 +52,7 @@ static void params(FILE *f, const char *prefix, const tss_params *p) {
     }
 }
 
-void tsd_config_print(FILE *f, const tsc_config *cfg) {
+void tsc_print(FILE *f, const tsc_config *cfg) {
     fprintf(f, "# effective settings (%s)\n", cfg->source[0] ? cfg->source : "embedded defaults");
     for (const tsci_setting *s = tsci_settings; s->path; s++) {
         if (s->type != TSCI_STREAMS) {
