@@ -2,7 +2,7 @@
  * all streams (device memory for a CUDA ctx, host memory for a CPU ctx), plus the
  * per-round transfer buffers (DESIGN 5.1).
  *
- * Each stream owns a region of the arena (stream/online_step.c lays it out: its
+ * Each stream owns a region of the arena (stream/online_round.c lays it out: its
  * mirrored ring, the mirrored statistics of the online left-NN, its QT row and its
  * tsm_online_state). Regions are handed out by a bump pointer; the arena grows by
  * reallocating (at least doubling) and copying what is in use, so offsets stay valid

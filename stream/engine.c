@@ -17,7 +17,7 @@
  * order"). */
 #include "engine_impl.h"
 
-#include "online_step.h"
+#include "online_round.h"
 #include "passes.h"
 #include "util.h"
 

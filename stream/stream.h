@@ -5,7 +5,7 @@
  *   must continue from, recent gaps (to tell a late sample from a duplicate), and the
  *   staging of accepted samples;
  * - window side (tick): the mirrored ring of the window, the online left-NN state
- *   (stream/online_step.c), and the sequence number of the next sample to enter the window;
+ *   (stream/online_round.c), and the sequence number of the next sample to enter the window;
  * - detection: r and its calibration, the alerted discord starts, the last motif pair.
  * Plus the alerts of the tick in progress and the counters the daemon reports. */
 #ifndef TSS_STREAM_H
@@ -13,7 +13,7 @@
 
 #include "dedup.h"
 #include "engine.h"
-#include "online_step.h"
+#include "online_round.h"
 #include "params.h"
 #include "ring.h"
 #include "staging.h"

@@ -1,4 +1,4 @@
-/* online_step.h - per-stream storage of the online left-NN and the per-round step
+/* online_round.h - per-stream storage of the online left-NN and the per-round step
  * that feeds staged samples through it (DESIGN 5.1 "online, every sample").
  *
  * The numeric core is kernels/online.h (tsm_online_update), ONE call per round for
@@ -8,8 +8,8 @@
  * The stream keeps its host ring too (stream.h): checkpoints, timestamps and the
  * control socket read that one. This file lays the regions out, moves a round's
  * samples into both rings and turns the kernel's outputs into LEFT_DISCORD alerts. */
-#ifndef TSS_ONLINE_STEP_H
-#define TSS_ONLINE_STEP_H
+#ifndef TSS_ONLINE_ROUND_H
+#define TSS_ONLINE_ROUND_H
 
 #include "arena.h"
 #include "online.h" /* kernels/: tsm_online_update */

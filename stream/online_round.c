@@ -1,4 +1,4 @@
-/* online_step.c - the online phase of a round: staged samples into the rings (host
+/* online_round.c - the online phase of a round: staged samples into the rings (host
  * and arena), the batched left-NN kernel (kernels/online.h), LEFT_DISCORD alerts
  * (DESIGN 5.3). Both backends run this code; only the arena's memory differs.
  *
@@ -6,7 +6,7 @@
  *   [ n tss_scatter | values (total) | nn (total) | nn_index (total) ]
  * where total is the round's samples; the first two go up in one copy, the last two
  * come back in one copy. Job q's outputs are at its values' offset src. */
-#include "online_step.h"
+#include "online_round.h"
 
 #include "stream.h"
 
