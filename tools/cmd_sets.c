@@ -191,14 +191,11 @@ static int read_keys(tsm_ctx *ctx, const char *path, int width, keys *k) {
     char err[512];
     k->path = strcmp(path, "-") == 0 ? "<stdin>" : path;
     k->fmt = format_of(path);
-    switch (series_read_bytes(path, &k->raw, &k->rawlen, err, sizeof err)) {
-    case SERIES_OK: break;
-    case SERIES_EOPEN: cli_error("%s", err); return EX_NOINPUT;
-    case SERIES_EDATA: cli_error("%s", err); return EX_DATAERR;
-    case SERIES_ENOMEM: cli_error("%s", err); return EX_SOFTWARE;
-    }
-    int rc = k->fmt == KEYS_TEXT ? parse_text(k, width == 32 ? UINT32_MAX : UINT64_MAX, width)
-                                 : decode_raw(k, width);
+    int rc = cli_input_status(series_read_bytes(path, &k->raw, &k->rawlen, err, sizeof err), err);
+    if (rc != 0)
+        return rc;
+    rc = k->fmt == KEYS_TEXT ? parse_text(k, width == 32 ? UINT32_MAX : UINT64_MAX, width)
+                             : decode_raw(k, width);
     if (rc != 0)
         return rc;
     size_t at = k->n;
