@@ -203,12 +203,12 @@ static void test_specials(void **state) {
 
 static void test_larger(void **state) {
     (void)state;
-    run_case(33, 40000, 128, 1);
+    run_case(33, tu_quick() ? 6000 : 40000, 128, 1);
 }
 
 static void test_many_segments(void **state) {
     (void)state;
-    run_case(34, 70000, 8, 0);
+    run_case(34, tu_quick() ? 12000 : 70000, 8, 0);
 }
 
 int main(void) {

@@ -22,12 +22,6 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
-static int quick(void) {
-    const char *env = getenv("TSM_TEST_QUICK");
-    return env && *env && strcmp(env, "0") != 0;
-}
-
 /* Runs MK on t[0..n-1] (failing the test on any error); motifs to got[0..*count). */
 static void run_mk(const double *t, size_t n, size_t m, size_t excl, size_t k, size_t refs,
                    uint64_t seed, int threads, tsm_motif *got, size_t *count, tsm_mk_stats *cs) {
@@ -309,7 +303,7 @@ static void test_seeds_and_threads(void **state) {
     tsm_motif base[K_MAX], got[K_MAX];
     size_t nb = check_mk(t, n_small, m, m, 3, 0, 1, 1, 0, base);
     const uint64_t seeds[] = {2, 3, 0xdeadbeef, TSM_MK_SEED_DEFAULT};
-    const size_t nseeds = quick() ? 1 : sizeof seeds / sizeof seeds[0];
+    const size_t nseeds = tu_quick() ? 1 : sizeof seeds / sizeof seeds[0];
     for (size_t i = 0; i < nseeds; i++) {
         size_t ng = check_mk(t, n_small, m, m, 3, 0, seeds[i], 1, 0, got);
         assert_same(base, nb, got, ng, "another reference seed");
@@ -319,7 +313,7 @@ static void test_seeds_and_threads(void **state) {
     free(t);
 
     /* Larger: many chunks per batch and many batches (smaller under compute-sanitizer). */
-    const size_t n = quick() ? 4000 : 20000;
+    const size_t n = tu_quick() ? 4000 : 20000;
     tu_case_seed(107);
     t = tu_series(n);
     tsm_ctx *ctx = tu_ctx();

@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
-static int quick(void) {
-    const char *env = getenv("TSM_TEST_QUICK");
-    return env && *env && strcmp(env, "0") != 0;
-}
-
 /* Profiles of one run: two-sided (d, di) and left (l, li), N entries each. */
 typedef struct {
     size_t N;
@@ -274,7 +268,7 @@ static void check_against_scan(const double *t, size_t n, size_t m, size_t excl)
 static void test_large_against_scan(void **state) {
     (void)state;
     tu_case_seed(7000);
-    size_t n = quick() ? 1u << 13 : 1u << 15, m = 100, excl = m;
+    size_t n = tu_quick() ? 1u << 13 : 1u << 15, m = 100, excl = m;
     double *t = tu_series(n);
     tu_plant_anomaly(t, n * 5000 / 32768, 120, 6.0);
     tu_plant_anomaly(t, n * 30000 / 32768, 200, 4.0);
@@ -293,7 +287,7 @@ static void test_grid_edges(void **state) {
     static const size_t spans[] = {1, 4, 5, 48, 1023, 1024, 1025, 2047, 2048, 2051, 3 * 1024 + 7};
     const size_t m = 12, excl = 20;
     for (size_t c = 0; c < sizeof spans / sizeof spans[0]; c++) {
-        if (quick() && spans[c] > 2100)
+        if (tu_quick() && spans[c] > 2100)
             continue;
         check_walk(7500 + c, spans[c] + excl + m - 1, m, excl);
     }
@@ -305,7 +299,7 @@ static void test_grid_edges(void **state) {
 static void test_scattered_gaps(void **state) {
     (void)state;
     tu_case_seed(7100);
-    size_t n = quick() ? 6000 : 40000, m = 37, excl = 53;
+    size_t n = tu_quick() ? 6000 : 40000, m = 37, excl = 53;
     double *t = tu_series(n);
     for (size_t k = 0; k < n / 250; k++) {
         size_t at = (size_t)(tu_uniform() * (double)(n - 60));
@@ -327,7 +321,7 @@ static void test_scattered_gaps(void **state) {
 static void test_threads_identical(void **state) {
     (void)state;
     tu_case_seed(8000);
-    size_t n = quick() ? 4000 : 12000, m = 50, q = n / 12;
+    size_t n = tu_quick() ? 4000 : 12000, m = 50, q = n / 12;
     double *t = tu_series(n);
     tu_fill(t, 3 * q, 200, 0.5);
     tu_fill(t, 6 * q, 100, 0.5);
@@ -372,7 +366,7 @@ static void test_exact_ties(void **state) {
     static const size_t periods[] = {12, 45};
     for (size_t q = 0; q < 2; q++) {
         tu_case_seed(9000 + q);
-        size_t P = periods[q], n = P * (quick() ? 40 : 120), m = 16, excl = m;
+        size_t P = periods[q], n = P * (tu_quick() ? 40 : 120), m = 16, excl = m;
         double *t = malloc(n * sizeof *t), sum = 0.0;
         assert_non_null(t);
         for (size_t k = 0; k + 1 < P; k++)

@@ -20,11 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int quick(void) {
-    const char *env = getenv("TSM_TEST_QUICK");
-    return env && *env && strcmp(env, "0") != 0;
-}
-
 /* One stream: a mirrored ring of cap = W + slack samples and the kernel's arrays. */
 typedef struct {
     uint32_t W, m, excl, cap, head, fill;
@@ -166,7 +161,7 @@ static void test_batched_exact(void **state) {
     enum { S = 4 };
     const uint32_t W[S] = {40, 64, 100, 33}, m[S] = {8, 16, 5, 3}, excl[S] = {8, 4, 5, 1};
     const uint32_t slack = 50;
-    const size_t n = quick() ? 800 : 2500;
+    const size_t n = tu_quick() ? 800 : 2500;
     harness h[S];
     double *t[S];
     size_t fed[S] = {0};
@@ -243,7 +238,7 @@ static void test_drift_long_stream(void **state) {
     const uint32_t W = 64, m = 8, slack = 1000;
     /* Quick (sanitizer) runs: 2 * 10^5 samples, checked every 10^5; compute-sanitizer
      * makes each call of the CUDA backend slow. The full run takes 10^7. */
-    const size_t total = quick() ? 200000 : 10000000, every = quick() ? 100000 : 1000000;
+    const size_t total = tu_quick() ? 200000 : 10000000, every = tu_quick() ? 100000 : 1000000;
     harness h;
     h_init(&h, W, m, m, slack);
     double *v = malloc(slack * sizeof *v), x = 1e6;

@@ -54,12 +54,6 @@ static void fixture_init_mp(fixture *f, double *t, size_t n, size_t m, size_t ex
     assert_int_equal(tsm_stats_new(f->ctx, t, n, m, &f->stats), TSM_OK);
 }
 
-/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
-static int quick(void) {
-    const char *env = getenv("TSM_TEST_QUICK");
-    return env && *env && strcmp(env, "0") != 0;
-}
-
 static void fixture_done(fixture *f) {
     tsm_stats_destroy(&f->stats);
     tsm_ctx_destroy(&f->ctx);
@@ -145,9 +139,9 @@ static void random_walk_case(uint64_t seed, size_t n, size_t m, size_t excl) {
     fixture_init(&f, tu_series(n), n, m, excl);
     const size_t seglens[] = {0, 7, 1, 32, f.N + 3};
     /* TSM_TEST_QUICK (compute-sanitizer runs): two segment lengths, one k */
-    check_ranges(&f, seglens, quick() ? 2 : sizeof seglens / sizeof seglens[0]);
+    check_ranges(&f, seglens, tu_quick() ? 2 : sizeof seglens / sizeof seglens[0]);
     check_topk(&f, 3);
-    if (!quick()) {
+    if (!tu_quick()) {
         check_topk(&f, 1);
         check_topk(&f, 10);
     }
@@ -397,7 +391,7 @@ static void test_segment_edges(void **state) {
     fixture f;
     fixture_init(&f, tu_series(2000), 2000, 16, 16); /* N = 1985 */
     const size_t seglens[] = {0, 33, 31, 32, 100, 1000, 1024, 1500, 4096};
-    check_ranges(&f, seglens, quick() ? 2 : sizeof seglens / sizeof seglens[0]);
+    check_ranges(&f, seglens, tu_quick() ? 2 : sizeof seglens / sizeof seglens[0]);
     check_topk_seglen(&f, 10, 33);
     check_topk_seglen(&f, 10, 4096);
     fixture_done(&f);
@@ -433,7 +427,7 @@ static void test_very_long_m(void **state) {
     fixture f;
     fixture_init_mp(&f, tu_series(n), n, m, m);
     const size_t seglens[] = {1024, 0};
-    check_ranges(&f, seglens, quick() ? 1 : 2);
+    check_ranges(&f, seglens, tu_quick() ? 1 : 2);
     check_topk(&f, 2);
     fixture_done(&f);
 }
@@ -444,7 +438,7 @@ static void test_very_long_m(void **state) {
 static void test_many_segments(void **state) {
     (void)state;
     tu_case_seed(1501);
-    const size_t n = quick() ? 20000 : 200000, m = 32;
+    const size_t n = tu_quick() ? 20000 : 200000, m = 32;
     double *t = tu_series(n);
     tu_plant_anomaly(t, n / 4, m, 10.0);
     tu_plant_anomaly(t, n / 2, m, 10.0);

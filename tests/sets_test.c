@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs). */
-static int quick(void) {
-    const char *env = getenv("TSM_TEST_QUICK");
-    return env && *env && strcmp(env, "0") != 0;
-}
-
 /* The ctx of the whole run, made by the first case (main has just checked that the
  * backend is available) and kept: a CUDA error that poisons the context then fails the
  * cases after it with its message. A ctx per case would instead fail to open after
@@ -225,7 +219,7 @@ static void check_shape(shape s, size_t na, size_t nb) {
 static void test_shapes(void **state) {
     shape s = (shape)(intptr_t)*state;
     static const size_t sizes[] = {0, 1, 2, 31, 33, 1023, 1025, 65535, 65537, 300007};
-    size_t nsizes = quick() ? 7 : sizeof sizes / sizeof sizes[0]; /* TSM_TEST_QUICK: <= 1025 */
+    size_t nsizes = tu_quick() ? 7 : sizeof sizes / sizeof sizes[0]; /* TSM_TEST_QUICK: <= 1025 */
     for (size_t q = 0; q < nsizes; q++)
         check_shape(s, sizes[q], sizes[q]);
     /* Slightly different sizes, and one side empty. */
@@ -443,7 +437,7 @@ static void test_invalid(void **state) {
 static void test_huge_gpu(void **state) {
     (void)state;
     tsm_ctx *ctx = ctx_under_test();
-    if (tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA || quick()) {
+    if (tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA || tu_quick()) {
         print_message("SKIP: the 2^30-element case runs on the CUDA backend only, and not "
                       "with TSM_TEST_QUICK\n");
         skip();

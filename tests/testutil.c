@@ -11,6 +11,11 @@
 uint64_t tu_seed;
 static uint64_t rng_state;
 
+int tu_quick(void) {
+    const char *env = getenv("TSM_TEST_QUICK");
+    return env && *env && strcmp(env, "0") != 0;
+}
+
 uint64_t tu_case_seed(uint64_t base) {
     const char *env = getenv("TSM_TEST_SEED");
     tu_seed = env && *env ? strtoull(env, NULL, 0) : base;

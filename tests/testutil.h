@@ -27,6 +27,9 @@ extern uint64_t tu_seed;
 /* Seed for a case: TSM_TEST_SEED from the environment if set, else base. */
 uint64_t tu_case_seed(uint64_t base);
 
+/* Whether TSM_TEST_QUICK asks for smaller cases (compute-sanitizer runs are slow). */
+int tu_quick(void);
+
 /* splitmix64 random numbers from tu_seed's state. */
 void tu_rng_init(uint64_t seed);
 double tu_uniform(void); /* [0, 1) */
