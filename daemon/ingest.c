@@ -54,12 +54,68 @@ void tsd_decoder_init(tsd_decoder *d, size_t max_message_size) {
     d->used = 0;
 }
 
+#define TSD_FIELD_MAX 0x1fffffffu /* the largest field number protobuf allows */
+
+/* One varint at *p; 0 when it runs past end or beyond 10 bytes. */
+static int wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    *v = 0;
+    for (unsigned shift = 0; shift < 70 && *p < end; shift += 7) {
+        uint8_t c = *(*p)++;
+        *v |= (uint64_t)(c & 0x7f) << (shift < 64 ? shift : 0);
+        if (!(c & 0x80))
+            return 1;
+    }
+    return 0;
+}
+
+/* The wire length of the stream id that unpack kept (the last field 2: for a proto3
+ * scalar the last occurrence wins), 0 when absent, or SIZE_MAX when the bytes do not
+ * walk or hold a field number that protobuf does not allow: 0, or above 2^29 - 1
+ * (protobuf-c 1.4 lets both through as unknown fields: 0 when its key takes more than
+ * one byte, large ones up to 2^32 - 1). Needed because
+ * protobuf-c hands a string over NUL-terminated without its length: an id "s1\0xyz"
+ * would read as "s1", another stream's id. O(fields). */
+static size_t wire_id_len(const uint8_t *p, size_t len) {
+    const uint8_t *end = p + len;
+    size_t id_len = 0;
+    while (p < end) {
+        uint64_t key, n = 8; /* wire type 1: 8 bytes */
+        if (!wire_varint(&p, end, &key) || key >> 3 == 0 || key >> 3 > TSD_FIELD_MAX)
+            return SIZE_MAX;
+        unsigned type = key & 7;
+        if (type == 0) {
+            if (!wire_varint(&p, end, &n))
+                return SIZE_MAX;
+            continue;
+        }
+        if (type == 5)
+            n = 4;
+        else if (type == 2 && !wire_varint(&p, end, &n))
+            return SIZE_MAX;
+        else if (type != 1 && type != 2)
+            return SIZE_MAX;
+        if (n > (uint64_t)(end - p))
+            return SIZE_MAX;
+        if (type == 2 && key >> 3 == 2)
+            id_len = (size_t)n;
+        p += n;
+    }
+    return id_len;
+}
+
 int tsd_decode(tsd_decoder *d, const void *buf, size_t len, Tsmine__V1__SampleBatch **out) {
     *out = NULL;
     if (len > (d->budget - 65536) / TSD_DECODE_FACTOR)
         return TSD_REASON_OVERSIZED;
     *out = tsmine__v1__sample_batch__unpack(&d->alloc, len, buf);
-    return *out ? TSS_OK : TSD_REASON_DECODE;
+    if (!*out)
+        return TSD_REASON_DECODE;
+    size_t id_len = wire_id_len(buf, len);
+    if (id_len != strlen((*out)->stream_id)) {
+        tsd_decoded_free(d, out);
+        return id_len == SIZE_MAX ? TSD_REASON_DECODE : TSS_REJECT_BAD_ID;
+    }
+    return TSS_OK;
 }
 
 void tsd_decoded_free(tsd_decoder *d, Tsmine__V1__SampleBatch **b) {

@@ -50,7 +50,9 @@ typedef struct {
 void tsd_decoder_init(tsd_decoder *d, size_t max_message_size);
 
 /* Stage 1. Unpacks len bytes. Returns TSS_OK with *out (free with tsd_decoded_free),
- * TSD_REASON_OVERSIZED when len > max_message_size, else TSD_REASON_DECODE. */
+ * TSD_REASON_OVERSIZED when len > max_message_size, TSS_REJECT_BAD_ID when the stream
+ * id holds a NUL byte (as a C string it would name another, shorter id), else
+ * TSD_REASON_DECODE. */
 int tsd_decode(tsd_decoder *d, const void *buf, size_t len, Tsmine__V1__SampleBatch **out);
 void tsd_decoded_free(tsd_decoder *d, Tsmine__V1__SampleBatch **b);
 

@@ -181,6 +181,10 @@ static void test_decode_table(void **state) {
         {"field number 0", "\x00\x01", 2},
         {"wire type 7", "\x0f", 1},
         {"end group without a start", "\x0c", 1},
+        {"first_seq as length-delimited", "\x1a\x01\x01", 3},
+        {"schema_version as fixed64", "\x09\x01\x00\x00\x00\x00\x00\x00\x00", 9},
+        {"field number 0 in a 2-byte key", "\x80\x00\x01", 3},
+        {"field number 2^32 - 1", "\xf8\xff\xff\xff\xff\x0f\x01", 7},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tsd_decoder d;
@@ -193,6 +197,71 @@ static void test_decode_table(void **state) {
         assert_null(b);
         assert_int_equal(d.used, 0);
     }
+}
+
+/* A NUL inside the stream id: protobuf-c hands the id over as a C string, which would
+ * name the shorter id "s1"; decode refuses it as bad_id. The same id without the NUL
+ * (and an id made of the last occurrence of field 2) passes. */
+static void test_id_with_nul(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *bytes;
+        size_t len;
+        int want;
+    } cases[] = {
+        {"NUL inside", "\x12\x05s1\0xy\x39\0\0\0\0\0\0\xf0\x3f", 16, TSS_REJECT_BAD_ID},
+        {"NUL at the end", "\x12\x03s1\0\x39\0\0\0\0\0\0\xf0\x3f", 14, TSS_REJECT_BAD_ID},
+        {"no NUL", "\x12\x02s1\x39\0\0\0\0\0\0\xf0\x3f", 13, TSS_OK},
+        {"NUL in an id that a later one replaces",
+         "\x12\x03"
+         "a\0b\x12\x02s1\x39\0\0\0\0\0\0\xf0\x3f",
+         18, TSS_OK},
+        {"NUL in the id that replaces a clean one",
+         "\x12\x02s1\x12\x03"
+         "a\0b\x39\0\0\0\0\0\0\xf0\x3f",
+         18, TSS_REJECT_BAD_ID},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tsd_decoder d;
+        tsd_decoder_init(&d, MAX_MSG);
+        Tsmine__V1__SampleBatch *b;
+        int r = tsd_decode(&d, cases[i].bytes, cases[i].len, &b);
+        if (r != cases[i].want)
+            fail_msg("case \"%s\": want %s, got %s", cases[i].name,
+                     cases[i].want ? tsd_reason_name(cases[i].want) : "ok",
+                     r ? tsd_reason_name(r) : "ok");
+        if (r == TSS_OK)
+            assert_string_equal(b->stream_id, "s1");
+        tsd_decoded_free(&d, &b);
+        assert_int_equal(d.used, 0);
+    }
+}
+
+/* A huge stream id (60,000 bytes, under the message limit) is bad_id, not a crash or a
+ * truncation. */
+static void test_huge_id(void **state) {
+    (void)state;
+    enum { N = 60000 };
+    char *id = malloc(N + 1);
+    uint8_t *buf = malloc(N + 64);
+    assert_non_null(id);
+    assert_non_null(buf);
+    memset(id, 'h', N);
+    id[N] = '\0';
+    batch x;
+    batch_init(&x);
+    x.b.stream_id = id;
+    size_t len = tsmine__v1__sample_batch__pack(&x.b, buf);
+    tsd_decoder d;
+    tsd_decoder_init(&d, MAX_MSG);
+    Tsmine__V1__SampleBatch *b;
+    assert_int_equal(tsd_decode(&d, buf, len, &b), TSS_OK);
+    assert_int_equal(strlen(b->stream_id), N);
+    assert_int_equal(tsd_validate(b), TSS_REJECT_BAD_ID);
+    tsd_decoded_free(&d, &b);
+    free(buf);
+    free(id);
 }
 
 /* Longer than the limit: refused before protobuf-c sees it. */
@@ -350,12 +419,88 @@ static void test_pipeline_counters(void **state) {
     tss_engine_destroy(&e);
 }
 
+/* 10^6 distinct stream ids against max_streams = 1000: the first 1000 streams are
+ * accepted, every later new id is too_many_streams, counted one by one; the known
+ * streams still take samples afterwards. */
+static void test_million_streams(void **state) {
+    (void)state;
+    enum { STREAMS = 1000, IDS = 1000000 };
+    tss_engine_options opt = {
+        .backend = TSM_BACKEND_CPU, .max_streams = STREAMS, .params_for = params_default};
+    tss_engine *e = NULL;
+    char err[256];
+    assert_int_equal(tss_engine_new(&opt, &e, err, sizeof err), 0);
+    tsd_ingest in;
+    tsd_ingest_init(&in, MAX_MSG, 1);
+    batch x;
+    batch_init(&x);
+    x.b.n_values = 1;
+    uint8_t buf[256];
+    for (int i = 0; i < IDS; i++) {
+        snprintf(x.id, sizeof x.id, "id/%07d", i);
+        size_t len = tsmine__v1__sample_batch__pack(&x.b, buf);
+        int r = tsd_ingest_message(&in, e, buf, len, NULL);
+        if (r != (i < STREAMS ? TSS_OK : TSS_REJECT_TOO_MANY_STREAMS))
+            fail_msg("stream %d: %s", i, r ? tsd_reason_name(r) : "ok");
+    }
+    assert_int_equal(tss_engine_stream_count(e), STREAMS);
+    assert_int_equal(in.count.accepted, STREAMS);
+    assert_int_equal(in.count.rejected[TSS_REJECT_TOO_MANY_STREAMS], IDS - STREAMS);
+    for (int r = 1; r < TSD_REASON_COUNT; r++)
+        if (r != TSS_REJECT_TOO_MANY_STREAMS)
+            assert_int_equal(in.count.rejected[r], 0);
+    snprintf(x.id, sizeof x.id, "id/%07d", STREAMS - 1);
+    x.b.first_seq += 1;
+    x.b.first_timestamp_ns += x.b.period_ns;
+    size_t len = tsmine__v1__sample_batch__pack(&x.b, buf);
+    assert_int_equal(tsd_ingest_message(&in, e, buf, len, NULL), TSS_OK);
+    tss_engine_destroy(&e);
+}
+
+/* Timestamps going backwards from one batch to the next (the batch itself is in
+ * order): time_backwards, counted; the stream then goes on from where it was. */
+static void test_time_backwards_across_batches(void **state) {
+    (void)state;
+    tss_engine_options opt = {
+        .backend = TSM_BACKEND_CPU, .max_streams = 2, .params_for = params_default};
+    tss_engine *e = NULL;
+    char err[256];
+    assert_int_equal(tss_engine_new(&opt, &e, err, sizeof err), 0);
+    tsd_ingest in;
+    tsd_ingest_init(&in, MAX_MSG, 1);
+    batch x;
+    batch_init(&x); /* seq 10..13 at 1000..1030 */
+    uint8_t buf[1024];
+    size_t len = tsmine__v1__sample_batch__pack(&x.b, buf);
+    assert_int_equal(tsd_ingest_message(&in, e, buf, len, NULL), TSS_OK);
+    x.b.first_seq = 14;
+    x.b.first_timestamp_ns = 1020; /* before the last one taken (1030) */
+    len = tsmine__v1__sample_batch__pack(&x.b, buf);
+    assert_int_equal(tsd_ingest_message(&in, e, buf, len, NULL), TSS_REJECT_TIME_BACKWARDS);
+    assert_int_equal(in.count.rejected[TSS_REJECT_TIME_BACKWARDS], 1);
+    x.b.first_timestamp_ns = 1040;
+    len = tsmine__v1__sample_batch__pack(&x.b, buf);
+    assert_int_equal(tsd_ingest_message(&in, e, buf, len, NULL), TSS_OK);
+    tss_stream_info info;
+    assert_int_equal(tss_engine_stream_find(e, "s1", &info), 0);
+    assert_int_equal(info.samples, 8);
+    assert_int_equal(info.rejected, 1);
+    tss_engine_destroy(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_validate_table),    cmocka_unit_test(test_decode_table),
-        cmocka_unit_test(test_oversized),         cmocka_unit_test(test_decode_budget),
-        cmocka_unit_test(test_random_bytes),      cmocka_unit_test(test_reason_names),
+        cmocka_unit_test(test_validate_table),
+        cmocka_unit_test(test_decode_table),
+        cmocka_unit_test(test_oversized),
+        cmocka_unit_test(test_decode_budget),
+        cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_pipeline_counters),
+        cmocka_unit_test(test_id_with_nul),
+        cmocka_unit_test(test_huge_id),
+        cmocka_unit_test(test_million_streams),
+        cmocka_unit_test(test_time_backwards_across_batches),
     };
     return cmocka_run_group_tests_name("daemon_ingest", tests, NULL, NULL);
 }
