@@ -1,8 +1,10 @@
-/* cuda.cu - device probing, the ctx's stream and the mapping of CUDA errors to
- * tsm_status (see cuda.h and cuda_util.cuh). */
+/* cuda.cu - device probing, the ctx's CUDA state (stream, scratch) and the mapping of
+ * CUDA errors to tsm_status (see cuda.h and cuda_util.cuh). */
 #include "cuda_util.cuh"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 extern "C" int tsmi_cuda_probe(const char **why) {
     int count = 0;
@@ -24,19 +26,81 @@ extern "C" int tsmi_cuda_probe(const char **why) {
     return 1;
 }
 
-extern "C" tsm_status tsmi_cuda_open(tsm_ctx *ctx, int *device, void **stream) {
+extern "C" tsm_status tsmi_cuda_open(tsm_ctx *ctx, int *device, void **state) {
     tsm_status st = TSM_OK;
-    cudaStream_t s = NULL;
+    tsmi_cuda_state *cs = (tsmi_cuda_state *)calloc(1, sizeof *cs);
+    *state = NULL;
+    if (!cs)
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for the CUDA state");
     TSM_CUDA_TRY(ctx, cudaGetDevice(device));
-    TSM_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    *stream = (void *)s;
+    TSM_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&cs->stream, cudaStreamNonBlocking));
+    *state = cs;
+    cs = NULL;
+done:
+    free(cs);
+    return st;
+}
+
+extern "C" void tsmi_cuda_close(void *state) {
+    tsmi_cuda_state *cs = (tsmi_cuda_state *)state;
+    if (!cs)
+        return;
+    if (cs->stream)
+        cudaStreamSynchronize(cs->stream); /* nothing queued may use the scratch */
+    for (int k = 0; k < TSMI_SCRATCH_SLOTS; k++) {
+        cudaFree(cs->dev[k].p);
+        cudaFreeHost(cs->host[k].p);
+    }
+    if (cs->stream)
+        cudaStreamDestroy(cs->stream);
+    free(cs);
+}
+
+/* The grow-only buffer b of at least bytes (cuda.h, tsmi_scratch); pinned: host. */
+static tsm_status grow(tsm_ctx *ctx, tsmi_buf *b, size_t bytes, int pinned, void **p) {
+    tsm_status st = TSM_OK;
+    const size_t mib = (size_t)1 << 20;
+    size_t size = b->size + b->size / 2;
+    *p = NULL;
+    if (bytes <= b->size && b->p) {
+        *p = b->p;
+        return TSM_OK;
+    }
+    size = bytes > size ? bytes : size;
+    size = size > SIZE_MAX - mib ? size : (size + mib - 1) / mib * mib;
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(tsmi_stream(ctx)));
+    if (pinned)
+        cudaFreeHost(b->p);
+    else
+        cudaFree(b->p);
+    b->p = NULL, b->size = 0;
+    if (pinned)
+        TSM_CUDA_TRY(ctx, cudaMallocHost(&b->p, size));
+    else
+        TSM_CUDA_TRY(ctx, cudaMalloc(&b->p, size));
+    b->size = size;
+    *p = b->p;
 done:
     return st;
 }
 
-extern "C" void tsmi_cuda_close(void *stream) {
-    if (stream)
-        cudaStreamDestroy((cudaStream_t)stream);
+/* The state's slot, or NULL with a failure on ctx for a slot out of range. */
+static tsmi_cuda_state *state_of(tsm_ctx *ctx, int slot) {
+    if (slot < 0 || slot >= TSMI_SCRATCH_SLOTS) {
+        tsm_fail(ctx, TSM_EINVAL, "scratch slot %d out of range", slot);
+        return NULL;
+    }
+    return (tsmi_cuda_state *)tsmi_ctx_stream(ctx);
+}
+
+extern "C" tsm_status tsmi_scratch(tsm_ctx *ctx, int slot, size_t bytes, void **p) {
+    tsmi_cuda_state *cs = state_of(ctx, slot);
+    return cs ? grow(ctx, &cs->dev[slot], bytes, 0, p) : TSM_EINVAL;
+}
+
+extern "C" tsm_status tsmi_scratch_host(tsm_ctx *ctx, int slot, size_t bytes, void **p) {
+    tsmi_cuda_state *cs = state_of(ctx, slot);
+    return cs ? grow(ctx, &cs->host[slot], bytes, 1, p) : TSM_EINVAL;
 }
 
 /* Errors after which the CUDA context cannot be used again (CUDA runtime docs:

@@ -1,6 +1,7 @@
-/* cuda.h - the C side of the CUDA backend: device probing and the per-ctx stream.
- * Only built with TSMINE_HAVE_CUDA; ctx.c and stats.c call these, the .cu files
- * implement them. Internal (tsmi_ prefix): not part of the library's interface. */
+/* cuda.h - the C side of the CUDA backend: device probing, the per-ctx CUDA state
+ * (its stream and grow-only scratch memory). Only built with TSMINE_HAVE_CUDA; ctx.c,
+ * stats.c and stream/ call these, the .cu files implement them. Internal (tsmi_
+ * prefix): not part of the library's interface. */
 #ifndef TSM_CUDA_H
 #define TSM_CUDA_H
 
@@ -14,9 +15,32 @@ extern "C" {
 /* Whether a usable CUDA device is present; *why explains when not (static text). */
 int tsmi_cuda_probe(const char **why);
 
-/* Selects the device and creates the ctx's stream (*stream is a cudaStream_t). */
-tsm_status tsmi_cuda_open(tsm_ctx *ctx, int *device, void **stream);
-void tsmi_cuda_close(void *stream);
+/* Selects the device and creates the ctx's CUDA state (*state: its stream and its
+ * scratch buffers; ctx.c keeps it as an opaque pointer). Close waits for the stream
+ * and releases everything. */
+tsm_status tsmi_cuda_open(tsm_ctx *ctx, int *device, void **state);
+void tsmi_cuda_close(void *state);
+
+/* Grow-only scratch memory owned by a CUDA ctx, so that a kernel call allocates
+ * nothing in the steady state (cudaMalloc of large sizes costs milliseconds and
+ * cudaFree waits for the whole device). Each user takes its own slot (the list
+ * below: a call that needs two live buffers takes two slots). A request no larger
+ * than the slot's buffer returns it as is; a larger one waits for the ctx's stream
+ * (queued work may still use the old buffer), frees it and allocates
+ * max(bytes, 1.5 x old), rounded up to 1 MiB. Contents are undefined after a call.
+ * Memory stays held until the ctx is destroyed. Not thread-safe (neither is a ctx).
+ * Returns TSM_OK, or TSM_ENOMEM / the CUDA failure recorded on ctx. */
+enum {
+    TSMI_SCRATCH_ONLINE,      /* online.cu: the jobs */
+    TSMI_SCRATCH_WINDOW,      /* window.cu: plan, per-subsequence arrays, results */
+    TSMI_SCRATCH_WINDOW_LIST, /* window.cu: the discord list (host side) */
+    TSMI_SCRATCH_SETS,        /* sets.cu */
+    TSMI_SCRATCH_SLOTS
+};
+/* Device memory of slot, at least bytes, into *p. */
+tsm_status tsmi_scratch(tsm_ctx *ctx, int slot, size_t bytes, void **p);
+/* Pinned host memory of slot (cudaMallocHost: asynchronous copies), into *p. */
+tsm_status tsmi_scratch_host(tsm_ctx *ctx, int slot, size_t bytes, void **p);
 
 /* Moments (mu, sig, inv, and the downgrade of zero-spread windows to constants) of
  * every subsequence on the device, from s->t and s->kind computed on the host; fills
@@ -24,7 +48,7 @@ void tsmi_cuda_close(void *stream);
 tsm_status tsmi_stats_cuda(tsm_ctx *ctx, tsm_stats *s);
 void tsmi_stats_dev_free(tsm_stats_dev *dev);
 
-/* The ctx's stream, as a cudaStream_t behind a void pointer (for .cu files). */
+/* The ctx's CUDA state (what tsmi_cuda_open made; cuda_util.cuh reads its stream). */
 void *tsmi_ctx_stream(const tsm_ctx *ctx);
 
 #ifdef __cplusplus

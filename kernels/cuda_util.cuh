@@ -1,6 +1,7 @@
 /* cuda_util.cuh - what every .cu file in kernels/ shares: turning CUDA errors into tsm_status
  * (STYLE.md "Kernels": check after every call and launch, never exit), the ctx's
- * stream, and plain device allocations (cudaMalloc, never managed memory). */
+ * CUDA state and stream, and plain device allocations (cudaMalloc, never managed
+ * memory; per-call scratch through tsmi_scratch, cuda.h). */
 #ifndef TSM_CUDA_UTIL_CUH
 #define TSM_CUDA_UTIL_CUH
 
@@ -17,8 +18,21 @@
 tsm_status tsmi_cuda_fail(tsm_ctx *ctx, cudaError_t err, const char *what, const char *file,
                           int line);
 
+/* A grow-only buffer (cuda.h, tsmi_scratch). */
+typedef struct {
+    void *p;
+    size_t size;
+} tsmi_buf;
+
+/* The CUDA state of a ctx (tsmi_cuda_open): its non-blocking stream, on which every
+ * kernel and copy of the ctx runs, and its scratch slots, device and pinned host. */
+typedef struct {
+    cudaStream_t stream;
+    tsmi_buf dev[TSMI_SCRATCH_SLOTS], host[TSMI_SCRATCH_SLOTS];
+} tsmi_cuda_state;
+
 static inline cudaStream_t tsmi_stream(const tsm_ctx *ctx) {
-    return (cudaStream_t)tsmi_ctx_stream(ctx);
+    return ((const tsmi_cuda_state *)tsmi_ctx_stream(ctx))->stream;
 }
 
 /* In a function with a `tsm_status st` and a `done:` cleanup label: runs CALL and, on

@@ -28,15 +28,16 @@
  *
  * Memory. The job and its state are copied into shared memory (the state goes back at
  * the end); rings, statistics and rows stay in global memory (device pointers of the
- * jobs). The jobs array is copied to the device per call. Cost per job and group:
- * O(W / OB_T (1 + OB_G)) steps per thread, O(W m / OB_T) for an exact one; global
- * traffic about 40 W bytes per group. */
+ * jobs). The jobs array goes up per call through the ctx's scratch (cuda.h). Cost per job and
+ * group: O(W / OB_T (1 + OB_G)) steps per thread, O(W m / OB_T) for an exact one; global traffic
+ * about 40 W bytes per group. */
 #include "cuda_util.cuh"
 #include "distance.h"
 #include "online.h"
 #include "online_step.h"
 
 #include <limits.h>
+#include <string.h>
 
 #define OB_T    256 /* threads per block (one block per job) */
 #define OB_NW   (OB_T / 32)
@@ -208,19 +209,25 @@ extern "C" tsm_status tsmi_online_update_cuda(tsm_ctx *ctx, const tsm_online_job
                                               size_t njobs) {
     tsm_status st = TSM_OK;
     cudaStream_t stream = tsmi_stream(ctx);
-    tsm_online_job *d_jobs = NULL;
+    tsm_online_job *d_jobs = NULL, *h_jobs = NULL;
     if (njobs > INT_MAX)
         return tsm_fail(ctx, TSM_EINVAL, "tsm_online_update: %zu jobs in one call (at most %d)",
                         njobs, INT_MAX);
-    TSM_CUDA_ALLOC(ctx, d_jobs, njobs * sizeof *d_jobs);
-    TSM_CUDA_TRY(
-        ctx, cudaMemcpyAsync(d_jobs, jobs, njobs * sizeof *d_jobs, cudaMemcpyHostToDevice, stream));
+    /* the jobs go up from pinned scratch (an asynchronous copy), into device scratch:
+     * nothing is allocated per call; both are free again once the call returns */
+    if ((st = tsmi_scratch_host(ctx, TSMI_SCRATCH_ONLINE, njobs * sizeof *h_jobs,
+                                (void **)&h_jobs)) != TSM_OK ||
+        (st = tsmi_scratch(ctx, TSMI_SCRATCH_ONLINE, njobs * sizeof *d_jobs, (void **)&d_jobs)) !=
+            TSM_OK)
+        return st;
+    memcpy(h_jobs, jobs, njobs * sizeof *h_jobs);
+    TSM_CUDA_TRY(ctx, cudaMemcpyAsync(d_jobs, h_jobs, njobs * sizeof *d_jobs,
+                                      cudaMemcpyHostToDevice, stream));
     online_kernel<<<(unsigned)njobs, OB_T, 0, stream>>>(d_jobs);
     TSM_CUDA_LAUNCHED(ctx);
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
 done:
     if (st != TSM_OK && st != TSM_EDEVICE)
-        cudaStreamSynchronize(stream);
-    cudaFree(d_jobs);
+        cudaStreamSynchronize(stream); /* the scratch is reused by the next call */
     return st;
 }

@@ -17,9 +17,12 @@
  *      indices) and takes the end of its piece from its neighbour's cut; it runs the
  *      operation serially over its piece (at most VT + 1 steps, fully unrolled, the
  *      results in registers with a bit mask of what is emitted); a block scan of the
- *      threads' counts, seeded by a decoupled look-back over the tiles before (CUB's
- *      tile states), gives every result its position; the block stages its results in
- *      shared memory and writes them out coalesced. The last tile writes the total.
+ *      threads' counts and the tile's offset from a decoupled look-back over the tiles
+ *      before (CUB's tile states) give every result its position; the block stages its
+ *      results in shared memory and writes them out coalesced. The last tile writes
+ *      the total.
+ *   Scratch (cuts, tile states) comes from the ctx's grow-only SETS slot (cuda.h): no
+ *   allocation per call in the steady state.
  *   Inputs are read once and the result written once when the output surely has room
  *   (cap >= tsm_set_bound). Otherwise (and for a size-only call) a counting pass
  *   (atomicAdd of tile counts) comes first and the writing pass runs only if the total
@@ -40,10 +43,13 @@
  *   steps 6-11 (union-like results, which interleave s and l): s[i] goes to position
  *      ES[i] + KL[hi[i]] (emitted s before it plus emitted l up to its key), every other
  *      position gets the next emitted l: R = 1 on free positions, 0 on s's, H = scan(R),
- *      out[p] = compact(l)[H[p]]. Intersection and s - l are one compaction of s,
- *      l - s one compaction of l.
- *   Work O(s log l + result) but many passes: it only wins when s << l and l is not
- *   emitted (then it reads far less than a merge), which is when AUTO takes it.
+ *      out[p] = compact(l)[H[p]]. l - s is one compaction of l.
+ *   Intersection and s - l (a part of s) run all of it in one kernel (search_kernel:
+ *   the searches, the rank in the run, the flag, and the compaction with the same
+ *   look-back as MERGE_PATH): it reads s and O(s log l) keys of l, which is why AUTO
+ *   takes it when s << l and l is not emitted (measured 4-7x faster than Thrust's
+ *   merge at 1:1000). The interleaving cases take many passes and stay behind
+ *   MERGE_PATH, which AUTO uses for them.
  * Both write nothing to the output when the result does not fit cap (checked on the
  * device against the device-side count). */
 #include "scan.cuh"
@@ -53,12 +59,23 @@
 #include <cub/block/block_scan.cuh>
 #include <stdlib.h>
 
-#define SET_NT 256 /* threads per tile */
-
-/* Merged elements per thread: odd (fewer shared-memory bank conflicts when a thread's
- * results are staged), and fewer for wider keys (registers, shared memory). */
+/* Threads per tile, and merged elements per thread for 32- and 64-bit keys: odd (fewer
+ * shared-memory bank conflicts when a thread's results are staged), fewer for wider keys
+ * (registers, shared memory). Overridable at compile time for tuning runs. */
+#ifndef SET_NT
+#define SET_NT 256
+#endif
+#ifndef SET_VT32
+#define SET_VT32 15
+#endif
+#ifndef SET_VT64
+#define SET_VT64 9
+#endif
+#ifndef SET_MINB /* resident tiles per SM asked of the compiler: at most 64 registers */
+#define SET_MINB (1024 / SET_NT)
+#endif
 template <typename K> struct set_tuning {
-    enum { VT = sizeof(K) == 4 ? 15 : 9, NV = SET_NT * VT };
+    enum { VT = sizeof(K) == 4 ? SET_VT32 : SET_VT64, NV = SET_NT * VT };
 };
 
 /* Size ratio from which AUTO may take RANGE_SEARCH (see gpu_method). */
@@ -196,38 +213,91 @@ static __global__ void cut_kernel(const K *__restrict__ a, size_t na, const K *_
     d_split(a, na, b, nb, d < total ? d : total, &cut_a[t], &cut_b[t]);
 }
 
-/* What tile_kernel does with a tile's results. */
+/* What a tiled kernel does with a tile's results. */
 enum set_pass {
     SET_COUNT, /* atomicAdd the tile's count to *d_count (zeroed before) */
     SET_WRITE, /* look-back for the tile's offset, write the results; the last tile
                   writes min(total, bound) to *d_count */
 };
 
+/* Shared memory of put_tile. */
+struct set_put_smem {
+    typedef cub::BlockScan<unsigned, SET_NT> block_scan;
+    typedef cub::TilePrefixCallbackOp<set_count, tsmi_sum, set_tile_state> look_back;
+    typename block_scan::TempStorage scan;
+    typename look_back::TempStorage prefix;
+    set_count base;
+};
+
+/* The end of every tiled kernel (block t of the grid): each thread holds ITEMS results
+ * in res, those with their bit set in mask are emitted, in the order of the threads
+ * then of the items. A block scan of the threads' counts gives each result its place in
+ * the tile. SET_COUNT adds the tile's count to *d_count. SET_WRITE: the tile's offset
+ * comes from the tiles before (CUB's decoupled look-back by the first warp: it waits
+ * only for the aggregates of its predecessors); the results are staged in stage (NT *
+ * ITEMS keys of shared memory that no thread reads any more) and written out coalesced,
+ * positions >= cap never; the last tile writes min(total, bound) to *d_count. (A block
+ * scan seeded by the look-back, one barrier fewer, measured slower on the H100.) */
+template <typename K, int ITEMS, set_pass PASS>
+static __device__ void put_tile(const K (&res)[ITEMS], unsigned mask, K *stage, set_put_smem &sm,
+                                set_tile_state tiles, set_count *d_count, set_count bound,
+                                K *__restrict__ out, size_t cap) {
+    const unsigned tid = threadIdx.x;
+    const int t = blockIdx.x;
+    unsigned at, total;
+    set_put_smem::block_scan(sm.scan).ExclusiveSum((unsigned)__popc(mask), at, total);
+    if (PASS == SET_COUNT) {
+        if (tid == 0)
+            atomicAdd(d_count, (set_count)total);
+        return;
+    }
+    if (t == 0) {
+        if (tid == 0) {
+            tiles.SetInclusive(0, total);
+            sm.base = 0;
+        }
+    } else if (tid < 32) {
+        set_put_smem::look_back prefix(tiles, sm.prefix, tsmi_sum(), t);
+        set_count before = prefix((set_count)total);
+        if (tid == 0)
+            sm.base = before;
+    }
+    __syncthreads(); /* also: every thread has finished reading what stage held */
+    const set_count base = sm.base;
+    if (tid == 0 && t == (int)gridDim.x - 1)
+        *d_count = base + total < bound ? base + total : bound;
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++)
+        if (mask >> q & 1)
+            stage[at++] = res[q];
+    __syncthreads();
+    for (unsigned q = tid; q < total; q += SET_NT)
+        if (base + q < cap)
+            out[base + q] = stage[q];
+}
+
 /* Block t: tile t, between cuts t and t + 1; OP is the operation (compile-time, so the
  * merge step has no run-time flags). Shared memory: ROOM = NT * (VT + 1) keys, first
  * the tile's inputs (A's slice then B's; at most NV + 1 for sorted input, where cuts
  * are d or d - 1; clipped to ROOM for any input), then its results (at most VT + 1 per
  * thread). For unsorted input the result is unspecified, but both passes compute the
- * same counts and nothing is read or written out of bounds. gate (SET_WRITE, may be NULL): the
- * counting pass's total; the tile writes nothing when min(*gate, bound) > cap. Positions >= cap are
- * never written. */
+ * same counts and nothing is read or written out of bounds. gate (SET_WRITE, may be
+ * NULL): the counting pass's total; the tile writes nothing when min(*gate, bound) >
+ * cap. */
 template <typename K, int OP, set_pass PASS>
-static __global__ void __launch_bounds__(SET_NT)
+static __global__ void __launch_bounds__(SET_NT, SET_MINB)
     tile_kernel(const K *__restrict__ a, const K *__restrict__ b, const size_t *__restrict__ cut_a,
                 const size_t *__restrict__ cut_b, set_tile_state tiles, set_count *d_count,
                 const set_count *gate, set_count bound, K *__restrict__ out, size_t cap) {
     enum { VT = set_tuning<K>::VT, ROOM = SET_NT * (VT + 1) };
-    typedef cub::BlockScan<unsigned, SET_NT> block_scan;
-    typedef cub::TilePrefixCallbackOp<set_count, tsmi_sum, set_tile_state> look_back;
     __shared__ K keys[ROOM];
-    __shared__ unsigned cut_i[SET_NT + 1], cut_j[SET_NT + 1];
-    __shared__ typename block_scan::TempStorage scan_tmp;
-    __shared__ typename look_back::TempStorage prefix_tmp;
-    __shared__ set_count tile_base;
+    __shared__ unsigned cut_ij[SET_NT + 1]; /* a thread's cut: i << 16 | j */
+    __shared__ set_put_smem put_smem;
     constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
                             : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
                             : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
                                                        : set_emits{1, 1, 0};
+    static_assert(ROOM < 65536, "a tile's cut is packed in 16 + 16 bits");
     const unsigned tid = threadIdx.x;
     const int t = blockIdx.x;
     if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
@@ -259,16 +329,16 @@ static __global__ void __launch_bounds__(SET_NT)
 
     /* This thread's piece: from its cut at diagonal tid * VT to the next thread's. */
     const K *sa = keys, *sb = keys + na;
+    unsigned i, j;
     {
-        unsigned d = tid * VT < tot ? tid * VT : tot, i, j;
+        unsigned d = tid * VT < tot ? tid * VT : tot;
         d_split(sa, na, sb, nb, d, &i, &j);
-        cut_i[tid] = i, cut_j[tid] = j;
+        cut_ij[tid] = i << 16 | j;
         if (tid == 0)
-            cut_i[SET_NT] = na, cut_j[SET_NT] = nb;
+            cut_ij[SET_NT] = na << 16 | nb;
     }
     __syncthreads();
-    unsigned i = cut_i[tid], j = cut_j[tid];
-    const unsigned i1 = cut_i[tid + 1], j1 = cut_j[tid + 1];
+    const unsigned i1 = cut_ij[tid + 1] >> 16, j1 = cut_ij[tid + 1] & 0xffff;
 
     /* The operation over the piece: each step takes one element of A, one of B, or a
      * pair, and emits at most one key; a piece has at most VT + 1 elements. */
@@ -285,41 +355,7 @@ static __global__ void __launch_bounds__(SET_NT)
         i += ta || eq;
         j += tb || eq;
     }
-    unsigned k = __popc(mask), at, tile_total;
-
-    /* Positions: the block scan of the counts, then the tile's offset (look-back over the
-     * tiles before, by the first warp) or the count added up (SET_COUNT). */
-    block_scan(scan_tmp).ExclusiveSum(k, at, tile_total);
-    if (PASS == SET_COUNT) {
-        if (tid == 0)
-            atomicAdd(d_count, (set_count)tile_total);
-        return;
-    }
-    if (t == 0) {
-        if (tid == 0) {
-            tiles.SetInclusive(0, tile_total);
-            tile_base = 0;
-        }
-    } else if (tid < 32) {
-        look_back prefix(tiles, prefix_tmp, tsmi_sum(), t);
-        set_count before = prefix(tile_total);
-        if (tid == 0)
-            tile_base = before;
-    }
-    __syncthreads(); /* also: every thread has finished reading the keys */
-    const set_count base = tile_base;
-    if (tid == 0 && t == (int)gridDim.x - 1)
-        *d_count = base + tile_total < bound ? base + tile_total : bound;
-
-        /* Stage the results in the tile's order, then write them out coalesced. */
-#pragma unroll
-    for (int q = 0; q < VT + 1; q++)
-        if (mask >> q & 1)
-            keys[at++] = res[q];
-    __syncthreads();
-    for (unsigned q = tid; q < tile_total; q += SET_NT)
-        if (base + q < cap)
-            out[base + q] = keys[q];
+    put_tile<K, VT + 1, PASS>(res, mask, keys, put_smem, tiles, d_count, bound, out, cap);
 }
 
 /* *d_total = min(*d_total, bound). A no-op for sorted input; for unsorted input the
@@ -331,9 +367,53 @@ static __global__ void clamp_total_kernel(set_count *d_total, set_count bound) {
         *d_total = bound;
 }
 
-/* MERGE_PATH on device arrays for the operation OP (see the top of the file). Scratch
- * (16 bytes per cut, 16 per tile state: about 14 bytes per 1000 merged keys) from the
- * device per call (as Thrust does). Synchronises the stream. */
+/* Scratch of a tiled method from the ctx's grow-only SETS slot (no allocation in the
+ * steady state): `extra` bytes at *extra_p (256-aligned), then the look-back states of
+ * `tiles` tiles in *state (reset by the method's first kernel). */
+static tsm_status tile_scratch(tsm_ctx *ctx, size_t tiles, size_t extra, void **extra_p,
+                               set_tile_state *state) {
+    tsm_status st = TSM_OK;
+    size_t state_bytes = 0;
+    char *p = NULL;
+    extra = (extra + 255) & ~(size_t)255;
+    TSM_CUDA_TRY(ctx, set_tile_state::AllocationSize((int)tiles, state_bytes));
+    st = tsmi_scratch(ctx, TSMI_SCRATCH_SETS, extra + state_bytes, (void **)&p);
+    if (st != TSM_OK)
+        return st;
+    TSM_CUDA_TRY(ctx, state->Init((int)tiles, p + extra, state_bytes));
+    *extra_p = p;
+done:
+    return st;
+}
+
+/* The passes of a tiled method after its first kernel: when the result surely fits
+ * (d_out and cap >= bound) one writing pass; otherwise a counting pass, then (d_out)
+ * a writing pass gated by the count. launch(pass, gate) launches the method's kernel.
+ * Synchronises the stream. */
+template <typename Launch>
+static tsm_status tile_passes(tsm_ctx *ctx, void *d_out, size_t cap, set_count bound,
+                              set_count *count, Launch launch) {
+    tsm_status st = TSM_OK;
+    cudaStream_t s = tsmi_stream(ctx);
+    const int one_pass = d_out && cap >= bound;
+    if (!one_pass) {
+        TSM_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, s));
+        launch(SET_COUNT, (const set_count *)NULL);
+        TSM_CUDA_LAUNCHED(ctx);
+        clamp_total_kernel<<<1, 1, 0, s>>>(count, bound);
+        TSM_CUDA_LAUNCHED(ctx);
+    }
+    if (d_out) {
+        launch(SET_WRITE, one_pass ? (const set_count *)NULL : count);
+        TSM_CUDA_LAUNCHED(ctx);
+    }
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(s));
+done:
+    return st;
+}
+
+/* MERGE_PATH on device arrays for the operation OP (see the top of the file). Scratch:
+ * 16 bytes per cut and 16 per tile state, about 9 bytes per 1000 merged keys. */
 template <typename K, int OP>
 static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *d_b, size_t nb,
                                 K *d_out, size_t cap, uint64_t *d_count) {
@@ -341,36 +421,27 @@ static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *
     cudaStream_t s = tsmi_stream(ctx);
     const size_t total = na + nb, tiles = (total + set_tuning<K>::NV - 1) / set_tuning<K>::NV;
     const set_count bound = tsm_set_bound((tsm_set_op)OP, na, nb);
-    const int one_pass = d_out && cap >= bound; /* the result surely fits */
     set_count *count = (set_count *)d_count;
-    size_t state_bytes = 0, cut_bytes = ((2 * (tiles + 1) * sizeof(size_t)) + 255) & ~(size_t)255;
-    char *scratch = NULL;
     set_tile_state state;
-    TSM_CUDA_TRY(ctx, set_tile_state::AllocationSize((int)tiles, state_bytes));
-    TSM_CUDA_ALLOC(ctx, scratch, cut_bytes + state_bytes);
-    TSM_CUDA_TRY(ctx, state.Init((int)tiles, scratch + cut_bytes, state_bytes));
+    void *cuts = NULL;
+    st = tile_scratch(ctx, tiles, 2 * (tiles + 1) * sizeof(size_t), &cuts, &state);
+    if (st != TSM_OK)
+        return st;
     {
-        size_t *cut_a = (size_t *)scratch, *cut_b = cut_a + tiles + 1;
+        size_t *cut_a = (size_t *)cuts, *cut_b = cut_a + tiles + 1;
         cut_kernel<<<tsmi_blocks(tiles + 1, TSMI_THREADS), TSMI_THREADS, 0, s>>>(
             d_a, na, d_b, nb, tiles + 1, cut_a, cut_b, state);
         TSM_CUDA_LAUNCHED(ctx);
-        if (!one_pass) {
-            TSM_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, s));
-            tile_kernel<K, OP, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                d_a, d_b, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
-            TSM_CUDA_LAUNCHED(ctx);
-            clamp_total_kernel<<<1, 1, 0, s>>>(count, bound);
-            TSM_CUDA_LAUNCHED(ctx);
-        }
-        if (d_out) {
-            tile_kernel<K, OP, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                d_a, d_b, cut_a, cut_b, state, count, one_pass ? NULL : count, bound, d_out, cap);
-            TSM_CUDA_LAUNCHED(ctx);
-        }
+        st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
+            if (pass == SET_COUNT)
+                tile_kernel<K, OP, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                    d_a, d_b, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
+            else
+                tile_kernel<K, OP, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                    d_a, d_b, cut_a, cut_b, state, count, gate, bound, d_out, cap);
+        });
     }
-    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(s));
 done:
-    cudaFree(scratch);
     return st;
 }
 
@@ -484,6 +555,85 @@ static __global__ void copy_if_fits_kernel(K *__restrict__ out, size_t cap, cons
         out[q] = src[q];
 }
 
+/* Keys of s per thread of search_kernel. */
+#define SET_SEARCH_VT 4
+
+/* Block t: keys s[t * NT * VT ...] of the smaller side, VT consecutive ones per thread,
+ * for the results that are a part of s (el = 0: intersection, s - l): steps 1-4 and the
+ * compaction in one kernel. Copy r of a key in s (r: its distance to the start of its
+ * run, by galloping back in s, then counted along the thread's keys) has a partner in
+ * l iff r < its count in l (lower bound by bisection, upper bound by galloping from it);
+ * it is emitted when paired and eq, or unpaired and es. put_tile places and writes the
+ * results. gate: as tile_kernel's. */
+template <typename K, set_pass PASS>
+static __global__ void __launch_bounds__(SET_NT)
+    search_kernel(const K *__restrict__ s, size_t ns, const K *__restrict__ l, size_t nl, int es,
+                  int eq, set_tile_state tiles, set_count *d_count, const set_count *gate,
+                  set_count bound, K *__restrict__ out, size_t cap) {
+    enum { VT = SET_SEARCH_VT };
+    __shared__ K stage[SET_NT * VT];
+    __shared__ set_put_smem put_smem;
+    if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
+        return;
+    const size_t i0 = ((size_t)blockIdx.x * SET_NT + threadIdx.x) * VT;
+    K res[VT], prev = K(0);
+    size_t r = 0, cnt = 0;
+    unsigned mask = 0;
+#pragma unroll
+    for (int q = 0; q < VT; q++) {
+        const size_t i = i0 + q;
+        if (i >= ns)
+            break;
+        const K x = s[i];
+        if (q == 0 || x != prev) {
+            r = i - d_lower_back(s, (size_t)0, i, x);
+            size_t lo = d_lower(l, (size_t)0, nl, x);
+            cnt = d_upper_fwd(l, lo, nl, x) - lo;
+        } else {
+            r++;
+        }
+        res[q] = prev = x;
+        mask |= (unsigned)(r < cnt ? eq : es) << q;
+    }
+    put_tile<K, VT, PASS>(res, mask, stage, put_smem, tiles, d_count, bound, out, cap);
+}
+
+/* Tile states reset for search_kernel (CUB's InitializeStatus, one thread per tile). */
+static __global__ void init_tiles_kernel(set_tile_state tiles, int ntiles) {
+    tiles.InitializeStatus(ntiles);
+}
+
+/* RANGE_SEARCH for the results that are a part of the smaller side s (intersection,
+ * s - l): search_kernel's passes. Scratch: 16 bytes per tile state (one per 1024 keys of
+ * s). */
+template <typename K>
+static tsm_status search_compact_dev(tsm_ctx *ctx, tsm_set_op op, const K *S, size_t ns, const K *L,
+                                     size_t nl, int es, int eq, size_t na, size_t nb, K *d_out,
+                                     size_t cap, uint64_t *d_count) {
+    tsm_status st = TSM_OK;
+    cudaStream_t s = tsmi_stream(ctx);
+    const size_t per = (size_t)SET_NT * SET_SEARCH_VT, tiles = (ns + per - 1) / per;
+    const set_count bound = tsm_set_bound(op, na, nb);
+    set_count *count = (set_count *)d_count;
+    set_tile_state state;
+    void *unused = NULL;
+    st = tile_scratch(ctx, tiles, 0, &unused, &state);
+    if (st != TSM_OK)
+        return st;
+    init_tiles_kernel<<<tsmi_blocks(tiles, TSMI_THREADS), TSMI_THREADS, 0, s>>>(state, (int)tiles);
+    TSM_CUDA_LAUNCHED(ctx);
+    st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
+        if (pass == SET_COUNT)
+            search_kernel<K, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                S, ns, L, nl, es, eq, state, count, NULL, bound, NULL, 0);
+        else
+            search_kernel<K, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
+                S, ns, L, nl, es, eq, state, count, gate, bound, d_out, cap);
+    });
+done:
+    return st;
+}
+
 /* Compacts src by the flags into d_out when it surely fits (cap >= n), else into
  * scratch and then to d_out only if the count fits; d_out NULL counts only. */
 template <typename K>
@@ -523,6 +673,8 @@ static tsm_status range_search_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, si
     K *lc = NULL;
     const K *lsrc = L;
 
+    if (!el) /* intersect, s - l: a part of s, in order */
+        return search_compact_dev(ctx, op, S, ns, L, nl, es, e.eq, na, nb, d_out, cap, d_count);
     TSM_CUDA_ALLOC(ctx, lo, (ns + 1) * sizeof *lo);
     TSM_CUDA_ALLOC(ctx, hi, (ns + 1) * sizeof *hi);
     TSM_CUDA_ALLOC(ctx, C, (ns + 1) * sizeof *C);
@@ -548,10 +700,6 @@ static tsm_status range_search_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, si
     flag_kernel<<<tsmi_grid(ns), TSMI_THREADS, 0, s>>>(e, s_is_a, ns, nl, C, lo, hi, eS, eL);
     TSM_CUDA_LAUNCHED(ctx);
 
-    if (!el) { /* intersect, s - l: the emitted s, in order */
-        st = compact_into(ctx, S, eS, ns, d_out, cap, d_count);
-        goto done;
-    }
     if (!es && !e.eq) { /* l - s: the emitted l, in order */
         st = compact_into(ctx, L, eL, nl, d_out, cap, d_count);
         goto done;

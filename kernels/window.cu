@@ -413,6 +413,13 @@ __global__ static void finish_kernel(const wp_win *wins, wp_plan p, int want_mot
     }
 }
 
+/* Carves n bytes, 256-aligned, off a scratch buffer at *off; returns the pointer. */
+static void *carve(void *base, size_t *off, size_t n) {
+    void *p = (unsigned char *)base + *off;
+    *off += (n + 255) & ~(size_t)255;
+    return p;
+}
+
 extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w, size_t B, size_t m,
                                               size_t excl, int want_motif, tsm_discord *discords,
                                               tsm_window_result *res) {
@@ -421,9 +428,10 @@ extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w,
     wp_win *h_win = NULL, *d_win = NULL;
     wp_res *h_res = NULL, *d_res = NULL;
     tsm_discord *h_list = NULL, *d_list = NULL;
-    unsigned long long *d_total = NULL, h_total = 0;
+    unsigned long long *d_total = NULL, *h_total = NULL;
     double *plan = NULL;
-    void *sub = NULL;
+    void *dev = NULL, *host = NULL;
+    size_t off = 0, hoff = 0;
     wp_plan p;
     long long P = 0, S = 0;
     unsigned nmax = 0;
@@ -431,42 +439,50 @@ extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w,
     if (B > INT_MAX || excl > WP_MAX_N)
         return tsm_fail(ctx, TSM_EINVAL, "tsm_window_passes: %zu windows, excl %zu: too many", B,
                         excl);
-    h_win = (wp_win *)malloc(B * sizeof *h_win);
-    h_res = (wp_res *)malloc(B * sizeof *h_res);
-    if (!h_win || !h_res) {
-        st = tsm_fail(ctx, TSM_ENOMEM, "tsm_window_passes: out of host memory for %zu windows", B);
-        goto done;
-    }
     for (size_t b = 0; b < B; b++) {
-        if (w[b].n > WP_MAX_N) {
-            st = tsm_fail(ctx, TSM_EINVAL,
-                          "tsm_window_passes: window %zu has %u samples, more than the CUDA "
-                          "backend's %u",
-                          b, w[b].n, WP_MAX_N);
-            goto done;
-        }
+        if (w[b].n > WP_MAX_N)
+            return tsm_fail(ctx, TSM_EINVAL,
+                            "tsm_window_passes: window %zu has %u samples, more than the CUDA "
+                            "backend's %u",
+                            b, w[b].n, WP_MAX_N);
+        P += WP_PAD + w[b].n;
+        S += w[b].n - (long long)m + 1;
+        nmax = w[b].n > nmax ? w[b].n : nmax;
+    }
+    /* Scratch of the ctx (cuda.h), nothing allocated per call. Device: the plan t, mu,
+     * df, dg, inv (P each); per subsequence corr (S doubles), nb (S), next (2 (S + B)),
+     * kind (S); the windows, results, discord list and its fill. Pinned host: the
+     * windows, results and fill; the list in its own slot once its size is known. */
+    {
+        const size_t dev_bytes =
+            5 * (size_t)P * sizeof(double) + 256 + (size_t)S * (sizeof(double) + sizeof(int) + 1) +
+            2 * ((size_t)S + B) * sizeof(int) + 3 * 256 + B * (sizeof *d_win + sizeof *d_res) +
+            2 * 256 + (size_t)S * sizeof *d_list + 256 + 256;
+        const size_t host_bytes = B * (sizeof *h_win + sizeof *h_res) + 3 * 256;
+        if ((st = tsmi_scratch(ctx, TSMI_SCRATCH_WINDOW, dev_bytes, &dev)) != TSM_OK ||
+            (st = tsmi_scratch_host(ctx, TSMI_SCRATCH_WINDOW, host_bytes, &host)) != TSM_OK)
+            return st;
+    }
+    plan = (double *)carve(dev, &off, 5 * (size_t)P * sizeof(double));
+    p.corr = (double *)carve(dev, &off, (size_t)S * sizeof(double));
+    p.nb = (int *)carve(dev, &off, (size_t)S * sizeof(int));
+    p.next = (int *)carve(dev, &off, 2 * ((size_t)S + B) * sizeof(int));
+    p.kind = (uint8_t *)carve(dev, &off, (size_t)S);
+    d_win = (wp_win *)carve(dev, &off, B * sizeof *d_win);
+    d_res = (wp_res *)carve(dev, &off, B * sizeof *d_res);
+    d_list = (tsm_discord *)carve(dev, &off, (size_t)S * sizeof *d_list);
+    d_total = (unsigned long long *)carve(dev, &off, sizeof *d_total);
+    h_win = (wp_win *)carve(host, &hoff, B * sizeof *h_win);
+    h_res = (wp_res *)carve(host, &hoff, B * sizeof *h_res);
+    h_total = (unsigned long long *)carve(host, &hoff, sizeof *h_total);
+    P = 0, S = 0;
+    for (size_t b = 0; b < B; b++) {
         const int n = (int)w[b].n, N = n - (int)m + 1;
         h_win[b] = (wp_win){w[b].x, P + WP_PAD, S, n, N, w[b].r};
         P += WP_PAD + n;
         S += N;
-        nmax = w[b].n > nmax ? w[b].n : nmax;
     }
-
-    /* plan: t, mu, df, dg, inv (P each); per subsequence: corr (S doubles), nb (S),
-     * next (2 (S + B)), kind (S) */
-    TSM_CUDA_ALLOC(ctx, plan, 5 * (size_t)P * sizeof(double));
-    TSM_CUDA_ALLOC(ctx, sub,
-                   (size_t)S * (sizeof(double) + sizeof(int) + 1) +
-                       2 * ((size_t)S + B) * sizeof(int));
-    TSM_CUDA_ALLOC(ctx, d_win, B * sizeof *d_win);
-    TSM_CUDA_ALLOC(ctx, d_res, B * sizeof *d_res);
-    TSM_CUDA_ALLOC(ctx, d_list, (size_t)S * sizeof *d_list);
-    TSM_CUDA_ALLOC(ctx, d_total, sizeof *d_total);
     p.t = plan, p.mu = plan + P, p.df = plan + 2 * P, p.dg = plan + 3 * P, p.inv = plan + 4 * P;
-    p.corr = (double *)sub;
-    p.nb = (int *)(p.corr + S);
-    p.next = p.nb + S;
-    p.kind = (uint8_t *)(p.next + 2 * (S + (long long)B));
     p.m = (int)m, p.excl = (int)excl;
     TSM_CUDA_TRY(ctx,
                  cudaMemcpyAsync(d_win, h_win, B * sizeof *d_win, cudaMemcpyHostToDevice, stream));
@@ -489,18 +505,13 @@ extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w,
     TSM_CUDA_TRY(ctx,
                  cudaMemcpyAsync(h_res, d_res, B * sizeof *h_res, cudaMemcpyDeviceToHost, stream));
     TSM_CUDA_TRY(
-        ctx, cudaMemcpyAsync(&h_total, d_total, sizeof h_total, cudaMemcpyDeviceToHost, stream));
+        ctx, cudaMemcpyAsync(h_total, d_total, sizeof *h_total, cudaMemcpyDeviceToHost, stream));
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
-    if (h_total) {
-        h_list = (tsm_discord *)malloc(h_total * sizeof *h_list);
-        if (!h_list) {
-            st = tsm_fail(ctx, TSM_ENOMEM,
-                          "tsm_window_passes: out of host memory for %llu "
-                          "discords",
-                          h_total);
+    if (*h_total) {
+        if ((st = tsmi_scratch_host(ctx, TSMI_SCRATCH_WINDOW_LIST, *h_total * sizeof *h_list,
+                                    (void **)&h_list)) != TSM_OK)
             goto done;
-        }
-        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(h_list, d_list, h_total * sizeof *h_list,
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(h_list, d_list, *h_total * sizeof *h_list,
                                           cudaMemcpyDeviceToHost, stream));
         TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
     }
@@ -515,9 +526,6 @@ extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w,
     }
 done:
     if (st != TSM_OK && st != TSM_EDEVICE)
-        cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */
-    cudaFree(plan), cudaFree(sub), cudaFree(d_win), cudaFree(d_res), cudaFree(d_list);
-    cudaFree(d_total);
-    free(h_win), free(h_res), free(h_list);
+        cudaStreamSynchronize(stream); /* the scratch is reused by the next call */
     return st;
 }
