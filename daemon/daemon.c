@@ -73,7 +73,8 @@ static int open_engine(tsd_daemon *d) {
                               .max_streams = d->cfg.max_streams,
                               .on_alert = on_alert,
                               .params_for = params_for,
-                              .user = d};
+                              .user = d,
+                              .overlap_passes = 1};
     char err[512];
     if (tss_engine_new(&opt, &d->engine, err, sizeof err) != 0) {
         tsd_log(TSD_LOG_ERR, "engine (backend %s): %s", d->cfg.backend, err);

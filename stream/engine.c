@@ -65,6 +65,14 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
     e->wide = probe; /* CUDA: the device; CPU: T threads */
+    if (opt->overlap_passes && e->backend == TSM_BACKEND_CUDA &&
+        tsm_ctx_new(&e->side, TSM_BACKEND_CUDA, &why) != TSM_OK) {
+        tssi_say(err, errlen, "backend cuda: a second context for the passes: %s",
+                 why ? why : "unknown reason");
+        tsm_ctx_destroy(&e->wide);
+        free(e);
+        return -1;
+    }
     tss_arena_init(&e->arena, e->wide);
     e->worker = calloc((size_t)e->threads, sizeof *e->worker);
     if (!e->worker)
@@ -85,13 +93,16 @@ nomem:
 void tss_engine_destroy(tss_engine **self_p) {
     if (*self_p) {
         tss_engine *e = *self_p;
+        tssi_engine_join(e, 0, NULL, 0);
         tss_registry_free(&e->reg);
         for (int t = 0; e->worker && t < e->threads; t++)
             tsm_ctx_destroy(&e->worker[t]);
         free(e->worker);
         tss_arena_free(&e->arena);
+        tsm_ctx_destroy(&e->side);
         tsm_ctx_destroy(&e->wide);
         free(e->dirty);
+        free(e->fly);
         free(e);
         *self_p = NULL;
     }
@@ -161,7 +172,8 @@ static int by_index(const void *a, const void *b) {
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Hands s's queued alerts to the callback in queue order and folds s's pass counters
+/* Hands s's queued alerts to the callback in queue order (its passes' first: they
+ * come from samples before the round's) and folds s's pass counters
  * into the engine's first (so a callback sees the pass that found its alert counted).
  * Called after each phase of a round and at the end of the tick; O(alerts). */
 static void emit(tss_engine *e, tss_stream *s) {
@@ -172,15 +184,18 @@ static void emit(tss_engine *e, tss_stream *s) {
     e->c.seconds_motif += s->sec_motif;
     s->passes_discord = s->passes_motif = s->pass_failures = 0;
     s->sec_discord = s->sec_motif = 0.0;
-    tss_alert_buf *b = &s->out;
-    for (size_t k = 0; k < b->n; k++) {
-        const tss_alert *a = &b->item[k];
-        s->alerts[a->kind]++;
-        e->c.alerts[a->kind]++;
-        if (e->opt.on_alert)
-            e->opt.on_alert(e->opt.user, s->id, a);
+    tss_alert_buf *bufs[2] = {&s->pass_out, &s->out}; /* the passes' samples came first */
+    for (int q = 0; q < 2; q++) {
+        tss_alert_buf *b = bufs[q];
+        for (size_t k = 0; k < b->n; k++) {
+            const tss_alert *a = &b->item[k];
+            s->alerts[a->kind]++;
+            e->c.alerts[a->kind]++;
+            if (e->opt.on_alert)
+                e->opt.on_alert(e->opt.user, s->id, a);
+        }
+        b->n = 0;
     }
-    b->n = 0;
 }
 
 /* Records a sticky device error: every later tick fails with its message. */
@@ -194,24 +209,115 @@ int tss_engine_device_lost(const tss_engine *e) {
     return e->device_lost;
 }
 
+/* The pass thread: runs the passes in flight on the engine's second CUDA ctx. */
+static void *pass_thread(void *arg) {
+    tss_engine *e = arg;
+    tss_passes_execute(e->passes, e->side, e->worker, e->threads);
+    return NULL;
+}
+
+int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
+    if (!e->passes)
+        return 0;
+    double t0 = tssi_now();
+    if (e->threaded)
+        pthread_join(e->thread, NULL);
+    e->threaded = 0;
+    tsm_ctx *ran = e->side ? e->side : e->wide;
+    tsm_status st = tss_passes_end(&e->passes, e->fly, e->nfly);
+    e->c.seconds_passes += tssi_now() - t0;
+    if (st != TSM_OK) {
+        tssi_say(err, errlen, "passes: %s", tsm_ctx_error(ran));
+        if (st == TSM_EDEVICE)
+            lose_device(e, tsm_ctx_error(ran));
+    }
+    for (size_t k = 0; k < e->nfly; k++) {
+        e->fly[k]->inflight = 0;
+        if (emit_them)
+            emit(e, e->fly[k]);
+    }
+    e->nfly = 0;
+    return st == TSM_OK ? 0 : -1;
+}
+
+int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
+    return tssi_engine_join(e, 1, err, errlen);
+}
+
+/* Launches the passes of the n due streams (creation order): on the pass thread with
+ * overlap_passes, else at once (joined by the caller). Returns the calibration's
+ * status (message on e->wide). */
+static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
+    if (n > e->fly_cap) {
+        tss_stream **f = realloc(e->fly, n * sizeof *f);
+        if (!f)
+            return tsm_fail(e->wide, TSM_ENOMEM, "out of memory for %zu passes", n);
+        e->fly = f;
+        e->fly_cap = n;
+    }
+    double t0 = tssi_now();
+    tsm_status st = tss_passes_start(e->wide, &e->arena, due, n, &e->passes);
+    memcpy(e->fly, due, n * sizeof *due);
+    e->nfly = n;
+    for (size_t k = 0; k < n; k++)
+        due[k]->inflight = 1;
+    if (e->passes && e->side && pthread_create(&e->thread, NULL, pass_thread, e) == 0)
+        e->threaded = 1;
+    else if (e->passes)
+        tss_passes_execute(e->passes, e->wide, e->worker, e->threads);
+    e->c.seconds_passes += tssi_now() - t0;
+    return st;
+}
+
+/* Whether the passes in flight must be joined before the next round's plan: one of
+ * their streams restarts its window (a gap mark at the head of its staging). */
+static int join_before_plan(const tss_engine *e) {
+    for (size_t k = 0; e->nfly && k < e->ndirty; k++)
+        if (e->dirty[k]->inflight && tss_staging_head_mark(&e->dirty[k]->stage))
+            return 1;
+    return 0;
+}
+
+/* Whether they must be joined before the round's online phase: it places a stream in
+ * the arena (which may grow and move) or re-uploads a stale window. */
+static int join_before_online(const tss_engine *e, tss_stream **act, size_t nact) {
+    for (size_t k = 0; e->nfly && k < nact; k++)
+        if (!act[k]->on.placed || act[k]->on.stale)
+            return 1;
+    return 0;
+}
+
+/* Notes a failure of the tick: the first message goes to err. */
+static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
+    if (!*failed)
+        tssi_say(err, errlen, "%s", msg);
+    *failed = 1;
+}
+
 /* The rounds of a tick over the dirty streams (sorted by creation); act and due have
  * room for ndirty streams. Returns 0, or -1 with the first failure in err. */
 static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, unsigned errlen) {
     int failed = 0;
+    char msg[1024];
     for (;;) {
         size_t nact = 0, ndue = 0;
+        if (join_before_plan(e) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+            failure(&failed, err, errlen, msg);
         for (size_t k = 0; k < e->ndirty; k++)
             if (plan(e->dirty[k]) > 0)
                 act[nact++] = e->dirty[k];
         if (nact == 0)
             break;
+        if (join_before_online(e, act, nact) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+            failure(&failed, err, errlen, msg);
+        if (e->device_lost)
+            break;
         double t0 = tssi_now();
         tsm_status st = tss_online_round(e->wide, &e->arena, act, nact);
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {
-            if (!failed)
-                tssi_say(err, errlen, "online update: %s", tsm_ctx_error(e->wide));
-            failed = 1;
+            snprintf(msg, sizeof msg, "online update: %s", tsm_ctx_error(e->wide));
+            failure(&failed, err, errlen, msg);
             e->c.pass_failures++;
             if (st == TSM_EDEVICE)
                 lose_device(e, tsm_ctx_error(e->wide));
@@ -222,24 +328,26 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
             e->c.samples_processed += s->chunk;
             if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop)
                 due[ndue++] = s;
-            emit(e, s); /* GAP, LEFT_DISCORD: before this round's passes */
         }
+        /* the previous round's passes (their alerts first), then GAP and LEFT_DISCORD
+         * of this round: before this round's passes */
+        if (tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+            failure(&failed, err, errlen, msg);
+        for (size_t k = 0; k < nact; k++)
+            emit(e, act[k]);
         if (e->device_lost)
             break; /* nothing more can run on the device */
         if (ndue == 0)
             continue;
-        t0 = tssi_now();
-        st = tss_passes_run(e->wide, &e->arena, e->worker, e->threads, due, ndue);
-        e->c.seconds_passes += tssi_now() - t0;
+        st = launch(e, due, ndue);
         if (st != TSM_OK) {
-            if (!failed)
-                tssi_say(err, errlen, "passes: %s", tsm_ctx_error(e->wide));
-            failed = 1;
+            snprintf(msg, sizeof msg, "passes: %s", tsm_ctx_error(e->wide));
+            failure(&failed, err, errlen, msg);
             if (st == TSM_EDEVICE)
                 lose_device(e, tsm_ctx_error(e->wide));
         }
-        for (size_t k = 0; k < ndue; k++)
-            emit(e, due[k]);
+        if (!e->threaded && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+            failure(&failed, err, errlen, msg);
     }
     return failed ? -1 : 0;
 }
@@ -252,7 +360,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     double t0 = tssi_now();
     e->c.ticks++;
     if (e->ndirty == 0)
-        return 0;
+        return tssi_engine_join(e, 1, err, errlen); /* the last tick's passes */
     tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
     if (!act || !due) {
         free(act);
@@ -270,7 +378,8 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
             tssi_say(err, errlen, "%s", s->fail);
             failed = 1;
         }
-        emit(e, s); /* what a failed round left queued */
+        if (!s->inflight)
+            emit(e, s); /* what a failed round left queued (else: at the join) */
         tss_staging_compact(&s->stage);
         s->dirty = 0;
     }
@@ -283,6 +392,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
 
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
     size_t len = strlen(prefix), n = 0;
+    tssi_engine_join(e, 1, NULL, 0); /* the passes read r */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         if (isnan(s->p.range) && strncmp(s->id, prefix, len) == 0) {
@@ -307,6 +417,7 @@ size_t tss_engine_reparam(tss_engine *e) {
     size_t n = 0;
     if (!e->opt.params_for)
         return 0;
+    tssi_engine_join(e, 1, NULL, 0); /* a new shape frees the window the passes read */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         tss_params p;

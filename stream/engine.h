@@ -101,6 +101,14 @@ typedef struct {
     tss_alert_fn on_alert;
     tss_params_fn params_for;
     void *user; /* passed to both callbacks */
+    /* CUDA backend: 1 runs each round's windowed passes on a thread of their own (own
+     * device stream) while the engine goes on; the next round, or the next tick, joins
+     * them once its online phase is done and hands over their DISCORD and MOTIF alerts
+     * first. So tss_engine_tick may return with the passes of its last round still
+     * running: a tick with nothing staged, tss_engine_flush, save and load join them.
+     * The alert order of each stream is unchanged (below). 0 (and the CPU backend):
+     * every pass is joined before the tick returns. */
+    int overlap_passes;
 } tss_engine_options;
 
 /* Creates an engine; err (size errlen) says why on failure (e.g. CUDA requested but
@@ -122,6 +130,10 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
  * sticky device error (tss_engine_device_lost) every later tick fails at once and
  * processes nothing. */
 int tss_engine_tick(tss_engine *e, char *err, unsigned errlen);
+
+/* Joins the passes still running (overlap_passes) and emits their alerts; 0, or -1
+ * with a message in err when they failed. */
+int tss_engine_flush(tss_engine *e, char *err, unsigned errlen);
 
 /* Whether a kernel of a tick failed with TSM_EDEVICE: the device context is unusable
  * for the rest of the process (DESIGN 2). The caller checkpoints what the host holds

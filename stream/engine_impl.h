@@ -4,6 +4,9 @@
 #define TSS_ENGINE_IMPL_H
 
 #include "arena.h"
+#include "passes.h"
+
+#include <pthread.h>
 #include "engine.h"
 #include "registry.h"
 #include "stream.h"
@@ -20,12 +23,23 @@ struct tss_engine {
     size_t ndirty, dirty_cap;
     size_t pending; /* staged samples in all */
     tss_engine_counters c;
+    /* the passes in flight (engine.c): their streams (fly[0..nfly), creation order), the
+     * thread that runs them and its CUDA ctx (overlap_passes) */
+    tsm_ctx *side;
+    tss_passes *passes;
+    tss_stream **fly;
+    size_t nfly, fly_cap;
+    pthread_t thread;
+    int threaded;         /* thread is running the passes */
     int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
 };
 
 /* Puts s on the dirty list (once); 0 or -1 when out of memory. */
 int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
+/* Joins the passes in flight (engine.c); emit = 0 drops their alerts (destroy). 0, or
+ * -1 with the message in err. */
+int tssi_engine_join(tss_engine *e, int emit, char *err, unsigned errlen);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
 

@@ -113,8 +113,7 @@ static void describe(tss_arena *a, tss_stream *s, uint64_t src, uint64_t nn_off,
 /* Moves s's round from staging into its host ring. */
 static void push_host(tss_stream *s) {
     const tss_staging *q = &s->stage;
-    for (size_t k = 0; k < s->chunk; k++)
-        tss_ring_push(&s->ring, q->v[q->head + k], q->ts[q->head + k]);
+    tss_ring_append(&s->ring, q->v + q->head, q->ts + q->head, s->chunk);
     tss_staging_consume(&s->stage, s->chunk);
 }
 

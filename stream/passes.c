@@ -30,7 +30,8 @@ typedef struct {
     int motif; /* MK is asked for */
     tsm_window w;
     tsm_window_result res;
-    size_t off; /* its discords in the group's list */
+    uint64_t w0; /* absolute sequence number of the window's first sample */
+    size_t off;  /* its discords in the group's list */
     double secs;
     int failed; /* its group's call failed */
 } item;
@@ -77,7 +78,7 @@ static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
         worst = tsm_fail(ctx, TSM_ENOMEM, "out of memory for the passes of %zu windows", n);
         for (size_t k = 0; k < n; k++) {
             it[k].failed = 1;
-            tss_stream_fail(it[k].s, what, "out of memory");
+            tss_stream_pass_fail(it[k].s, what, "out of memory");
         }
         n = 0;
     }
@@ -96,7 +97,7 @@ static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
             it[k].res = st == TSM_OK ? res[k] : (tsm_window_result){0};
             it[k].failed = st != TSM_OK;
             if (st != TSM_OK)
-                tss_stream_fail(it[k].s, what, tsm_ctx_error(ctx));
+                tss_stream_pass_fail(it[k].s, what, tsm_ctx_error(ctx));
         }
         worst = worse(worst, st);
     }
@@ -127,7 +128,7 @@ static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_discord *found, size
     tss_seqset_prune(&s->alerted, w0);
     uint64_t *seq = malloc((2 * nfound + 1) * sizeof *seq);
     if (!seq) {
-        tss_stream_fail(s, "PD3 pass", "out of memory");
+        tss_stream_pass_fail(s, "PD3 pass", "out of memory");
         return;
     }
     for (size_t k = 0; k < nfound; k++)
@@ -135,7 +136,7 @@ static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_discord *found, size
     uint64_t *fresh = seq + nfound;
     tsm_status rc = tss_dedup(ctx, &s->alerted, seq, nfound, fresh, &nfresh);
     if (rc != TSM_OK)
-        tss_stream_fail(s, "discord de-duplication", tsm_ctx_error(ctx));
+        tss_stream_pass_fail(s, "discord de-duplication", tsm_ctx_error(ctx));
     /* fresh is a sorted subset of seq: walk both */
     for (size_t k = 0, f = 0; rc == TSM_OK && f < nfresh; k++) {
         if (seq[k] != fresh[f])
@@ -144,13 +145,13 @@ static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_discord *found, size
         tss_alert a = {
             .kind = TSS_ALERT_DISCORD,
             .start_seq = seq[k],
-            .start_timestamp_ns = tss_stream_ts(s, seq[k]),
+            /* start_timestamp_ns: filled in when the passes are joined */
             .length = s->p.subsequence,
             .distance = found[k].distance,
             .neighbor_seq = w0 + (uint64_t)found[k].neighbor,
             .threshold = s->r,
         };
-        tss_stream_alert(s, &a);
+        tss_alert_push(&s->pass_out, &a);
     }
     free(seq);
 }
@@ -166,18 +167,17 @@ static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0) {
     tss_alert al = {
         .kind = TSS_ALERT_MOTIF,
         .start_seq = a,
-        .start_timestamp_ns = tss_stream_ts(s, a),
         .length = s->p.subsequence,
         .distance = res->motif.distance,
         .neighbor_seq = b,
     };
-    tss_stream_alert(s, &al);
+    tss_alert_push(&s->pass_out, &al);
 }
 
 /* The alerts of one stream's pass results (the stream did not fail this pass). */
 static void finish(tsm_ctx *ctx, item *it, const tsm_discord *disc) {
     tss_stream *s = it->s;
-    const uint64_t w0 = tss_stream_window_seq(s);
+    const uint64_t w0 = it->w0;
     double t0 = tssi_now();
     if (!isinf(it->w.r)) {
         s->passes_discord++;
@@ -198,7 +198,7 @@ static void finish(tsm_ctx *ctx, item *it, const tsm_discord *disc) {
  * copy is not current (a failed round left it stale). */
 static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w) {
     if (!s->on.placed || s->on.stale) {
-        tss_stream_fail(s, "passes", "the window is not in the arena after a failed round");
+        tss_stream_pass_fail(s, "passes", "the window is not in the arena after a failed round");
         return -1;
     }
     *w = (tsm_window){.x = tss_online_window(&s->on, a, &s->ring), .n = s->ring.fill, .r = r};
@@ -226,14 +226,25 @@ static tsm_status calibrate_all(tsm_ctx *ctx, const tss_arena *a, tss_stream **l
     return st;
 }
 
-tsm_status tss_passes_run(tsm_ctx *ctx, const tss_arena *a, tsm_ctx **workers, int nworkers,
-                          tss_stream **list, size_t n) {
+struct tss_passes {
+    item *it;
+    size_t ni;
+    tsm_status st; /* of tss_passes_execute */
+};
+
+tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list, size_t n,
+                            tss_passes **out) {
+    *out = NULL;
     for (size_t k = 0; k < n; k++)
         list[k]->since_pass = 0;
     tsm_status st = calibrate_all(ctx, a, list, n);
+    tss_passes *p = calloc(1, sizeof *p);
     item *it = calloc(n ? n : 1, sizeof *it);
-    if (!it)
+    if (!p || !it) {
+        free(p);
+        free(it);
         return worse(st, tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu passes", n));
+    }
     size_t ni = 0;
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
@@ -242,17 +253,45 @@ tsm_status tss_passes_run(tsm_ctx *ctx, const tss_arena *a, tsm_ctx **workers, i
         if (window_of(a, s, s->calibrated ? s->r : INFINITY, &it[ni].w) != 0)
             continue;
         it[ni].s = s;
+        it[ni].w0 = tss_stream_window_seq(s);
         it[ni++].motif = s->p.motif;
     }
+    p->it = it;
+    p->ni = ni;
+    *out = p;
+    return st;
+}
+
+void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nworkers) {
+    item *it = p->it;
+    const size_t ni = p->ni;
     tsm_discord *disc = NULL;
+    p->st = TSM_OK;
     if (ni)
-        st = worse(st, run_groups(ctx, it, ni, "window passes", &disc));
+        p->st = run_groups(ctx, it, ni, "window passes", &disc);
     const int threads = ni < 2 || nworkers < 2 ? 1 : nworkers;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
     for (size_t k = 0; k < ni; k++)
         if (!it[k].failed)
             finish(workers[tsmi_thread_id()], &it[k], disc);
     free(disc);
-    free(it);
+}
+
+tsm_status tss_passes_end(tss_passes **p_p, tss_stream **list, size_t n) {
+    tss_passes *p = *p_p;
+    tsm_status st = p ? p->st : TSM_OK;
+    for (size_t k = 0; k < n; k++) {
+        tss_stream *s = list[k];
+        tss_alert_buf *b = &s->pass_out;
+        for (size_t q = 0; q < b->n; q++)
+            b->item[q].start_timestamp_ns = tss_stream_ts(s, b->item[q].start_seq);
+        if (s->pass_fail[0] && !s->fail[0])
+            snprintf(s->fail, sizeof s->fail, "%s", s->pass_fail);
+        s->pass_fail[0] = '\0';
+    }
+    if (p)
+        free(p->it);
+    free(p);
+    *p_p = NULL;
     return st;
 }

@@ -11,16 +11,32 @@
 
 typedef struct tss_stream tss_stream;
 
-/* Runs the passes of the n due streams of list over their windows in the arena a:
- * ONE tsm_window_passes call on ctx (the arena's ctx) per group of streams with equal
- * (m, excl, motif on/off), plus one per (m, excl) for the streams that calibrate r
- * first; never a call per stream. The per-window results then become alerts on the
- * host, over the streams in parallel (OpenMP), thread t using workers[t] (CPU ctxs,
- * nworkers of them) for the de-duplication. Each stream's alerts go to its tick queue,
- * its failures to its fail message and counters; one group's failure does not stop the
- * others. Every pass resets since_pass. Returns TSM_OK, or the worst failure
- * (TSM_EDEVICE first) with its message on ctx. */
-tsm_status tss_passes_run(tsm_ctx *ctx, const tss_arena *a, tsm_ctx **workers, int nworkers,
-                          tss_stream **list, size_t n);
+/* The passes of the n due streams of list over their windows in the arena a, in three
+ * steps so that the second can run on another thread while the engine goes on:
+ *
+ * tss_passes_start (the engine's thread): resets since_pass, calibrates r = auto
+ * streams first (their passes run now, on ctx, the arena's ctx), and describes every
+ * window (*out; NULL only when out of memory). Returns the calibration's status.
+ *
+ * tss_passes_execute (any ONE thread; ctx: a CUDA ctx of its own when that is not the
+ * engine's thread): ONE tsm_window_passes call per group of streams with equal (m,
+ * excl, motif on/off), never a call per stream; the per-window results then become
+ * alerts over the streams in parallel (OpenMP), thread t using workers[t] (CPU ctxs,
+ * nworkers of them) for the de-duplication. It writes only the streams' pass_out,
+ * pass_fail, pass counters, alerted set and last motif: the engine may meanwhile run
+ * the online phase of one more round of these streams (their windows in the arena are
+ * not overwritten: a round appends at most the ring's slack) as long as it neither
+ * restarts their windows nor grows the arena. One group's failure does not stop the
+ * others.
+ *
+ * tss_passes_end (the engine's thread, after execute): fills the alerts' timestamps
+ * from the host rings, hands each pass_fail over to fail, frees *p and returns
+ * execute's worst status (TSM_EDEVICE first; message on its ctx). list/n: the
+ * streams given to start. */
+typedef struct tss_passes tss_passes;
+tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list, size_t n,
+                            tss_passes **out);
+void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nworkers);
+tsm_status tss_passes_end(tss_passes **p, tss_stream **list, size_t n);
 
 #endif

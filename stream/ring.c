@@ -2,6 +2,7 @@
 #include "ring.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack) {
     *r = (tss_ring){.window = window, .cap = window + slack};
@@ -33,6 +34,19 @@ void tss_ring_push(tss_ring *r, double v, int64_t ts) {
     r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
     if (r->fill < r->window)
         r->fill++;
+}
+
+void tss_ring_append(tss_ring *r, const double *v, const int64_t *ts, uint32_t n) {
+    for (uint32_t done = 0; done < n;) {
+        uint32_t run = r->cap - r->head; /* up to the end of the ring, then from 0 */
+        run = run < n - done ? run : n - done;
+        memcpy(r->v + r->head, v + done, run * sizeof *v);
+        memcpy(r->v + r->head + r->cap, v + done, run * sizeof *v);
+        memcpy(r->ts + r->head, ts + done, run * sizeof *ts);
+        r->head = r->head + run == r->cap ? 0 : r->head + run;
+        done += run;
+    }
+    r->fill = r->window - r->fill < n ? r->window : r->fill + n;
 }
 
 uint32_t tss_ring_start(const tss_ring *r) {

@@ -27,6 +27,9 @@ void tss_ring_free(tss_ring *r);
 void tss_ring_clear(tss_ring *r);
 /* Appends one sample; O(1). */
 void tss_ring_push(tss_ring *r, double v, int64_t ts);
+/* Appends n <= cap samples: what n tss_ring_push calls do, in at most two block copies
+ * per array. O(n). */
+void tss_ring_append(tss_ring *r, const double *v, const int64_t *ts, uint32_t n);
 /* Position of the window's oldest sample; the window is r->v[start .. start + fill). */
 uint32_t tss_ring_start(const tss_ring *r);
 /* Timestamp of the sample `back` places before the next write (1 = the newest), for

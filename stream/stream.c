@@ -51,6 +51,7 @@ void tss_stream_destroy(tss_stream **self_p) {
         tss_ring_free(&s->ring);
         tss_seqset_free(&s->alerted);
         free(s->out.item);
+        free(s->pass_out.item);
         free(s);
         *self_p = NULL;
     }
@@ -95,8 +96,7 @@ int64_t tss_stream_ts(const tss_stream *s, uint64_t seq) {
     return tss_ring_ts_back(&s->ring, s->proc_seq - seq);
 }
 
-void tss_stream_alert(tss_stream *s, const tss_alert *a) {
-    tss_alert_buf *b = &s->out;
+void tss_alert_push(tss_alert_buf *b, const tss_alert *a) {
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 16;
         tss_alert *item = realloc(b->item, cap * sizeof *item);
@@ -111,8 +111,17 @@ void tss_stream_alert(tss_stream *s, const tss_alert *a) {
     b->n++;
 }
 
-void tss_stream_fail(tss_stream *s, const char *what, const char *msg) {
+/* Counts a failure and keeps the first message of the tick in buf. */
+static void fail_into(tss_stream *s, char *buf, size_t size, const char *what, const char *msg) {
     s->pass_failures++;
-    if (!s->fail[0])
-        snprintf(s->fail, sizeof s->fail, "stream %s: %s: %s", s->id, what, msg);
+    if (!buf[0])
+        snprintf(buf, size, "stream %s: %s: %s", s->id, what, msg);
+}
+
+void tss_stream_fail(tss_stream *s, const char *what, const char *msg) {
+    fail_into(s, s->fail, sizeof s->fail, what, msg);
+}
+
+void tss_stream_pass_fail(tss_stream *s, const char *what, const char *msg) {
+    fail_into(s, s->pass_fail, sizeof s->pass_fail, what, msg);
 }

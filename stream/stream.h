@@ -59,6 +59,12 @@ struct tss_stream {
     /* the tick in progress */
     uint32_t chunk; /* samples this round */
     tss_alert_buf out;
+    /* the windowed passes of this stream (passes.h; with overlap_passes they run on a
+     * thread while the engine goes on): their DISCORD and MOTIF alerts and their first
+     * failure, handed over when the engine joins them. inflight: launched, not joined. */
+    int inflight;
+    tss_alert_buf pass_out;
+    char pass_fail[512];
     double sec_discord, sec_motif;
     uint32_t passes_discord, passes_motif, pass_failures;
     char fail[512]; /* the first failure of this tick, "" if none */
@@ -83,9 +89,15 @@ static inline uint64_t tss_stream_window_seq(const tss_stream *s) {
 }
 /* Timestamp of sample seq if the ring still holds it, else 0. */
 int64_t tss_stream_ts(const tss_stream *s, uint64_t seq);
+/* Appends an alert to b (counted in b->lost when out of memory). */
+void tss_alert_push(tss_alert_buf *b, const tss_alert *a);
 /* Queues an alert of the tick in progress (counted in out.lost when out of memory). */
-void tss_stream_alert(tss_stream *s, const tss_alert *a);
-/* Records the first failure message of this tick. */
+static inline void tss_stream_alert(tss_stream *s, const tss_alert *a) {
+    tss_alert_push(&s->out, a);
+}
+/* Records the first failure message of this tick (fail: tss_stream_fail; the passes'
+ * own message, taken over when they are joined: tss_stream_pass_fail). */
 void tss_stream_fail(tss_stream *s, const char *what, const char *msg);
+void tss_stream_pass_fail(tss_stream *s, const char *what, const char *msg);
 
 #endif

@@ -60,6 +60,7 @@ tss_engine *st_engine(st_env *env, int threads, uint32_t max_streams) {
         .on_alert = on_alert,
         .params_for = params_for,
         .user = env,
+        .overlap_passes = env->overlap_passes,
     };
     tss_engine *e = NULL;
     char err[256] = "";

@@ -28,6 +28,7 @@ typedef struct {
     const char *ids[ST_MAX_STREAMS];
     tss_params params[ST_MAX_STREAMS];
     size_t nids;
+    int overlap_passes; /* tss_engine_options.overlap_passes of st_engine's engines */
 } st_env;
 
 /* One prepared stream: n samples, sample k has sequence number seq[k] (increasing;
