@@ -53,6 +53,18 @@ static void send_alert(tsd_alerts *a, Tsmine__V1__Alert *msg) {
         a->published[msg->kind]++;
 }
 
+/* The per-stream sequence number of the alert being published: the engine's count of
+ * the stream's alerts (every kind), which already includes this one. One hash lookup. */
+static uint64_t stream_seq(const tsd_alerts *a, const char *stream_id) {
+    tss_stream_info info;
+    if (!a->engine || tss_engine_stream_find(a->engine, stream_id, &info) != 0)
+        return 0;
+    uint64_t n = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        n += info.alerts[k];
+    return n;
+}
+
 void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) {
     tsd_alerts *a = user;
     uint64_t t0 = tsd_now_ns();
@@ -68,6 +80,7 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) 
     msg.neighbor_seq = al->neighbor_seq;
     msg.threshold = al->threshold;
     msg.detected_at_ns = tsd_realtime_ns();
+    msg.seq = stream_seq(a, stream_id);
     if ((unsigned)al->kind < TSS_ALERT_KINDS)
         a->found[al->kind]++;
     send_alert(a, &msg);

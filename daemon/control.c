@@ -152,6 +152,15 @@ static void status(tsd_daemon *d, reply_builder *b) {
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);
+    if (s.curve.enabled) { /* curve_handshakes, curve_rejected_REASON, curve_authorized_keys */
+        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_handshakes", s.curve.handshakes);
+        for (int r = 0; r < TSD_AUTH_REASONS; r++) {
+            char name[48];
+            snprintf(name, sizeof name, "curve_rejected_%s", tsd_auth_reason_name(r));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, s.curve.rejected[r]);
+        }
+        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_authorized_keys", s.curve.keys);
+    }
     for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
         char name[32];
         snprintf(name, sizeof name, "ns_%s", tsd_phase_name(p));

@@ -110,12 +110,13 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     if (rc)
         goto fail;
     restore(d);
-    if (tsd_sockets_open(&d->sock, cfg, msg, sizeof msg) != 0) {
+    if ((rc = tsd_sockets_open(&d->sock, cfg, msg, sizeof msg)) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
-        rc = EX_UNAVAILABLE;
+        rc = rc == TSD_SOCKETS_EKEYS ? EX_CONFIG : EX_UNAVAILABLE; /* key files: config */
         goto fail;
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
+    d->alerts.engine = d->engine; /* per-stream alert seq (alerts.h) */
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -169,6 +170,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     for (int p = 0; p < TSD_PHASES; p++)
         known += p == TSD_PHASE_OTHER ? 0 : ph[p];
     ph[TSD_PHASE_OTHER] = minus(d->ns_busy, known);
+    tsd_security_counters_get(d->sock.security, &s->curve);
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

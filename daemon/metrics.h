@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "ingest.h"
+#include "security.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
 
@@ -49,6 +50,7 @@ typedef struct {
     uint64_t ticks;
     uint64_t busy_ns;              /* main thread outside zmq_poll */
     uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
+    tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),

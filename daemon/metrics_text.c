@@ -95,5 +95,18 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
     scalar(&t, "tsmine_streams", "gauge", "Streams known to the daemon.", s->streams);
+    if (s->curve.enabled) {
+        scalar(&t, "tsmine_curve_handshakes_total", "counter",
+               "CURVE handshakes completed by allowed clients.", s->curve.handshakes);
+        header(&t, "tsmine_curve_rejected_total", "counter",
+               "Refused handshakes, by reason (key: not in the allow-list; protocol: not a "
+               "CURVE client or a malformed handshake; other: cut short). A refused client "
+               "counts once per reconnection attempt.");
+        for (int r = 0; r < TSD_AUTH_REASONS; r++)
+            put(&t, "tsmine_curve_rejected_total{reason=\"%s\"} %llu\n", tsd_auth_reason_name(r),
+                (unsigned long long)s->curve.rejected[r]);
+        scalar(&t, "tsmine_curve_authorized_keys", "gauge", "Client keys in the allow-list.",
+               s->curve.keys);
+    }
     return t.used;
 }

@@ -19,6 +19,14 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
         tsd_log(TSD_LOG_ERR, "reload: %s", msg);
         return -1;
     }
+    /* The allow-list next (security.h): a directory that does not read as a complete
+     * valid list refuses the whole reload, so the daemon keeps one consistent state. */
+    char keys[1200] = "";
+    if (d->sock.security && tsd_security_reload(d->sock.security, keys, sizeof keys) != 0) {
+        snprintf(msg, msglen, "%s; keeping the running configuration and allow-list", keys);
+        tsd_log(TSD_LOG_ERR, "reload: %s", msg);
+        return -1;
+    }
     char changes[2048];
     int restart = tsc_diff(&d->cfg, &next, changes, sizeof changes);
     tsc_keep_restart_keys(&next, &d->cfg);
@@ -29,9 +37,10 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
     }
     d->cfg = next;
     size_t reparam = tss_engine_reparam(d->engine);
-    snprintf(msg, msglen, "%s%s; %zu streams took new parameters%s",
+    snprintf(msg, msglen, "%s%s; %zu streams took new parameters%s%s%s",
              changes[0] ? "changed: " : "no changes", changes, reparam,
-             restart ? "; some changed keys take effect only after a restart" : "");
+             restart ? "; some changed keys take effect only after a restart" : "",
+             keys[0] ? "; " : "", keys);
     tsd_log(restart ? TSD_LOG_WARNING : TSD_LOG_INFO, "reload: %s", msg);
     return 0;
 }

@@ -10,6 +10,11 @@
 
 #include "log.h"
 
+/* SO_SNDBUF of each alert subscriber's connection: room for ~1500 alerts, the rate of a
+ * busy daemon for a round trip of seconds. */
+#define TSD_ALERTS_SNDBUF (256 * 1024)
+#include "security.h"
+
 /* Sets an integer option (int or int64_t by size); 0 or -1 with err. */
 static int setopt(void *sock, int opt, int64_t v, size_t size, const char *what, char *err,
                   size_t errlen) {
@@ -20,15 +25,17 @@ static int setopt(void *sock, int opt, int64_t v, size_t size, const char *what,
     return -1;
 }
 
-/* A new socket of the given type with its linger; NULL with err. */
-static void *new_socket(void *zctx, int type, int linger_ms, const char *what, char *err,
-                        size_t errlen) {
+/* A new socket of the given type with its linger, a CURVE server under the ZAP handler
+ * when sec is not NULL; NULL with err. */
+static void *new_socket(void *zctx, tsd_security *sec, int type, int linger_ms, const char *what,
+                        char *err, size_t errlen) {
     void *s = zmq_socket(zctx, type);
     if (!s) {
         snprintf(err, errlen, "%s: zmq_socket: %s", what, zmq_strerror(errno));
         return NULL;
     }
-    if (setopt(s, ZMQ_LINGER, linger_ms, sizeof(int), what, err, errlen) != 0) {
+    if (setopt(s, ZMQ_LINGER, linger_ms, sizeof(int), what, err, errlen) != 0 ||
+        (sec && tsd_security_apply(sec, s, what, err, errlen) != 0)) {
         zmq_close(s);
         return NULL;
     }
@@ -59,6 +66,13 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
         snprintf(err, errlen, "zmq_ctx_new: %s", zmq_strerror(errno));
         return -1;
     }
+    /* CURVE (security.h): keys and the ZAP handler before any socket can take a peer. */
+    if (cfg->curve_secret_key_file[0] &&
+        tsd_security_open(&s->security, s->zctx, cfg->curve_secret_key_file,
+                          cfg->curve_authorized_keys, cfg->log_rate_per_s, err, errlen) != 0) {
+        tsd_sockets_close(s);
+        return TSD_SOCKETS_EKEYS;
+    }
     /* Messages up to max_message_size are decoded; those up to twice that still arrive and
      * are counted as oversized (ingest.c), so a sender learns nothing new but the operator
      * sees them; libzmq itself disconnects a peer that announces more than twice the
@@ -66,7 +80,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
      * pin to 2 * max_message_size per connection. */
     int64_t maxmsg = 2 * (int64_t)cfg->max_message_size;
 
-    if (!(s->ingest = new_socket(s->zctx, ZMQ_PULL, 0, "ingest", err, errlen)) ||
+    if (!(s->ingest = new_socket(s->zctx, s->security, ZMQ_PULL, 0, "ingest", err, errlen)) ||
         setopt(s->ingest, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
         setopt(s->ingest, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
         goto fail;
@@ -75,7 +89,8 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
             goto fail;
 
     if (cfg->n_ingest_sub_endpoints) {
-        if (!(s->sub = new_socket(s->zctx, ZMQ_SUB, 0, "ingest (subscribe)", err, errlen)) ||
+        if (!(s->sub = new_socket(s->zctx, s->security, ZMQ_SUB, 0, "ingest (subscribe)", err,
+                                  errlen)) ||
             setopt(s->sub, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
             setopt(s->sub, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
             goto fail;
@@ -90,18 +105,23 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
 
     /* At exit, up to 1 s for queued alerts to leave. Plain PUB semantics (no
      * ZMQ_XPUB_NODROP): a subscriber whose queue holds alerts_hwm alerts loses its own
-     * copies, the others lose nothing (alerts.h). */
-    if (!(s->pub = new_socket(s->zctx, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
+     * copies, the others lose nothing (alerts.h). A stalled subscriber pins at most its
+     * queue plus the kernel's send buffer: fixed at TSD_ALERTS_SNDBUF rather than
+     * autotuned (up to tcp_wmem's maximum, 4 MiB on Linux), so that bound is known. */
+    if (!(s->pub = new_socket(s->zctx, s->security, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
         setopt(s->pub, ZMQ_SNDHWM, cfg->alerts_hwm, sizeof(int), "alerts", err, errlen) ||
+        setopt(s->pub, ZMQ_SNDBUF, TSD_ALERTS_SNDBUF, sizeof(int), "alerts", err, errlen) ||
         attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
         goto fail;
 
     /* A reply that cannot leave in 1 s (peer gone) is dropped rather than blocking. */
-    if (!(s->rep = new_socket(s->zctx, ZMQ_REP, 0, "control", err, errlen)) ||
+    if (!(s->rep = new_socket(s->zctx, s->security, ZMQ_REP, 0, "control", err, errlen)) ||
         setopt(s->rep, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
                errlen) ||
         setopt(s->rep, ZMQ_SNDTIMEO, 1000, sizeof(int), "control", err, errlen) ||
         attach(s->rep, cfg->control_endpoint, 1, "control", err, errlen))
+        goto fail;
+    if (s->security && tsd_security_start(s->security, err, errlen) != 0)
         goto fail;
     return 0;
 fail:
@@ -116,6 +136,7 @@ void tsd_sockets_close(tsd_sockets *s) {
             zmq_close(*socks[i]);
             *socks[i] = NULL;
         }
+    tsd_security_close(&s->security); /* after the sockets it serves, before the context */
     if (s->zctx) {
         zmq_ctx_term(s->zctx); /* waits for pub's linger at most */
         s->zctx = NULL;

@@ -249,6 +249,10 @@ static const error_case errors[] = {
     {"state_dir = \"var/lib\";", "state_dir: must be an absolute path"},
     {"security = { curve = { authorized_keys = \"keys\"; }; };",
      "security.curve.authorized_keys: must be an absolute path"},
+    {"security = { curve = { secret_key_file = \"/k/s.key_secret\"; }; };",
+     "t.conf:1: security.curve: secret_key_file is set but not authorized_keys"},
+    {"security = {\n curve = { authorized_keys = \"/k/clients\"; }; };",
+     "t.conf:2: security.curve: authorized_keys is set but not secret_key_file"},
     {"state_dir = "
      "\"/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -4,6 +4,7 @@
 #include "client.h"
 
 #include "cli.h"
+#include "curve_key.h"
 #include "emit.h"
 
 #include <errno.h>
@@ -23,15 +24,18 @@ enum {
     KEY_NONFINITE,
     KEY_INPUT_FORMAT,
     KEY_TIMEOUT,
-    KEY_RATE
+    KEY_RATE,
+    KEY_CURVE_KEY,
+    KEY_SERVER_KEY
 };
 
-#define OPT_ALL (1u << 31)
+#define OPT_ALL  (1u << 31)
+#define OPT_TALK (1u << 30) /* the commands that talk to a daemon (client_command.endpoint) */
 
 /* Every option of every companion, once; --stream three times, as its meaning
  * depends on the command. */
 static const cli_option options[] = {
-    {"endpoint", 'e', 1, "E", OPT_ALL, "the daemon's socket (default below)"},
+    {"endpoint", 'e', 1, "E", OPT_TALK, "the daemon's socket (default below)"},
     {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ID, "publish as stream ID (required)"},
     {"stream", 's', 1, "PREFIX", CLIENT_OPT_STREAM_PREFIX,
      "only streams whose id starts with PREFIX"},
@@ -48,7 +52,10 @@ static const cli_option options[] = {
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLIENT_OPT_REPLAY,
      "input format (default: from the extension)"},
     {"count", 'n', 1, "N", CLIENT_OPT_COUNT, "exit after N alerts (default: no limit)"},
-    {"timeout-ms", KEY_TIMEOUT, 1, "T", OPT_ALL, "give up after T ms without progress"},
+    {"timeout-ms", KEY_TIMEOUT, 1, "T", OPT_TALK, "give up after T ms without progress"},
+    {"curve-key", KEY_CURVE_KEY, 1, "FILE", OPT_TALK,
+     "CURVE: this client's NAME.key_secret (with --server-key)"},
+    {"server-key", KEY_SERVER_KEY, 1, "FILE", OPT_TALK, "CURVE: the daemon's public key S.key"},
     {"verbose", 'v', 0, NULL, OPT_ALL, "report progress on stderr"},
     {"help", 'h', 0, NULL, OPT_ALL, "print this help and exit"},
 };
@@ -56,15 +63,20 @@ static const cli_option options[] = {
 /* The options cmd takes. */
 static cli_optable table_of(const client_command *cmd) {
     return (cli_optable){cmd->name, options, sizeof options / sizeof options[0],
-                         OPT_ALL | cmd->options, 24};
+                         OPT_ALL | (cmd->endpoint ? OPT_TALK : 0) | cmd->options, 24};
 }
 
 /* Prints the command's --help on stdout. */
 static void usage(const client_command *cmd) {
     cli_optable t = table_of(cmd);
     cli_help(&t, cmd->synopsis, cmd->description);
-    printf("\nDefault endpoint: %s. Default --timeout-ms: %ld%s.\n", cmd->endpoint, cmd->timeout_ms,
-           cmd->timeout_ms ? "" : " (wait for ever)");
+    if (cmd->endpoint)
+        printf("\nDefault endpoint: %s. Default --timeout-ms: %ld%s.\n"
+               "With --curve-key NAME.key_secret --server-key S.key (files of `tsmine keygen`)\n"
+               "it connects as a CURVE client: encrypted, and admitted by a daemon with\n"
+               "security.curve on only when NAME.key is in its allow-list (a refused key\n"
+               "looks like no daemon: no reply within --timeout-ms).\n",
+               cmd->endpoint, cmd->timeout_ms, cmd->timeout_ms ? "" : " (wait for ever)");
 }
 
 /* Applies one option (cli_apply_fn; dest is the client_args). */
@@ -127,13 +139,49 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
         }
         return 0;
     case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
+    case KEY_CURVE_KEY: a->curve_key_file = arg; return 0;
+    case KEY_SERVER_KEY: a->server_key_file = arg; return 0;
     case 'v': a->verbose = 1; return 0;
     }
     return EX_SOFTWARE; /* an option in the table without a case: a bug */
 }
 
-/* Parses argv into a: the options, then replay's FILE. Returns 0 to go on, CLI_HELP
- * after printing --help, or EX_USAGE after printing the error. */
+/* Reads one key file of --curve-key / --server-key; returns 0 or the exit status
+ * (EX_NOINPUT, EX_DATAERR) after printing why. */
+static int read_key(const char *command, const char *path, int secret, tsm_curve_key *k) {
+    char err[1024];
+    int rc = tsm_curve_key_read(path, secret, k, err, sizeof err);
+    if (rc == 0)
+        return 0;
+    cli_error("%s: --%s: %s", command, secret ? "curve-key" : "server-key", err);
+    return rc == TSM_CURVE_KEY_EOPEN ? EX_NOINPUT : EX_DATAERR;
+}
+
+/* The CURVE keys of --curve-key and --server-key into a->curve (both or neither). */
+static int read_curve(const client_command *cmd, client_args *a) {
+    if (!a->curve_key_file != !a->server_key_file) {
+        cli_error("%s: --curve-key and --server-key go together (see 'tsmine %s --help')",
+                  cmd->name, cmd->name);
+        return EX_USAGE;
+    }
+    if (!a->curve_key_file)
+        return 0;
+    tsm_curve_key mine, server;
+    int rc = read_key(cmd->name, a->curve_key_file, 1, &mine);
+    if (rc == 0)
+        rc = read_key(cmd->name, a->server_key_file, 0, &server);
+    if (rc)
+        return rc;
+    a->curve.on = 1;
+    memcpy(a->curve.public_key, mine.public_txt, sizeof a->curve.public_key);
+    memcpy(a->curve.secret_key, mine.secret_txt, sizeof a->curve.secret_key);
+    memcpy(a->curve.server_key, server.public_txt, sizeof a->curve.server_key);
+    return 0;
+}
+
+/* Parses argv into a: the options, then replay's FILE or keygen's NAME, then the CURVE
+ * keys. Returns 0 to go on, CLI_HELP after printing --help, or an exit status after
+ * printing the error. */
 static int parse_args(const client_command *cmd, int argc, char **argv, client_args *a) {
     cli_optable t = table_of(cmd);
     *a = (client_args){.endpoint = cmd->endpoint, .batch = 256, .timeout_ms = cmd->timeout_ms};
@@ -142,9 +190,12 @@ static int parse_args(const client_command *cmd, int argc, char **argv, client_a
         usage(cmd);
     if (rc)
         return rc;
-    int want = (cmd->options & CLIENT_OPT_REPLAY) ? 1 : 0;
+    int want = (cmd->options & (CLIENT_OPT_REPLAY | CLIENT_OPT_KEYGEN)) ? 1 : 0;
     if (argc - optind != want) {
-        if (want && optind >= argc)
+        if (want && optind >= argc && (cmd->options & CLIENT_OPT_KEYGEN))
+            cli_error("%s: missing NAME (the key files are NAME.key and NAME.key_secret)",
+                      cmd->name);
+        else if (want && optind >= argc)
             cli_error("%s: missing FILE (use - for standard input)", cmd->name);
         else
             cli_error("%s: unexpected argument '%s' (see 'tsmine %s --help')", cmd->name,
@@ -157,7 +208,7 @@ static int parse_args(const client_command *cmd, int argc, char **argv, client_a
         cli_error("%s: missing --stream ID", cmd->name);
         return EX_USAGE;
     }
-    return 0;
+    return read_curve(cmd, a);
 }
 
 int client_main(const client_command *cmd, int argc, char **argv) {
@@ -170,9 +221,32 @@ int client_main(const client_command *cmd, int argc, char **argv) {
 
 void *client_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
                     const char *what) {
+    return client_secure_socket(zctx, type, endpoint, flags, linger_ms, NULL, what);
+}
+
+/* Makes s a CURVE client with the keys of c (before it connects). */
+static int set_curve(void *s, const client_curve *c) {
+    return zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, c->server_key, sizeof c->server_key) ||
+           zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, c->public_key, sizeof c->public_key) ||
+           zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->secret_key, sizeof c->secret_key);
+}
+
+const char *client_curve_hint(const client_curve *curve) {
+    return curve && curve->on ? "; with CURVE: is this key in the daemon's allow-list, and "
+                                "--server-key the daemon's public key?"
+                              : "";
+}
+
+void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                           const client_curve *curve, const char *what) {
     void *s = zmq_socket(zctx, type);
     if (!s) {
         cli_error("%s: cannot create a socket: %s", what, zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    if (curve && curve->on && set_curve(s, curve) != 0) {
+        cli_error("%s: CURVE: %s", what, zmq_strerror(zmq_errno()));
+        zmq_close(s);
         return NULL;
     }
     int immediate = (flags & CLIENT_IMMEDIATE) != 0;
@@ -187,10 +261,10 @@ void *client_socket(void *zctx, int type, const char *endpoint, int flags, int l
 }
 
 Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
-                                         const char *stream_id, long timeout_ms, const char *what,
-                                         int *rc) {
+                                         const char *stream_id, long timeout_ms,
+                                         const client_curve *curve, const char *what, int *rc) {
     *rc = EX_UNAVAILABLE;
-    void *sock = client_socket(zctx, ZMQ_REQ, endpoint, 0, 0, what);
+    void *sock = client_secure_socket(zctx, ZMQ_REQ, endpoint, 0, 0, curve, what);
     if (!sock)
         return NULL;
     Tsmine__V1__ControlRequest req = TSMINE__V1__CONTROL_REQUEST__INIT;
@@ -206,8 +280,8 @@ Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int c
     if (!buf || zmq_send(sock, buf, tsmine__v1__control_request__pack(&req, buf), 0) < 0 ||
         zmq_poll(&item, 1, timeout) <= 0) {
         cli_error("%s: %s: no reply within %ld ms (is tsmined running, with its control "
-                  "socket there?)",
-                  what, endpoint, timeout_ms);
+                  "socket there?%s)",
+                  what, endpoint, timeout_ms, client_curve_hint(curve));
         goto out;
     }
     zmq_msg_t msg;
@@ -278,7 +352,8 @@ void client_print_alert(FILE *out, const Tsmine__V1__Alert *a) {
     client_print_double(out, a->distance);
     fprintf(out, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
     client_print_double(out, a->threshold);
-    fprintf(out, ",\"detected_at_ns\":%" PRId64 "}\n", a->detected_at_ns);
+    fprintf(out, ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}\n", a->detected_at_ns,
+            a->seq);
 }
 
 int64_t client_realtime_ns(void) {

@@ -29,6 +29,7 @@ enum {
     CLIENT_OPT_STREAM_ONE = 1u << 2,    /* -s ID, optional */
     CLIENT_OPT_REPLAY = 1u << 3,        /* --rate --batch --first-seq --period-ns ... FILE */
     CLIENT_OPT_COUNT = 1u << 4,         /* -n N */
+    CLIENT_OPT_KEYGEN = 1u << 5,        /* the operand NAME (keygen; talks to no daemon) */
 };
 
 /* How replay sends non-finite samples. */
@@ -37,11 +38,18 @@ typedef enum {
     CLIENT_NONFINITE_SEND,    /* send them: the daemon rejects the batches holding them */
 } client_nonfinite;
 
+/* CURVE keys of a client (--curve-key NAME.key_secret --server-key S.key), Z85 text as
+ * daemon/curve_key.h reads them. */
+typedef struct {
+    int on; /* 0: a plain (NULL mechanism) client */
+    char public_key[41], secret_key[41], server_key[41];
+} client_curve;
+
 /* Parsed arguments, defaults applied. */
 typedef struct {
     const char *endpoint;
     const char *stream; /* NULL when not given */
-    const char *file;   /* replay's FILE ("-" is standard input) */
+    const char *file;   /* replay's FILE ("-" is standard input); keygen's NAME */
     double rate;        /* samples per second; 0 = as fast as possible */
     size_t batch;       /* samples per message */
     uint64_t first_seq;
@@ -51,6 +59,8 @@ typedef struct {
     client_nonfinite nonfinite;
     series_format input_format;
     int verbose;
+    const char *curve_key_file, *server_key_file; /* NULL when not given */
+    client_curve curve;                           /* read from those two files */
 } client_args;
 
 typedef struct client_command {
@@ -58,7 +68,7 @@ typedef struct client_command {
     const char *synopsis;    /* after "tsmine NAME " */
     const char *summary;     /* one line, for `tsmine --help` */
     const char *description; /* paragraph for the command's --help */
-    const char *endpoint;    /* default --endpoint */
+    const char *endpoint;    /* default --endpoint; NULL: no daemon (no --endpoint etc.) */
     long timeout_ms;         /* default --timeout-ms (0 = none) */
     unsigned options;        /* CLIENT_OPT_* */
     /* Does the work; returns the exit status. */
@@ -80,13 +90,24 @@ enum {
 void *client_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
                     const char *what);
 
-/* One request to the control socket (REQ): command (a ControlRequest.Command) for
- * stream_id (NULL = none); waits up to timeout_ms (0 = for ever) for the reply.
+/* The same as a CURVE client with the keys of curve (a plain one when curve is NULL or
+ * off). A daemon that refuses the key never answers: sends time out, as with no
+ * daemon. */
+void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                           const client_curve *curve, const char *what);
+
+/* One request to the control socket (REQ, CURVE with curve unless NULL or off):
+ * command (a ControlRequest.Command) for stream_id (NULL = none); waits up to
+ * timeout_ms (0 = for ever) for the reply.
  * Returns it (free with tsmine__v1__control_reply__free_unpacked), or NULL after
  * printing why, with *rc = EX_UNAVAILABLE (no reply) or EX_PROTOCOL (undecodable). */
 Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
-                                         const char *stream_id, long timeout_ms, const char *what,
-                                         int *rc);
+                                         const char *stream_id, long timeout_ms,
+                                         const client_curve *curve, const char *what, int *rc);
+
+/* The hint that follows "no reply"-type messages: "" for a plain client, else a
+ * reminder that a CURVE daemon silently refuses unknown keys. */
+const char *client_curve_hint(const client_curve *curve);
 
 /* Packs one SampleBatch (schema version 1; timestamps first_ts_ns + k * period_ns)
  * into *buf, growing it (malloc'ed, *cap bytes) as needed. Returns the packed size,

@@ -76,7 +76,8 @@ static int run(const client_args *a) {
     sigaction(SIGTERM, &sa, NULL);
 
     void *zctx = zmq_ctx_new();
-    void *sock = zctx ? client_socket(zctx, ZMQ_SUB, a->endpoint, 0, 0, "alerts") : NULL;
+    void *sock =
+        zctx ? client_secure_socket(zctx, ZMQ_SUB, a->endpoint, 0, 0, &a->curve, "alerts") : NULL;
     if (!sock) {
         if (zctx)
             zmq_ctx_term(zctx);
@@ -99,8 +100,9 @@ static int run(const client_args *a) {
         }
         if (ready == 0) { /* no alert for timeout_ms */
             if (a->count) {
-                cli_error("alerts: %s: %llu of %llu alerts after %ld ms without one", a->endpoint,
-                          (unsigned long long)printed, (unsigned long long)a->count, a->timeout_ms);
+                cli_error("alerts: %s: %llu of %llu alerts after %ld ms without one%s", a->endpoint,
+                          (unsigned long long)printed, (unsigned long long)a->count, a->timeout_ms,
+                          client_curve_hint(&a->curve));
                 rc = EX_TEMPFAIL;
             }
             break;
@@ -121,16 +123,19 @@ static int run(const client_args *a) {
 
 const client_command cmd_alerts = {
     .name = "alerts",
-    .synopsis = "[--endpoint E] [--stream PREFIX] [--count N] [--timeout-ms T]",
+    .synopsis = "[--endpoint E] [--stream PREFIX] [--count N] [--timeout-ms T] [--curve-key K "
+                "--server-key S]",
     .summary = "print tsmined's alerts as JSON lines as they arrive",
     .description =
         "Subscribes to tsmined's alert socket and prints each alert as one JSON line,\n"
         "flushed at once, with the fields of tsmine.v1.Alert:\n"
         "  {\"alert_id\":7,\"stream_id\":\"s1\",\"kind\":\"DISCORD\",\"start_seq\":I,\n"
         "   \"start_timestamp_ns\":T,\"length\":M,\"distance\":D,\"neighbor_seq\":J,\n"
-        "   \"threshold\":R,\"detected_at_ns\":T2}\n"
+        "   \"threshold\":R,\"detected_at_ns\":T2,\"seq\":S}\n"
         "kind is DISCORD, LEFT_DISCORD, MOTIF or GAP; a distance or threshold that is not\n"
-        "a number is null. Runs until interrupted, N alerts were printed, or no alert came\n"
+        "a number is null. seq numbers each stream's alerts 1, 2, 3, ...: a jump forward\n"
+        "is alerts this subscriber lost (its queue at the daemon was full, or the daemon\n"
+        "could not send them). Runs until interrupted, N alerts were printed, or no alert came\n"
         "for T ms. Exit status: 0 (also on SIGINT/SIGTERM), 64 usage, 69 socket error,\n"
         "74 output error, 75 when --count N was not reached before --timeout-ms.",
     .endpoint = CLIENT_ALERTS_DEFAULT,

@@ -55,8 +55,8 @@ static int send_all(const client_args *a, const series *s, void *sock) {
         } else if (zmq_send(sock, buf, len, 0) < 0) {
             if (zmq_errno() == EAGAIN)
                 cli_error("replay: %s: no daemon took a message within %ld ms (is tsmined "
-                          "running and listening there?)",
-                          a->endpoint, a->timeout_ms);
+                          "running and listening there?%s)",
+                          a->endpoint, a->timeout_ms, client_curve_hint(&a->curve));
             else
                 cli_error("replay: %s: sending: %s", a->endpoint, zmq_strerror(zmq_errno()));
             rc = EX_UNAVAILABLE;
@@ -86,9 +86,9 @@ static int run(const client_args *a) {
     int linger = a->timeout_ms ? (int)a->timeout_ms : -1;
     /* IMMEDIATE: queue only to a connected daemon, so that with none the first send
      * times out instead of filling a queue nobody reads. */
-    void *sock =
-        zctx ? client_socket(zctx, ZMQ_PUSH, a->endpoint, CLIENT_IMMEDIATE, linger, "replay")
-             : NULL;
+    void *sock = zctx ? client_secure_socket(zctx, ZMQ_PUSH, a->endpoint, CLIENT_IMMEDIATE, linger,
+                                             &a->curve, "replay")
+                      : NULL;
     if (sock) {
         zmq_setsockopt(sock, ZMQ_SNDTIMEO, &linger, sizeof linger);
         rc = send_all(a, &s, sock);
@@ -110,7 +110,8 @@ static int run(const client_args *a) {
 
 const client_command cmd_replay = {
     .name = "replay",
-    .synopsis = "--stream ID [--endpoint E] [--rate HZ] [--batch N] [OPTIONS] FILE",
+    .synopsis = "--stream ID [--endpoint E] [--rate HZ] [--batch N] [--curve-key K --server-key "
+                "S] [OPTIONS] FILE",
     .summary = "publish a series file as a stream to tsmined",
     .description =
         "Reads FILE (.csv/.txt: the last column of each row, a header row skipped; .npy;\n"

@@ -68,8 +68,8 @@ static int run(const client_args *a) {
     if (zctx) {
         int cmd = a->stream ? TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM
                             : TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS;
-        Tsmine__V1__ControlReply *r =
-            client_control(zctx, a->endpoint, cmd, a->stream, a->timeout_ms, "status", &rc);
+        Tsmine__V1__ControlReply *r = client_control(zctx, a->endpoint, cmd, a->stream,
+                                                     a->timeout_ms, &a->curve, "status", &rc);
         if (r && !r->ok) {
             cli_error("status: the daemon refused: %s", *r->error ? r->error : "no reason given");
             rc = EX_DATAERR;
@@ -86,7 +86,7 @@ static int run(const client_args *a) {
 
 const client_command cmd_status = {
     .name = "status",
-    .synopsis = "[--endpoint E] [--stream ID] [--timeout-ms T]",
+    .synopsis = "[--endpoint E] [--stream ID] [--timeout-ms T] [--curve-key K --server-key S]",
     .summary = "print tsmined's counters and stream states as one JSON object",
     .description =
         "Asks tsmined's control socket for its status and prints one JSON object:\n"

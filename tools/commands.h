@@ -16,6 +16,7 @@ extern const cli_command cmd_sets;
 extern const client_command cmd_replay;
 extern const client_command cmd_alerts;
 extern const client_command cmd_status;
+extern const client_command cmd_keygen;
 #endif
 
 #endif

@@ -237,7 +237,7 @@ static void *subscriber(void *arg) {
 static Tsmine__V1__ControlReply *status(lg_run *r) {
     int rc;
     return client_control(r->zctx, r->o.control, TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, NULL,
-                          5000, "loadgen", &rc);
+                          5000, NULL, "loadgen", &rc);
 }
 
 /* A daemon counter by name (0 when absent: an older daemon). */

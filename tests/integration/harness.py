@@ -28,6 +28,16 @@ except ImportError as e:  # e.g. a GPU machine without Debian's python3-zmq
     sys.exit(77)
 
 
+# TSMINE_DAEMON_WRAPPER: a command that runs tsmined (e.g. "valgrind --leak-check=full
+# --track-fds=yes --error-exitcode=99"); with it every daemon is stopped by SIGTERM at
+# the end of its block and its report checked (Daemon.wrapper_problem), and the start
+# and stop timeouts are TSMINE_WRAPPER_SLOWDOWN (default 10) times longer.
+WRAPPER = os.environ.get("TSMINE_DAEMON_WRAPPER", "").split()
+WRAPPER_RC = int(os.environ["TSMINE_WRAPPER_ERROR_RC"]) if os.environ.get(
+    "TSMINE_WRAPPER_ERROR_RC") else None
+SLOW = float(os.environ.get("TSMINE_WRAPPER_SLOWDOWN", "10")) if WRAPPER else 1.0
+
+
 class Failure(Exception):
     """A failed check; the runner prints it and exits 1."""
 
@@ -92,7 +102,8 @@ class Daemon:
     """A tsmined on free loopback ports. params: streams.default; overrides: a list of
     (pattern, dict) pairs; limits: the limits group. Use as a context manager."""
 
-    def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None):
+    def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None,
+                 alerts=None):
         self.env = env
         self.dir = workdir
         self.state_dir = os.path.join(workdir, "state")
@@ -103,6 +114,7 @@ class Daemon:
         self.overrides = list(overrides)
         self.limits = dict(limits or {})
         self.extra_env = dict(extra_env or {})
+        self.alerts_opts = dict(alerts or {})  # more keys of the alerts group (e.g. hwm)
         self.proc = None
         self.ports = None
 
@@ -111,7 +123,8 @@ class Daemon:
         ingest, alerts, control = self.ports
         lines = [
             "ingest = { endpoints = [ \"tcp://127.0.0.1:%d\" ]; };" % ingest,
-            "alerts = { endpoint = \"tcp://127.0.0.1:%d\"; };" % alerts,
+            "alerts = %s;" % conf_group(dict([("endpoint", "tcp://127.0.0.1:%d" % alerts)] +
+                                             list(self.alerts_opts.items()))),
             "control = { endpoint = \"tcp://127.0.0.1:%d\"; };" % control,
             "metrics = { listen = \"\"; };",
             "state_dir = %s;" % conf_value(self.state_dir),
@@ -144,6 +157,7 @@ class Daemon:
 
     # -- process ---------------------------------------------------------------------
     def start(self, timeout=20, wait=True):
+        timeout *= SLOW
         """Starts tsmined (new ports on the first start only) and waits until its control
         socket answers (unless not wait). Retries with fresh ports when it exits at once
         (a port taken)."""
@@ -158,7 +172,8 @@ class Daemon:
             self.log.write("---- start %d: %s -c %s --foreground\n" % (attempt, self.env.tsmined,
                                                                        self.conf))
             self.log.flush()
-            self.proc = subprocess.Popen([self.env.tsmined, "-c", self.conf, "--foreground"],
+            self.proc = subprocess.Popen(WRAPPER + [self.env.tsmined, "-c", self.conf,
+                                                    "--foreground"],
                                          stdin=subprocess.DEVNULL, stdout=self.log,
                                          stderr=self.log, env=env)
             if not wait:
@@ -187,6 +202,7 @@ class Daemon:
 
     def stop(self, timeout=20):
         """SIGTERM, then waits; returns the exit status."""
+        timeout *= SLOW
         self.proc.send_signal(signal.SIGTERM)
         try:
             rc = self.proc.wait(timeout)
@@ -206,10 +222,35 @@ class Daemon:
         return self.start()
 
     def __exit__(self, *exc):
+        if WRAPPER and exc[0] is None and self.proc and self.proc.poll() is None:
+            self.stop(60)  # a clean exit, so that the wrapper reports (leaks, descriptors)
         self.kill()
         if exc[0] is not None:
             self.dump_log()
+            return False
+        if WRAPPER:
+            problem = self.wrapper_problem()
+            if problem:
+                self.dump_log()
+                raise Failure("under %s: %s" % (" ".join(WRAPPER), problem))
         return False
+
+    def wrapper_problem(self):
+        """What the wrapper (TSMINE_DAEMON_WRAPPER) found in this daemon's runs: an exit
+        status of TSMINE_WRAPPER_ERROR_RC (valgrind --error-exitcode; errors and, with
+        --errors-for-leak-kinds=definite, definite leaks), or valgrind's --track-fds report
+        of a descriptor other than stdin/out/err still open at exit. None when clean."""
+        if WRAPPER_RC is not None and self.proc.returncode == WRAPPER_RC:
+            return "exit status %d: errors reported (see the log)" % WRAPPER_RC
+        with open(self.log_path) as f:
+            text = f.read()
+        for line in text.splitlines():
+            # valgrind 3.19: "==PID== FILE DESCRIPTORS: 5 open (3 std) at exit."
+            if "FILE DESCRIPTORS:" in line and "open" in line:
+                words = line.split("FILE DESCRIPTORS:")[1].split()
+                if words[0] != words[2].lstrip("("):
+                    return "descriptors left open at exit: %s" % line.strip()
+        return None
 
     def dump_log(self):
         try:
@@ -225,6 +266,7 @@ class Daemon:
     def request(self, command, stream_id="", timeout_ms=3000, fail=True):
         """One ControlRequest; returns the ControlReply (None on timeout when not fail)."""
         pb = self.env.pb
+        timeout_ms = int(timeout_ms * SLOW)
         req = pb.ControlRequest(schema_version=1, command=command, stream_id=stream_id)
         s = self.env.zctx.socket(zmq.REQ)
         s.setsockopt(zmq.LINGER, 0)
@@ -403,3 +445,34 @@ def expected_discords(env, values, window, m, hop, r, excl=None):
         for i, d, j in env.discords(values[start:e], m, r, excl):
             out.setdefault(start + i, (d, start + j))
     return out
+
+
+def run_cases(doc, cases, seed):
+    """The main() of an integration test file: parses the arguments tests/CMakeLists.txt
+    passes (--case NAME, the programs, the .proto, the data folder, protoc), runs that
+    case (a function of an Env) in a temporary folder and prints "ok - NAME" or
+    "not ok - NAME: why (seed S)". Returns the exit status: 0, 1, or 77 when the case
+    returns 77 (it cannot run here)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--case", required=True, choices=sorted(cases))
+    ap.add_argument("--tsmined", required=True)
+    ap.add_argument("--tsmine", required=True)
+    ap.add_argument("--proto", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--protoc", default="protoc")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="tsmine-it-") as tmp:
+        env = Env(args, tmp)
+        t0 = time.monotonic()
+        try:
+            rc = cases[args.case](env) or 0
+        except Failure as e:
+            print("not ok - %s: %s (seed %d)" % (args.case, e, seed))
+            return 1
+        finally:
+            env.close()
+        if rc == 77:
+            return rc
+        print("ok - %s (%.1f s)" % (args.case, time.monotonic() - t0))
+        return 0
