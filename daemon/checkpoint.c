@@ -2,6 +2,7 @@
 #define _GNU_SOURCE /* mkostemp */
 #include "checkpoint.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -73,9 +74,29 @@ int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user
     return 0;
 }
 
+/* Removes the temporary files (".NAME.XXXXXX", mkostemp's six characters) that writes
+ * interrupted by a crash left in dir. Cost: one pass over dir. */
+static void remove_stale_temps(const char *dir, const char *name) {
+    char prefix[300];
+    size_t plen = (size_t)snprintf(prefix, sizeof prefix, ".%s.", name);
+    DIR *d = plen < sizeof prefix ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, plen) != 0 || strlen(e->d_name) != plen + 6)
+            continue;
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            unlink(path);
+    }
+    closedir(d);
+}
+
 tsd_ckpt_result tsd_ckpt_read(const char *dir, const char *name, tsd_ckpt_fn fn, void *user,
                               char *err, size_t errlen) {
     char path[4096], aside[4200];
+    remove_stale_temps(dir, name);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(aside, sizeof aside, "%s.rejected", path);
     FILE *f = fopen(path, "rbe");

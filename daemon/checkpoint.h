@@ -31,7 +31,8 @@ typedef enum {
 } tsd_ckpt_result;
 
 /* Reads dir/name through fn. err says why on TSD_CKPT_REJECTED (and where the file
- * went). */
+ * went). Called once at start: it first removes the temporary files of writes that a
+ * crash interrupted (never read: only a complete, renamed file is). */
 tsd_ckpt_result tsd_ckpt_read(const char *dir, const char *name, tsd_ckpt_fn fn, void *user,
                               char *err, size_t errlen);
 

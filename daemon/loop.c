@@ -97,12 +97,16 @@ static void status_line(tsd_daemon *d, timers *t, uint64_t now) {
     t->next_status = now + STATUS_NS;
 }
 
-/* Milliseconds to wait in zmq_poll: until the next tick or watchdog, at least 0. */
+/* Milliseconds to wait in zmq_poll: until the next tick, checkpoint or watchdog, at
+ * least 0 (a checkpoint is not left waiting for a long tick_ms). */
 static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
     uint64_t wait = t->next_tick > now ? t->next_tick - now : 0;
     uint64_t wd = tsd_notify_watchdog_wait(&d->notify, now);
     if (wd < wait)
         wait = wd;
+    uint64_t ck = t->next_checkpoint > now ? t->next_checkpoint - now : 0;
+    if (d->cfg.checkpoint_interval_s && ck < wait)
+        wait = ck;
     return (long)((wait + 999999) / 1000000);
 }
 

@@ -129,3 +129,15 @@ void st_input_free(st_input *in) {
     free(in->seq);
     *in = (st_input){0};
 }
+
+void st_ckpt_fix_crc(unsigned char *buf, size_t len) {
+    uint32_t c = 0xffffffffu;
+    for (size_t k = 0; k + 12 < len; k++) {
+        c ^= buf[k];
+        for (int b = 0; b < 8; b++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
+    }
+    c = ~c;
+    for (int k = 0; k < 4; k++)
+        buf[len - 4 + k] = (unsigned char)(c >> (8 * k));
+}

@@ -58,5 +58,9 @@ st_alert *st_select(const st_log *log, const char *id, int kind, size_t *count);
  * seq0 with a gap of `gap` missing samples after sample gap_at (none when gap == 0). */
 st_input st_make_input(const char *id, size_t n, uint64_t seq0, size_t gap_at, uint64_t gap);
 void st_input_free(st_input *in);
+/* Rewrites the CRC-32 of a checkpoint (stream/checkpoint.c: its last 4 bytes, over
+ * everything before the u64 length field) after an edit, with a bitwise CRC
+ * independent of the engine's, so that the field checks behind it are what is tested. */
+void st_ckpt_fix_crc(unsigned char *buf, size_t len);
 
 #endif

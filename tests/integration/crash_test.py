@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""crash_test.py - tsmined's crash-safe state (hardening issue, item 2), through the
+real daemon.
+
+Cases (one per ctest entry, --case NAME):
+  kill     20 cycles: publish to a few streams at a fixed rate, SIGKILL the daemon at a
+           random moment, restart it. Before each restart the checkpoint on disk is
+           read by an independent parser (framing, CRC-32, every stream's next
+           sequence number): it is always complete. Each restart must restore exactly
+           that file (or find none before the first checkpoint), and log which; a
+           rejection fails the test, since SIGKILL cannot tear a renamed file. The
+           publisher resumes each stream at the restored next sequence number, so the
+           samples lost per kill are `sent - restored`, per stream; they must stay
+           within the checkpoint interval's worth (rate x interval) plus the slack the
+           loop may take to get to a due checkpoint (SLACK_S). A clean SIGTERM at the
+           end loses nothing.
+  corrupt  real starts on corrupt checkpoints (empty, short header, wrong magic, wrong
+           version, truncated, bad checksum, wrong length field, bad fields behind a
+           valid checksum, random byte flips): each is refused with its reason in the
+           log, moved aside to streams.ckpt.rejected, the daemon starts empty and
+           takes samples; the intact file still restores afterwards.
+
+The in-process loop over the restore function with random byte flips (10 s) is
+tests/daemon_checkpoint_test.c; this file drives the real binary.
+"""
+
+import contextlib
+import os
+import random
+import struct
+import sys
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Failure, check  # noqa: E402
+
+SEED = int(os.environ.get("TSM_TEST_SEED", "20240607"))
+CYCLES = 20
+RATE = 1000        # samples per second per stream
+BATCH = 20         # samples per message
+INTERVAL_S = 1     # limits.checkpoint_interval in the test's configuration
+# A checkpoint is due INTERVAL_S after the previous one ended; the loop notices it at
+# its next wake-up (tick_ms = 10) and then spends the write itself (milliseconds
+# here), and samples still in flight to the daemon count as lost: what a kill may lose
+# beyond the interval's worth. SLACK_S bounds that with room for a loaded 2-core CI
+# machine under ASan; the figures printed say what was actually lost.
+SLACK_S = 0.5
+# Timing is all that a slower daemon changes: under a wrapper (valgrind, harness.SLOW)
+# or in the TSan pass (TSM_TEST_QUICK) the slack grows by that factor.
+SLOW = harness.SLOW * (4 if os.environ.get("TSM_TEST_QUICK", "0") not in ("", "0") else 1)
+STREAMS = ["crash/%d" % i for i in range(4)]
+PARAMS = {"window": 512, "subsequence": 32, "hop": 128, "range": float("nan")}
+CKPT = "streams.ckpt"
+
+
+# ---- an independent reader of the checkpoint format (stream/checkpoint.c) ----------
+
+def parse_checkpoint(data):
+    """Checks the framing (magic, version 1, length, CRC-32) and returns
+    {stream id: next_seq}; raises ValueError when the file is not complete."""
+    if len(data) < 12 + 4 + 12 or data[:8] != b"TSSCKPT\0":
+        raise ValueError("bad magic or short file (%d bytes)" % len(data))
+    version, = struct.unpack_from("<I", data, 8)
+    payload, crc = struct.unpack_from("<QI", data, len(data) - 12)
+    if version != 1 or payload != len(data) - 24 or zlib.crc32(data[:-12]) != crc:
+        raise ValueError("version %d, length %d of %d, or CRC mismatch"
+                         % (version, payload, len(data) - 24))
+    at = 12
+    count, = struct.unpack_from("<I", data, at)
+    at += 4
+    out = {}
+
+    def take(fmt):
+        nonlocal at
+        v = struct.unpack_from("<" + fmt, data, at)
+        at += struct.calcsize("<" + fmt)
+        return v
+
+    for _ in range(count):
+        idlen, = take("I")
+        sid = data[at:at + idlen].decode()
+        at += idlen
+        take("IIIIddBIB")                         # parameters
+        _, next_seq, _, ngaps, _ = take("BQqII")  # started, next_seq, last_ts, gaps
+        at += 16 * ngaps
+        at += 8 * (2 + 5 + 1) + 16                # counters, proc_seq, since_pass
+        fill, = take("I")
+        at += 16 * fill                           # window samples and timestamps
+        take("BddBQQ")                            # calibration, motif
+        nal, = take("Q")
+        at += 8 * nal
+        nst, = take("Q")
+        at += 16 * nst                            # staged samples and timestamps
+        nmk, = take("Q")
+        at += 40 * nmk
+        out[sid] = next_seq
+    if at != 12 + payload:
+        raise ValueError("stream records end at %d, payload at %d" % (at, 12 + payload))
+    return out
+
+
+def read_checkpoint(state_dir):
+    """{id: next_seq} of the checkpoint on disk, or None when there is none."""
+    try:
+        with open(os.path.join(state_dir, CKPT), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        return parse_checkpoint(data)
+    except (ValueError, struct.error, UnicodeDecodeError) as e:
+        raise Failure("the checkpoint on disk is not complete: %s" % e)
+
+
+def temp_files(state_dir):
+    return [n for n in os.listdir(state_dir) if n.startswith("." + CKPT + ".")]
+
+
+def last_start_log(d):
+    """The log lines of the daemon's latest start."""
+    with open(d.log_path) as f:
+        text = f.read()
+    return text[text.rfind("---- start"):]
+
+
+def restore_outcome(d):
+    """'restored', 'none' or 'rejected: WHY', from the log of the latest start."""
+    lines = [l for l in last_start_log(d).splitlines() if "checkpoint:" in l and
+             ("restored" in l or "none in" in l or "rejected:" in l)]
+    check(len(lines) == 1, "expected one restore line in the log, got %r" % lines)
+    l = lines[0]
+    if "rejected:" in l:
+        return "rejected: " + l.split("rejected:", 1)[1].strip()
+    return "restored" if "restored" in l else "none"
+
+
+# ---- kill ---------------------------------------------------------------------------
+
+def series(rng, n):
+    x, out = 0.0, []
+    for _ in range(n):
+        x += rng.gauss(0.0, 1.0)
+        out.append(x)
+    return out
+
+
+def publish(env, d, values, first, duration, kill=True, hunt=False):
+    """Publishes every stream from first[id] at RATE for duration seconds, then (kill)
+    SIGKILLs the daemon at once; returns {id: next sequence number sent}. hunt: the
+    kill comes instead as soon as a checkpoint write is seen under way (its temporary
+    file exists; polled every millisecond), or after duration."""
+    sock = env.zctx.socket(harness.zmq.PUSH)
+    sock.setsockopt(harness.zmq.LINGER, 0 if kill else 5000)
+    sock.connect(d.ingest)
+    sent = dict(first)
+    t0 = time.monotonic()
+    k = 0
+    while True:
+        due = t0 + k * BATCH / RATE
+        if due - t0 >= duration:
+            break
+        while time.monotonic() < due:
+            if hunt and temp_files(d.state_dir):
+                break
+            time.sleep(min(0.001, max(0.0, due - time.monotonic())))
+        if hunt and temp_files(d.state_dir):
+            break
+        for s in STREAMS:
+            seq = sent[s]
+            sock.send(env.batch(s, seq, values[s][seq:seq + BATCH]), harness.zmq.NOBLOCK)
+            sent[s] = seq + BATCH
+        k += 1
+    if kill:
+        d.proc.kill()  # SIGKILL: no chance to checkpoint
+        d.proc.wait()
+        d.log.close()
+    sock.close()
+    return sent
+
+
+@contextlib.contextmanager
+def running(d):
+    """A case's daemon: its log is printed when a check fails, and it is killed at the
+    end."""
+    try:
+        yield d
+    except Failure:
+        d.dump_log()
+        raise
+    finally:
+        d.kill()
+
+
+def end(d):
+    """Ends a daemon that is to be replaced: SIGKILL, or under a wrapper (valgrind) a
+    clean SIGTERM, so that the wrapper reports on that run, and its report checked."""
+    if not harness.WRAPPER:
+        d.kill()
+        return
+    d.stop()
+    problem = d.wrapper_problem()
+    check(problem is None, "under %s: %s" % (" ".join(harness.WRAPPER), problem))
+
+
+def case_kill(env):
+    rng = random.Random(SEED)
+    horizon = int(RATE * (CYCLES * 3.0 + 10))
+    values = {s: series(rng, horizon) for s in STREAMS}
+    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": INTERVAL_S})
+    worth = RATE * INTERVAL_S
+    bound = RATE * (INTERVAL_S + SLACK_S * SLOW)
+    losses, mid_write, outcomes = [], 0, {}
+    sent = {s: 0 for s in STREAMS}
+    with running(d):
+        for cycle in range(CYCLES + 1):
+            on_disk = read_checkpoint(d.state_dir)  # complete, or none: never torn
+            d.start()
+            outcome = restore_outcome(d)
+            outcomes[outcome.split(":")[0]] = outcomes.get(outcome.split(":")[0], 0) + 1
+            check(not temp_files(d.state_dir), "temporary files left after a start: %s"
+                  % temp_files(d.state_dir))
+            st = d.status()["streams"]
+            if on_disk is None:
+                check(outcome == "none", "cycle %d: no checkpoint on disk, log says %s"
+                      % (cycle, outcome))
+                check(not st, "cycle %d: streams %s without a checkpoint" % (cycle, sorted(st)))
+            else:
+                check(outcome == "restored", "cycle %d: a complete checkpoint was not "
+                      "restored: %s" % (cycle, outcome))
+                got = {s: v["next_seq"] for s, v in st.items()}
+                check(got == on_disk, "cycle %d: restored %s, the file on disk holds %s"
+                      % (cycle, got, on_disk))
+            restored = {s: st[s]["next_seq"] if s in st else 0 for s in STREAMS}
+            for s, v in st.items():  # the stream resumed at next_seq: nothing else counted
+                check(v["samples"] == v["next_seq"] and v["gaps"] == 0 and v["rejected"] == 0,
+                      "cycle %d: %s restored inconsistent: %s" % (cycle, s, v))
+            if cycle:
+                lost = [sent[s] - restored[s] for s in STREAMS]
+                check(min(lost) >= 0, "cycle %d: restored more than was sent: %s, sent %s"
+                      % (cycle, restored, sent))
+                check(max(lost) <= bound, "cycle %d: %d samples lost per stream, more than "
+                      "the interval's worth %d (+ slack: %d)" % (cycle, max(lost), worth, bound))
+                losses.append(max(lost))
+            if cycle == CYCLES:
+                break
+            # the next kill: anywhere in a few intervals; every 5th right after the start
+            # (before the first checkpoint of this run); every 4th while a checkpoint is
+            # being written
+            hunt = cycle % 4 == 2
+            duration = (3.0 * INTERVAL_S if hunt else rng.uniform(0.0, 0.3) if cycle % 5 == 4
+                        else rng.uniform(0.3, 2.5))
+            sent = publish(env, d, values, restored, duration, hunt=hunt)
+            mid_write += bool(temp_files(d.state_dir))
+        # a clean stop loses nothing
+        sent = publish(env, d, values, restored, 0.5, kill=False)
+        d.wait_samples(sent)
+        check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+        d.start()
+        st = d.status()["streams"]
+        check({s: st[s]["next_seq"] for s in STREAMS} == sent,
+              "after SIGTERM and restart: %s, sent %s" % (st, sent))
+        end(d)
+    print("# %d kill cycles survived; restarts: %s; kills during a checkpoint write: %d"
+          % (CYCLES, outcomes, mid_write))
+    print("# samples lost per kill (per stream, at %d samples/s, checkpoint_interval %d s "
+          "= %d samples): max %d, mean %.0f (%.2f intervals max)"
+          % (RATE, INTERVAL_S, worth, max(losses), sum(losses) / len(losses),
+             max(losses) / worth))
+
+
+# ---- corrupt ------------------------------------------------------------------------
+
+def fix_crc(b):
+    """Recomputes the CRC (of everything before the length field) after an edit."""
+    b[-4:] = struct.pack("<I", zlib.crc32(bytes(b[:-12])))
+    return bytes(b)
+
+
+def corruptions(good, rng):
+    """(name, bytes, the reason the log must give) for each corrupt case."""
+    first_id = 12 + 4  # the first stream's id length field
+    out = [
+        ("empty", b"", "not a tsmine stream checkpoint"),
+        ("short header", good[:10], "not a tsmine stream checkpoint"),
+        ("wrong magic", b"XSSCKPT\0" + good[8:], "not a tsmine stream checkpoint"),
+        ("wrong version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 2) + good[12:]),
+         "version 2"),
+        ("truncated", good[:len(good) // 2], "length or checksum mismatch"),
+        ("truncated tail", good[:-1], "length or checksum mismatch"),
+        ("bad checksum", good[:-1] + bytes([good[-1] ^ 0xff]), "length or checksum mismatch"),
+        ("wrong length field", good[:-12] + struct.pack("<Q", len(good)) + good[-4:],
+         "length or checksum mismatch"),
+        ("stream count too large", fix_crc(bytearray(good[:12]) + struct.pack("<I", 99)
+                                           + good[16:]), "stream 3: bad id length"),
+        ("bad id length", fix_crc(bytearray(good[:first_id]) + struct.pack("<I", 0)
+                                  + good[first_id + 4:]), "bad id length"),
+        ("trailing bytes", fix_crc(bytearray(good[:-12]) + b"\0" * 8 + struct.pack(
+            "<QI", len(good) - 24 + 8, 0)), "stray bytes"),
+    ]
+    for k in range(3):
+        b = bytearray(good)
+        for _ in range(1 + k):
+            b[rng.randrange(12, len(b) - 12)] ^= rng.randrange(1, 256)
+        out.append(("random flips %d" % (k + 1), bytes(b), "length or checksum mismatch"))
+    return out
+
+
+def case_corrupt(env):
+    rng = random.Random(SEED)
+    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": 0})
+    path = os.path.join(d.state_dir, CKPT)
+    with running(d):
+        d.start()
+        sock = env.pusher(d.ingest)
+        want = {}
+        for i, s in enumerate(STREAMS[:3]):
+            v = series(rng, 300 + 100 * i)
+            env.send_series(sock, s, v, batch=50)
+            want[s] = len(v)
+        sock.close()
+        d.wait_samples(want)
+        check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+        with open(path, "rb") as f:
+            good = f.read()
+        check(read_checkpoint(d.state_dir) == want, "the SIGTERM checkpoint holds %s"
+              % read_checkpoint(d.state_dir))
+        cases = corruptions(good, rng)
+        for name, data, reason in cases:
+            with open(path, "wb") as f:
+                f.write(data)
+            d.start()
+            outcome = restore_outcome(d)
+            check(outcome.startswith("rejected") and reason in outcome,
+                  "%s: expected a rejection naming \"%s\", got %s" % (name, reason, outcome))
+            check("starting empty" in outcome, "%s: %s" % (name, outcome))
+            check(not d.status()["streams"], "%s: the daemon did not start empty" % name)
+            check(not os.path.exists(path), "%s: the refused file was not moved aside" % name)
+            with open(path + ".rejected", "rb") as f:
+                check(f.read() == data, "%s: streams.ckpt.rejected is not the refused file"
+                      % name)
+            sock = env.pusher(d.ingest)  # and it works
+            env.send_series(sock, "after/" + name, series(rng, 40), batch=40)
+            sock.close()
+            d.wait_samples({"after/" + name: 40})
+            end(d)
+        with open(path, "wb") as f:
+            f.write(good)
+        d.start()
+        check(restore_outcome(d) == "restored", "the intact file: %s" % restore_outcome(d))
+        st = d.status()["streams"]
+        check({s: v["samples"] for s, v in st.items()} == want,
+              "the intact file restored %s, expected %s" % (st, want))
+        end(d)
+    print("# %d corrupt checkpoints refused by real starts, each logged with its reason"
+          % len(cases))
+
+
+CASES = {"kill": case_kill, "corrupt": case_corrupt}
+
+
+if __name__ == "__main__":
+    sys.exit(harness.run_cases(__doc__, CASES, SEED))
