@@ -66,12 +66,12 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
         if (tsd_alert_kind_label(k))
             put(&t, "tsmine_alerts_total{kind=\"%s\"} %llu\n", tsd_alert_kind_label(k),
                 (unsigned long long)s->alerts[k]);
-    scalar(
-        &t, "tsmine_alert_drops_total", "counter",
-        "Alerts that could not be handed to ZeroMQ and reached no subscriber. Alerts a "
-        "slow subscriber loses at its own high-water mark (alerts.hwm) are invisible to "
-        "the publisher and not counted here: that subscriber sees gaps in its streams' alert seq.",
-        s->alert_drops);
+    scalar(&t, "tsmine_alert_drops_total", "counter",
+           "Alerts that could not be handed to ZeroMQ and reached no subscriber. Alerts a "
+           "slow subscriber loses at its own high-water mark (alerts.hwm) are invisible to "
+           "the publisher and not counted here: that subscriber sees gaps in the seq of "
+           "its streams' alerts.",
+           s->alert_drops);
     scalar(&t, "tsmine_pass_failures_total", "counter",
            "Detection passes that failed (skipped for the streams concerned).", s->pass_failures);
     static const char *const pass[TSD_PASSES] = {"online", "discord", "motif"};
