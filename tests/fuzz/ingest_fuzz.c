@@ -59,7 +59,9 @@ static int varint(const uint8_t **p, const uint8_t *end, uint64_t *v, int *minim
         x |= (uint64_t)(c & 0x7f) << (7 * i);
         if (!(c & 0x80)) {
             *v = x;
-            *minimal = i == 0 || c != 0;
+            /* shortest form, and no bits beyond 64 in a 10th byte (unpack drops them,
+             * so pack writes that byte as 0 or 1) */
+            *minimal = (i == 0 || c != 0) && (i < 9 || c <= 1);
             return 1;
         }
     }
