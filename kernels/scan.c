@@ -4,11 +4,17 @@
 
 #include "omp_team.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* Keys searched together by one thread: their loads are independent, so the cache
  * misses of a group overlap instead of forming one chain. */
 #define SEARCH_GROUP 16
+
+/* Sorted keys searched at once by one thread (scan.inc, search_sorted), and the
+ * interpolation steps a key may take before it is found by galloping instead. */
+#define SEARCH_RING  32
+#define INTERP_STEPS 4
 
 /* Common checks of a scan call. */
 static tsm_status check_scan(tsm_ctx *ctx, tsm_scan_kind kind, const void *in, const void *out,

@@ -1,11 +1,12 @@
 /* sets_test.c - sorted multiset operations (kernels/sets) against a plain serial merge
  * with the semantics of C++ std::set_intersection / set_union / set_difference /
  * set_symmetric_difference, on the six input shapes of seed 004, heavy duplicates,
- * empty and tiny inputs, sizes around powers of two, unequal sizes (1:1000), runs of
- * one key across the cuts between pieces, both key widths, both methods, and 1 and 2
- * threads. Results are compared exactly (integers: no tolerance). The 2^30-element case
- * runs on the CUDA backend only and says so when it skips. TSM_TEST_QUICK=1 (for
- * compute-sanitizer runs) keeps the sizes up to 1025 and skips the 2^30 case. */
+ * empty and tiny inputs, sizes around powers of two, unequal sizes (1:1000, also with
+ * results large enough to be written past the cache), runs of one key across the cuts
+ * between pieces, both key widths, both methods, and 1 and 2 threads. Results are compared exactly
+ * (integers: no tolerance). The 2^30-element case runs on the CUDA backend only and says so when it
+ * skips. TSM_TEST_QUICK=1 (for compute-sanitizer runs) keeps the sizes up to 1025 and skips the
+ * 2^30 case. */
 #include "testutil.h"
 
 #include "sets.h"
@@ -241,6 +242,34 @@ static void test_unequal(void **state) {
     check_shape(SHAPE_RANDOM, 5000, 200000);
     check_shape(SHAPE_IDENTICAL, 100, 100000);
     check_shape(SHAPE_DISJOINT, 100, 100000);
+}
+
+/* Size ratios of 1:1000 and 1000:1 large enough that the result goes out past the
+ * cache (streaming stores from 32 MiB of output, sets.c STREAM_ABOVE) and the searches
+ * of the small side in the large one run in flight together (scan's search_sorted):
+ * every operation, both widths, both orders, the default method, 2 threads. The small
+ * side has runs of up to three copies, the large one the duplicates of uniform draws. */
+static void test_unequal_large(void **state) {
+    (void)state;
+    if (tu_quick())
+        skip(); /* TSM_TEST_QUICK: sizes of up to 1025 only */
+    tsm_ctx *ctx = ctx_under_test();
+    tu_case_seed(31);
+    const size_t nl = 9000000, ns = nl / 1000;
+    uint64_t *s = malloc(ns * sizeof *s), *l = malloc(nl * sizeof *l);
+    assert_true(s && l);
+    fill(SHAPE_RANDOM, 0, s, ns, nl);
+    for (size_t i = 1; i < ns; i++)
+        if (rnd(2))
+            s[i] = s[i - 1];
+    fill(SHAPE_RANDOM, 1, l, nl, nl);
+    tsm_ctx_set_threads(ctx, 2);
+    for (int w = 32; w <= 64; w += 32)
+        for (int op = 0; op < TSM_SET_NOPS; op++) {
+            check_op(ctx, w, TSM_SET_AUTO, (tsm_set_op)op, s, ns, l, nl, "1:1000 large");
+            check_op(ctx, w, TSM_SET_AUTO, (tsm_set_op)op, l, nl, s, ns, "1000:1 large");
+        }
+    free(s), free(l);
 }
 
 /* Runs of one key long enough to span many pieces, with different multiplicities in A
@@ -485,7 +514,7 @@ static void test_huge_gpu(void **state) {
 }
 
 int main(void) {
-    struct CMUnitTest tests[N_SHAPES + 8];
+    struct CMUnitTest tests[N_SHAPES + 9];
     static char names[N_SHAPES][32];
     size_t nt = 0;
     for (int s = 0; s < N_SHAPES; s++) {
@@ -493,10 +522,11 @@ int main(void) {
         tests[nt++] = (struct CMUnitTest){names[s], test_shapes, NULL, NULL, (void *)(intptr_t)s};
     }
     const struct CMUnitTest fixed[] = {
-        cmocka_unit_test(test_unequal),       cmocka_unit_test(test_runs_across_cuts),
-        cmocka_unit_test(test_split),         cmocka_unit_test(test_threads_identical),
-        cmocka_unit_test(test_first_descent), cmocka_unit_test(test_unsorted_is_safe),
-        cmocka_unit_test(test_invalid),       cmocka_unit_test(test_huge_gpu),
+        cmocka_unit_test(test_unequal),           cmocka_unit_test(test_unequal_large),
+        cmocka_unit_test(test_runs_across_cuts),  cmocka_unit_test(test_split),
+        cmocka_unit_test(test_threads_identical), cmocka_unit_test(test_first_descent),
+        cmocka_unit_test(test_unsorted_is_safe),  cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_huge_gpu),
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         tests[nt++] = fixed[i];
