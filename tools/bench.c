@@ -34,6 +34,7 @@
  * after one line {"bench":"copy_bandwidth",...,"bytes_per_second":B} with the device's
  * measured copy bandwidth (bytes read plus written). --no-host skips the host-array
  * backends (for sizes where the copies and the serial merge would dominate). */
+#include "bench_shapelet.h"
 #include "emit.h"
 #ifdef TSMINE_HAVE_CUDA
 #include "bench_thrust.h"
@@ -645,6 +646,7 @@ static void usage(void) {
            "                        (cuda_device) beside Thrust (thrust), with the copy\n"
            "                        bandwidth and bw_fraction\n"
            "  -h, --help            print this help and exit\n"
+           "  (tsmine-bench shapelet --help: the shapelet discovery benchmark)\n"
            "  -V, --version         print the version and exit\n\n"
            "Fields: bench, backend, series, n, m, subsequences (N = n-m+1), threads, repeat,\n"
            "seconds (statistics + kernel), stats_seconds, distances (evaluated), fraction\n"
@@ -877,6 +879,8 @@ static int cmp_size(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "shapelet") == 0) /* its own options: bench_shapelet.c */
+        return bench_shapelet_main(argc - 1, argv + 1);
     bench_opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc != 0)

@@ -2,6 +2,7 @@
  * and version (DESIGN 6). Each subcommand lives in its own cmd_NAME.c: the batch
  * commands run through cli_main, the daemon companions through client_main. */
 #include "cli.h"
+#include "cmd_shapelet.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -70,6 +71,7 @@ static void usage(void) {
            "sorted multisets.\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    printf("  %-10s %s\n", "shapelet", "shapelet-tree classifier: train, predict, show");
 #ifdef TSMINE_HAVE_CLIENT
     printf("\nTalking to the daemon tsmined:\n");
     for (size_t i = 0; i < N_COMPANIONS; i++)
@@ -97,6 +99,12 @@ int main(int argc, char **argv) {
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
         printf("tsmine %s\n", TSMINE_VERSION);
         return fflush(stdout) == 0 ? 0 : EX_IOERR;
+    }
+    if (strcmp(name, "shapelet") == 0) /* subcommands of its own (cmd_shapelet.h) */
+        return shapelet_main(argc - 1, argv + 1);
+    if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "shapelet") == 0) {
+        char *hargv[] = {argv[2], "--help", NULL};
+        return shapelet_main(2, hargv);
     }
     if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
         command_ref cmd = find_command(argv[2]);
