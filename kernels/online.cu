@@ -109,7 +109,12 @@ __global__ static void __launch_bounds__(OB_T) online_kernel(const tsm_online_jo
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     if (tid == 0) {
         jb = jobs[blockIdx.x];
-        st = *jb.state;
+        /* a state to rebuild may never have been written (a new stream's arena
+         * region): read only its flag then, rebuild writes every field */
+        if (jb.state->valid)
+            st = *jb.state;
+        else
+            st.valid = 0;
         jb.state = &st;
         if (!st.valid)
             tsmi_online_rebuild(&jb, jb.ring + jb.pos0);
