@@ -287,7 +287,7 @@ static void *handler(void *arg) {
         if (items[1].revents & ZMQ_POLLIN)
             while (serve_zap(s)) {
             }
-        for (size_t i = 0; i < s->n_monitors; i++)
+        for (size_t i = 0; i + 2 < (size_t)n; i++) /* the monitors polled at start */
             if (items[2 + i].revents & ZMQ_POLLIN)
                 read_events(s, i);
     }
@@ -363,6 +363,10 @@ fail:
 
 int tsd_security_apply(tsd_security *s, void *sock, const char *what, char *err, size_t errlen) {
     int one = 1;
+    if (s->started) { /* the handler thread reads the monitors: they are fixed by now */
+        snprintf(err, errlen, "%s: curve: sockets are secured before the ZAP handler starts", what);
+        return -1;
+    }
     if (s->n_monitors == MAX_MONITORS) {
         snprintf(err, errlen, "%s: curve: more than %d sockets", what, MAX_MONITORS);
         return -1;

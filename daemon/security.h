@@ -59,7 +59,8 @@ int tsd_security_open(tsd_security **out, void *zctx, const char *secret_key_fil
  * handler, and monitors its handshakes; what names it in logs ("ingest"). The monitor
  * of the n-th socket applied (from 0) is TSD_SECURITY_MONITOR "n" in sock's context.
  * libzmq's I/O thread blocks while a monitor has no reader: every socket must be of
- * zctx (tests that apply to a socket of another context read it themselves). */
+ * zctx (tests that apply to a socket of another context read it themselves). Only
+ * before tsd_security_start: the handler thread polls the monitors known then. */
 #define TSD_SECURITY_MONITOR "inproc://tsmine-security-monitor-"
 int tsd_security_apply(tsd_security *s, void *sock, const char *what, char *err, size_t errlen);
 

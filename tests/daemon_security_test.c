@@ -254,7 +254,22 @@ static void test_sockets_and_reload(void **state) {
     assert_int_equal(zmq_bind(pull, "tcp://127.0.0.1:*"), 0);
     size_t len = sizeof endpoint;
     zmq_getsockopt(pull, ZMQ_LAST_ENDPOINT, endpoint, &len);
+    /* A CURVE socket of a context with no ZAP handler (the fail-closed check below):
+     * secured before the handler starts, like every socket (security.h). */
+    void *other = zmq_ctx_new();
+    void *lone = zmq_socket(other, ZMQ_PULL);
+    zmq_setsockopt(lone, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(tsd_security_apply(s, lone, "lone", err, sizeof err), 0);
+    char lone_endpoint[128];
+    assert_int_equal(zmq_bind(lone, "tcp://127.0.0.1:*"), 0);
+    len = sizeof lone_endpoint;
+    zmq_getsockopt(lone, ZMQ_LAST_ENDPOINT, lone_endpoint, &len);
+    void *monitor = zmq_socket(other, ZMQ_PAIR); /* libzmq's I/O thread needs its reader */
+    zmq_setsockopt(monitor, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(zmq_connect(monitor, TSD_SECURITY_MONITOR "1"), 0);
     assert_int_equal(tsd_security_start(s, err, sizeof err), 0);
+    assert_int_equal(tsd_security_apply(s, lone, "late", err, sizeof err), -1);
+    assert_non_null(strstr(err, "before the ZAP handler starts"));
 
     snprintf(name, sizeof name, "%s", at("alice"));
     assert_true(gets_through(zctx, pull, endpoint, name, server.public_txt, 5000));
@@ -296,18 +311,8 @@ static void test_sockets_and_reload(void **state) {
 
     /* Fail closed: a CURVE socket whose context has no ZAP handler admits nobody
      * (ZMQ_ZAP_ENFORCE_DOMAIN), not even an allowed key. */
-    void *other = zmq_ctx_new();
     assert_true(gets_through(zctx, pull, endpoint, name, server.public_txt, 5000)); /* bob */
-    void *lone = zmq_socket(other, ZMQ_PULL);
-    zmq_setsockopt(lone, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(tsd_security_apply(s, lone, "lone", err, sizeof err), 0);
-    assert_int_equal(zmq_bind(lone, "tcp://127.0.0.1:*"), 0);
-    len = sizeof endpoint;
-    zmq_getsockopt(lone, ZMQ_LAST_ENDPOINT, endpoint, &len);
-    void *monitor = zmq_socket(other, ZMQ_PAIR); /* libzmq's I/O thread needs its reader */
-    zmq_setsockopt(monitor, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(zmq_connect(monitor, TSD_SECURITY_MONITOR "1"), 0);
-    assert_false(gets_through(other, lone, endpoint, name, server.public_txt, 1000));
+    assert_false(gets_through(other, lone, lone_endpoint, name, server.public_txt, 1000));
     zmq_close(monitor);
 
     zmq_close(lone);

@@ -68,7 +68,9 @@ def free_port():
 
 
 def wait_until(cond, timeout, what, step=0.02):
-    """Polls cond() until it returns a true value (returned) or timeout seconds pass."""
+    """Polls cond() until it returns a true value (returned) or timeout seconds pass;
+    SLOW times longer under a wrapper (every such deadline is about speed only)."""
+    timeout *= SLOW
     end = time.monotonic() + timeout
     while True:
         got = cond()
