@@ -11,7 +11,6 @@ Each case is one ctest entry. Prints `ok - NAME` or `not ok - NAME` with the rea
 Data is generated from a fixed seed, printed on failure.
 """
 
-import argparse
 import json
 import math
 import os
@@ -20,7 +19,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -394,30 +392,7 @@ CASES = {f.__name__[5:]: f for f in (case_ingest, case_thousand, case_reject, ca
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
-    ap.add_argument("--tsmined", required=True)
-    ap.add_argument("--tsmine", required=True)
-    ap.add_argument("--proto", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("--have-systemd", type=int, default=1)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tsmine-it-") as tmp:
-        env = harness.Env(args, tmp)
-        env.have_systemd = bool(args.have_systemd)
-        t0 = time.monotonic()
-        try:
-            rc = CASES[args.case](env) or 0
-        except Failure as e:
-            print("not ok - %s: %s (seed %d)" % (args.case, e, SEED))
-            return 1
-        finally:
-            env.close()
-        if rc == 77:
-            return rc
-        print("ok - %s (%.1f s)" % (args.case, time.monotonic() - t0))
-        return 0
+    return harness.run_cases(__doc__, CASES, SEED)
 
 
 if __name__ == "__main__":

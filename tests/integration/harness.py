@@ -449,9 +449,10 @@ def expected_discords(env, values, window, m, hop, r, excl=None):
     return out
 
 
-def run_cases(doc, cases, seed):
+def run_cases(doc, cases, seed=None):
     """The main() of an integration test file: parses the arguments tests/CMakeLists.txt
-    passes (--case NAME, the programs, the .proto, the data folder, protoc), runs that
+    passes (--case NAME, the programs, the .proto, the data folder, protoc, and
+    --have-systemd: env.have_systemd), runs that
     case (a function of an Env) in a temporary folder and prints "ok - NAME" or
     "not ok - NAME: why (seed S)". Returns the exit status: 0, 1, or 77 when the case
     returns 77 (it cannot run here)."""
@@ -463,14 +464,17 @@ def run_cases(doc, cases, seed):
     ap.add_argument("--proto", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--protoc", default="protoc")
+    ap.add_argument("--have-systemd", type=int, default=1)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tsmine-it-") as tmp:
         env = Env(args, tmp)
+        env.have_systemd = bool(args.have_systemd)
         t0 = time.monotonic()
         try:
             rc = cases[args.case](env) or 0
         except Failure as e:
-            print("not ok - %s: %s (seed %d)" % (args.case, e, seed))
+            print("not ok - %s: %s%s" % (args.case, e, "" if seed is None else
+                                          " (seed %d)" % seed))
             return 1
         finally:
             env.close()

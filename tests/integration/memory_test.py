@@ -21,12 +21,10 @@ subscribers (issue 5 item 4), through its real interfaces:
 Prints `ok - NAME` or `not ok - NAME` with the reason; exits 0, 1, or 77 (skipped).
 """
 
-import argparse
 import os
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 
@@ -313,29 +311,7 @@ CASES = {"oversize": case_oversize, "slow_subscriber": case_slow_subscriber}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
-    ap.add_argument("--tsmined", required=True)
-    ap.add_argument("--tsmine", required=True)
-    ap.add_argument("--proto", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("--have-systemd", type=int, default=1)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tsmine-mem-") as tmp:
-        env = harness.Env(args, tmp)
-        t0 = time.monotonic()
-        try:
-            rc = CASES[args.case](env) or 0
-        except Failure as e:
-            print("not ok - %s: %s" % (args.case, e))
-            return 1
-        finally:
-            env.close()
-        if rc == 77:
-            return rc
-        print("ok - %s (%.1f s)" % (args.case, time.monotonic() - t0))
-        return 0
+    return harness.run_cases(__doc__, CASES)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ malformed or emptied allow-list on SIGHUP keep the daemon closed as before; a va
 allow-list is swapped in). Exits 0, 1, or 77 when it cannot run here.
 """
 
-import argparse
 import json
 import os
 import re
@@ -23,7 +22,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import harness
@@ -288,29 +286,10 @@ CASES = {f.__name__[5:]: f for f in (case_allow, case_start, case_reload)}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
-    ap.add_argument("--tsmined", required=True)
-    ap.add_argument("--tsmine", required=True)
-    ap.add_argument("--proto", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    args = ap.parse_args()
     if not zmq.has("curve"):
         print("SKIP: this pyzmq's libzmq has no CURVE")
         return 77
-    with tempfile.TemporaryDirectory(prefix="tsmine-sec-") as tmp:
-        env = harness.Env(args, tmp)
-        t0 = time.monotonic()
-        try:
-            CASES[args.case](env)
-        except Failure as e:
-            print("not ok - %s: %s" % (args.case, e))
-            return 1
-        finally:
-            env.close()
-        print("ok - %s (%.1f s)" % (args.case, time.monotonic() - t0))
-        return 0
+    return harness.run_cases(__doc__, CASES)
 
 
 if __name__ == "__main__":
