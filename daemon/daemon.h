@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sysexits.h>
 
 #include "alerts.h"
 #include "config.h"
@@ -40,7 +41,14 @@ typedef struct {
 /* Starts everything from cfg (copied). Returns 0, or a sysexits code with the reason
  * already logged; d is then closed. */
 int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_path);
-/* Runs until asked to stop; returns the process exit status (0 after SIGTERM). */
+/* The exit status after a sticky device error (tss_engine_device_lost), once the
+ * checkpoint is written: EX_TEMPFAIL (75, "try again later"), which no start-up
+ * failure uses, so that it tells this case apart and systemd's Restart=on-failure
+ * starts a fresh process (a new CUDA context). */
+#define TSD_EXIT_DEVICE_LOST EX_TEMPFAIL
+
+/* Runs until asked to stop; returns the process exit status (0 after SIGTERM,
+ * TSD_EXIT_DEVICE_LOST after a sticky device error). */
 int tsd_daemon_run(tsd_daemon *d);
 void tsd_daemon_close(tsd_daemon *d);
 

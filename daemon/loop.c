@@ -6,8 +6,9 @@
  * when tick_ms has passed since the last tick began or when PENDING_TICK samples wait;
  * then the periodic duties (checkpoint, STATUS= line, metrics snapshot) and the
  * signal flags. A sticky device error (tss_engine_device_lost) ends the loop with a
- * checkpoint and a non-zero status (DESIGN 2). The time of each iteration outside
- * zmq_poll is the daemon's busy time (metrics.h splits it by phase). */
+ * checkpoint and TSD_EXIT_DEVICE_LOST (DESIGN 2; device_lost below). The time of
+ * each iteration outside zmq_poll is the daemon's busy time (metrics.h splits it by
+ * phase). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,15 +68,49 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
     return n;
 }
 
-/* Ticks the engine; returns 0, or the exit status when the device is lost. */
+/* Reads what the ingest sockets already hold (bounded) before the process ends. */
+static size_t drain_queued(tsd_daemon *d) {
+    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX);
+    if (d->sock.sub)
+        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX);
+    return n;
+}
+
+/* The words of the closing log line about the checkpoint (ck: its result). */
+static const char *saved(const tsd_daemon *d, int ck) {
+    return !d->state_dir[0] ? "not saved (no state_dir)"
+           : ck == 0        ? "checkpointed"
+                            : "NOT checkpointed";
+}
+
+/* A sticky device error (DESIGN 2): nothing more can run on the device, but every
+ * window, sequence number and staged sample is host memory. Says why (log, STATUS=),
+ * sends STOPPING=1, reads what is already queued into staging (ingest touches only
+ * the host; staged samples are checkpointed), writes the checkpoint and returns
+ * TSD_EXIT_DEVICE_LOST so that systemd restarts the process. */
+static int device_lost(tsd_daemon *d, const char *why) {
+    tsd_log(TSD_LOG_ERR, "tick: %s: the device is lost; checkpointing and exiting %d", why,
+            TSD_EXIT_DEVICE_LOST);
+    char line[1200];
+    snprintf(line, sizeof line, "device lost (%s): checkpointing, exiting %d", why,
+             TSD_EXIT_DEVICE_LOST);
+    tsd_notify_status(line);
+    tsd_notify_stopping();
+    size_t n = drain_queued(d);
+    int ck = tsd_daemon_checkpoint(d);
+    tsd_log(TSD_LOG_ERR, "device lost: %zu queued messages read, %zu streams %s", n,
+            tss_engine_stream_count(d->engine), saved(d, ck));
+    return TSD_EXIT_DEVICE_LOST;
+}
+
+/* Ticks the engine; returns 0, or TSD_EXIT_DEVICE_LOST when the device is lost (the
+ * checkpoint written). */
 static int tick(tsd_daemon *d) {
     char err[1024];
     if (tss_engine_tick(d->engine, err, sizeof err) == 0)
         return 0;
-    if (tss_engine_device_lost(d->engine)) {
-        tsd_log(TSD_LOG_ERR, "tick: %s; writing the checkpoint and exiting", err);
-        return EX_UNAVAILABLE;
-    }
+    if (tss_engine_device_lost(d->engine))
+        return device_lost(d, err);
     uint64_t suppressed;
     if (tsd_ratelimit_allow(&d->tick_limit, tsd_now_ns(), &suppressed))
         tsd_log(TSD_LOG_ERR, "tick: %s (the passes concerned are skipped; %llu similar not logged)",
@@ -113,17 +148,14 @@ static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
 /* SIGTERM/SIGINT: read what is already queued (bounded), process it, checkpoint. */
 static int stop(tsd_daemon *d) {
     tsd_notify_stopping();
-    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX);
-    if (d->sock.sub)
-        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX);
+    size_t n = drain_queued(d);
     int rc = tick(d);
+    if (rc != 0)
+        return rc; /* the device was lost in this tick: device_lost checkpointed */
     int ck = tsd_daemon_checkpoint(d);
     tsd_log(TSD_LOG_NOTICE, "stopping: %zu queued messages read, %zu streams %s", n,
-            tss_engine_stream_count(d->engine),
-            !d->state_dir[0] ? "not saved (no state_dir)"
-            : ck == 0        ? "checkpointed"
-                             : "NOT checkpointed");
-    return rc;
+            tss_engine_stream_count(d->engine), saved(d, ck));
+    return 0;
 }
 
 int tsd_daemon_run(tsd_daemon *d) {
@@ -188,7 +220,9 @@ int tsd_daemon_run(tsd_daemon *d) {
         }
         d->ns_busy += tsd_now_ns() - woke;
     }
-    if (rc != 0) { /* the device is lost: save what the host holds, then fail */
+    if (rc == TSD_EXIT_DEVICE_LOST)
+        return rc; /* checkpointed by device_lost */
+    if (rc != 0) { /* zmq_poll failed: save what there is, then fail */
         tsd_notify_stopping();
         tsd_daemon_checkpoint(d);
         return rc;

@@ -29,7 +29,12 @@ static void usage(FILE *f) {
           "  -V, --version      version and the optional features built in\n"
           "\n"
           "Signals: SIGHUP reloads FILE (live keys apply, the rest is reported); SIGTERM\n"
-          "and SIGINT process what is queued, checkpoint and exit 0.\n",
+          "and SIGINT process what is queued, checkpoint and exit 0.\n"
+          "\n"
+          "Exit status: 0 after SIGTERM/SIGINT; 78 (EX_CONFIG) for an invalid configuration\n"
+          "or key file; 69 (EX_UNAVAILABLE) when a socket or the backend cannot be set up;\n"
+          "71 (EX_OSERR) when polling fails; 75 (EX_TEMPFAIL) after a sticky device error,\n"
+          "checkpointed in both cases: restart it (systemd's Restart=on-failure does).\n",
           f);
 }
 

@@ -21,6 +21,9 @@
 #include "passes.h"
 #include "util.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,42 @@ const char *tss_reject_name(tss_reject r) {
     return (unsigned)r < TSS_REJECT_COUNT ? names[r] : "unknown";
 }
 
+/* Reads the test-only hook TSMINE_TEST_FAULT (engine.h) into e->fault_after: unset or
+ * empty leaves it off (-1); "device_lost:N" arms it; anything else is refused, so that
+ * a mistyped value cannot pass for a test of the fault path. 0 or -1 with err. */
+static int test_fault_read(tss_engine *e, char *err, unsigned errlen) {
+    static const char prefix[] = "device_lost:";
+    const size_t len = sizeof prefix - 1;
+    const char *v = getenv("TSMINE_TEST_FAULT");
+    e->fault_after = -1;
+    if (!v || !*v)
+        return 0;
+    if (strncmp(v, prefix, len) == 0 && isdigit((unsigned char)v[len])) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v + len, &end, 10);
+        if (*end == '\0' && errno == 0 && n <= LLONG_MAX) {
+            e->fault_after = (long long)n;
+            return 0;
+        }
+    }
+    tssi_say(err, errlen, "TSMINE_TEST_FAULT=\"%.64s\": expected device_lost:N (a test-only hook)",
+             v);
+    return -1;
+}
+
+/* The test-only hook (TSMINE_TEST_FAULT, engine.h): in the first tick after
+ * fault_after ticks with work, the online round's status becomes TSM_EDEVICE with a
+ * message on the ctx, as a kernel that hit a sticky error returns it, so that the
+ * caller's real path (lose_device) runs. The device itself is left untouched. */
+static tsm_status test_fault(tss_engine *e, tsm_status st) {
+    if (e->fault_after < 0 || st != TSM_OK || e->ticks_with_work <= (uint64_t)e->fault_after)
+        return st;
+    return tsm_fail(e->wide, TSM_EDEVICE,
+                    "test fault injected after %lld ticks (TSMINE_TEST_FAULT=device_lost:%lld)",
+                    e->fault_after, e->fault_after);
+}
+
 int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen) {
     *out = NULL;
     tss_engine *e = calloc(1, sizeof *e);
@@ -51,6 +90,10 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
         return -1;
     }
     e->opt = *opt;
+    if (test_fault_read(e, err, errlen) != 0) {
+        free(e);
+        return -1;
+    }
     if (e->opt.max_streams == 0)
         e->opt.max_streams = TSS_MAX_STREAMS_DEFAULT;
     const char *why = NULL;
@@ -313,7 +356,7 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
         if (e->device_lost)
             break;
         double t0 = tssi_now();
-        tsm_status st = tss_online_round(e->wide, &e->arena, act, nact);
+        tsm_status st = test_fault(e, tss_online_round(e->wide, &e->arena, act, nact));
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {
             snprintf(msg, sizeof msg, "online update: %s", tsm_ctx_error(e->wide));
@@ -361,6 +404,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     e->c.ticks++;
     if (e->ndirty == 0)
         return tssi_engine_join(e, 1, err, errlen); /* the last tick's passes */
+    e->ticks_with_work++;
     tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
     if (!act || !due) {
         free(act);

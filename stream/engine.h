@@ -137,7 +137,16 @@ int tss_engine_flush(tss_engine *e, char *err, unsigned errlen);
 
 /* Whether a kernel of a tick failed with TSM_EDEVICE: the device context is unusable
  * for the rest of the process (DESIGN 2). The caller checkpoints what the host holds
- * and exits; the engine cannot recover. Sticky: once set, stays set. */
+ * and exits; the engine cannot recover. Sticky: once set, stays set.
+ *
+ * TEST ONLY: the environment variable TSMINE_TEST_FAULT=device_lost:N, read by
+ * tss_engine_new, makes the first tick after N ticks with staged samples behave as if
+ * its online kernel had returned TSM_EDEVICE: the round's status is replaced where
+ * the engine checks it, so the real path runs (the tick fails, this flag latches,
+ * every later tick fails). Samples, windows and staging stay as a real failure leaves
+ * them (on the host), so tss_engine_save still writes them. It simulates the status
+ * only: the CUDA context is not poisoned. Unset or empty: inert; any other value
+ * makes tss_engine_new fail with a message. */
 int tss_engine_device_lost(const tss_engine *e);
 
 /* Samples staged and not yet processed by a tick (the daemon ticks early when large). */

@@ -33,6 +33,10 @@ struct tss_engine {
     int threaded;         /* thread is running the passes */
     int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
+    /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
+     * work fails as on a sticky device error; -1 = off */
+    long long fault_after;
+    uint64_t ticks_with_work; /* ticks that had staged samples */
 };
 
 /* Puts s on the dirty list (once); 0 or -1 when out of memory. */
