@@ -42,6 +42,25 @@ static void *new_socket(void *zctx, tsd_security *sec, int type, int linger_ms, 
     return s;
 }
 
+/* Refuses ZMTP/1.0 and 2.0 peers on a socket without CURVE. Without a ZMTP/3 signature
+ * libzmq takes any bytes for an unversioned ZMTP/1.0 peer and decodes random garbage
+ * into messages. On REP, such a message without an empty delimiter frame, read after
+ * its peer is gone, leaves libzmq's ROUTER half-way through an outgoing message
+ * (router_t::rollback keeps _more_out when there is no reply pipe; libzmq 4.3.4,
+ * unchanged upstream), so the NEXT reply is dropped: under raw garbage most control
+ * requests went unanswered (tests/integration/hostile_test.py --case raw). libzmq
+ * refuses ZMTP < 3 whenever ZAP is enabled, which a ZAP domain does for the NULL
+ * mechanism; with no ZAP handler bound and ZMQ_ZAP_ENFORCE_DOMAIN left at 0, NULL
+ * clients are admitted as before. The domain is security.c's; CURVE sockets have ZAP
+ * on already. A well-formed ZMTP/3 peer can still send such a message: only a ROUTER
+ * in place of REP (control.c) would close that too. */
+static int refuse_zmtp1(void *sock, const char *what, char *err, size_t errlen) {
+    if (zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "tsmine", 6) == 0)
+        return 0;
+    snprintf(err, errlen, "%s: zmq_setsockopt(ZMQ_ZAP_DOMAIN): %s", what, zmq_strerror(errno));
+    return -1;
+}
+
 /* Binds (or connects) and logs the endpoint actually used. */
 static int attach(void *sock, const char *endpoint, int bind, const char *what, char *err,
                   size_t errlen) {
@@ -119,6 +138,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
         setopt(s->rep, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
                errlen) ||
         setopt(s->rep, ZMQ_SNDTIMEO, 1000, sizeof(int), "control", err, errlen) ||
+        (!s->security && refuse_zmtp1(s->rep, "control", err, errlen)) ||
         attach(s->rep, cfg->control_endpoint, 1, "control", err, errlen))
         goto fail;
     if (s->security && tsd_security_start(s->security, err, errlen) != 0)

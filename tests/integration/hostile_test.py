@@ -11,7 +11,9 @@ Cases:
              against max_streams = 16.
   raw        raw TCP clients write random bytes and bogus ZMTP greetings to the ingest
              and control ports while a real client publishes: every real sample is
-             counted, the real alerts arrive, and control answers once it stops.
+             counted, the real alerts arrive, and every STATUS request made during the
+             attack (a fresh connection each, ~10 a second) is answered within
+             CONTROL_BOUND_MS.
 
 Prints `ok - NAME` or `not ok - NAME` with the reason; exits 0, 1, or 77 (skipped).
 """
@@ -31,6 +33,13 @@ import harness
 from harness import Failure, check, wait_until
 
 SEED = 20240807
+# The bound on a STATUS reply during the raw attack. Answers take milliseconds; before
+# sockets.c refused ZMTP/1.0 peers on the control socket, random bytes decoded as
+# ZMTP/1.0 messages made libzmq's REP drop the next real reply, so most requests got
+# none at all.
+CONTROL_BOUND_MS = 2000
+# STATUS requests made during the attack (one per 0.1 s: the attack lasts ~3 s).
+CONTROL_PROBES = 30
 
 
 def wire_values(values):
@@ -180,10 +189,26 @@ def hostile_writer(port, rng, stop, stats):
             stats["connections"] += 1
         except OSError:
             stats["refused"] += 1  # the daemon may close on us mid-write
-        # At most ~200 connections a second per writer: garbage, not a connection flood
-        # (an unpaced loop on loopback outruns libzmq's accept loop; new connections
-        # then wait in the listen backlog for SYN retransmits, 1 s and more).
+        # At most ~200 connections a second per writer: garbage, not a connection flood,
+        # so that the 2 CI cores are left for the daemon and the real client (unpaced,
+        # ~6,000 connections a second on loopback, the listen backlog does not overflow
+        # and control still answers every request; measured, not asserted here).
         stop.wait(0.005)
+
+
+def control_prober(d, stop, stats):
+    """Asks for STATUS every 0.1 s until stop is set, each on a fresh connection as
+    `tsmine status` does, counting the requests and those not answered within
+    CONTROL_BOUND_MS."""
+    while not stop.is_set():
+        try:
+            answered = d.status(timeout_ms=CONTROL_BOUND_MS, fail=False) is not None
+        except Failure as e:  # answered, but refused
+            stats["control_errors"].append(str(e))
+            answered = True
+        stats["control_requests"] += 1
+        stats["control_missed"] += not answered
+        stop.wait(0.1)
 
 
 def case_raw(env):
@@ -200,23 +225,21 @@ def case_raw(env):
         sub = harness.Subscriber(env, d.alerts, "real/")
         time.sleep(0.5)
         stop = threading.Event()
-        stats = {"connections": 0, "refused": 0}
+        stats = {"connections": 0, "refused": 0, "control_requests": 0, "control_missed": 0,
+                 "control_errors": []}
         writers = [threading.Thread(target=hostile_writer,
                                     args=(port, random.Random(SEED + i), stop, stats))
                    for i, port in enumerate([d.ports[0], d.ports[0], d.ports[2], d.ports[2]])]
+        prober = threading.Thread(target=control_prober, args=(d, stop, stats))
         for t in writers:
             t.start()
         try:
             time.sleep(0.5)
+            prober.start()  # the attack is under way
             sock = env.pusher(d.ingest)
             for i in range(0, len(values), 128):
                 sock.send(env.batch("real/0", i, values[i:i + 128]))
                 time.sleep(0.02)
-                # Known issue (reported, control.c / libzmq REP): under garbage on the
-                # control port a fresh control connection is sometimes not answered
-                # within seconds; counted and printed here, not yet required.
-                if i % 512 == 0 and d.status(timeout_ms=500, fail=False) is None:
-                    stats["control_missed"] = stats.get("control_missed", 0) + 1
             # Samples and alerts flow (the control socket only reads counters here, so
             # a missed reply is retried).
             def counted():
@@ -228,10 +251,17 @@ def case_raw(env):
                 st = d.status(timeout_ms=1000, fail=False)
                 return st and len(sub.get()) == st["streams"]["real/0"]["alerts"]
             wait_until(delivered, 30, "the subscriber to get every counted alert")
+            wait_until(lambda: stats["control_requests"] >= CONTROL_PROBES or
+                       stats["control_missed"], 60, "%d STATUS requests" % CONTROL_PROBES)
         finally:
             stop.set()
-            for t in writers:
+            for t in writers + ([prober] if prober.ident else []):
                 t.join()
+        check(stats["control_requests"] >= CONTROL_PROBES and stats["control_missed"] == 0,
+              "%d of %d STATUS requests made during the attack got no reply within %d ms" %
+              (stats["control_missed"], stats["control_requests"], CONTROL_BOUND_MS))
+        check(not stats["control_errors"], "STATUS refused during the attack: %s" %
+              stats["control_errors"][:3])
         # Once the garbage stops, control answers again.
         wait_until(lambda: d.status(timeout_ms=1000, fail=False), 15, "a control reply")
         got = sub.get()
@@ -248,9 +278,9 @@ def case_raw(env):
         check(d.proc.poll() is None, "tsmined exited")
         sub.close()
         print("# %d hostile connections (%d cut short), %d real samples, %d alerts, "
-              "%d control requests unanswered within 0.5 s during the attack" %
+              "%d STATUS requests during the attack, each answered within %d ms" %
               (stats["connections"], stats["refused"], len(values), len(got),
-               stats.get("control_missed", 0)))
+               stats["control_requests"], CONTROL_BOUND_MS))
 
 
 CASES = {"malformed": case_malformed, "raw": case_raw}
