@@ -1,4 +1,6 @@
-/* control.c - ControlRequest -> ControlReply on the REP socket. */
+/* control.c - ControlRequest -> ControlReply on the control socket, a ROUTER serving REQ
+ * clients: the envelope (routing id, empty delimiter) is handled here (sockets.c: why
+ * not REP). */
 #include "control.h"
 
 #include <errno.h>
@@ -254,43 +256,73 @@ int tsd_control_handle(tsd_daemon *d, const void *req, size_t len, uint8_t **rep
     return handle(d, req, len, NULL, reply, replylen);
 }
 
-/* Receives one whole request (all its frames); returns its only frame in msg, or
- * sets *bad when it had several. -1 when nothing is waiting. */
-static int receive(void *rep, zmq_msg_t *msg, int *bad) {
-    *bad = 0;
-    if (zmq_msg_recv(msg, rep, ZMQ_DONTWAIT) < 0)
-        return -1;
+/* Reads and drops the rest of a message whose frame msg was just read. */
+static void drain_rest(void *sock, zmq_msg_t *msg) {
     while (zmq_msg_more(msg)) {
-        *bad = 1; /* a request is one frame: drain the others, answer with an error */
         zmq_msg_close(msg);
         zmq_msg_init(msg);
-        if (zmq_msg_recv(msg, rep, 0) < 0)
+        if (zmq_msg_recv(msg, sock, 0) < 0)
             break;
     }
+}
+
+/* Receives one whole message from the ROUTER: the peer's routing id into id and, when
+ * the envelope is a REQ client's (routing id, empty delimiter, body), the body's first
+ * frame into msg, with *bad set when the body has more frames. Returns 1 for a request
+ * to answer, 0 for a message without that envelope (read, counted and dropped: nothing
+ * can be answered; REP would have kept state across it, see sockets.c), -1 when
+ * nothing is waiting. */
+static int receive(tsd_daemon *d, void *router, zmq_msg_t *id, zmq_msg_t *msg, int *bad) {
+    *bad = 0;
+    if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0)
+        return -1;
+    int ok = zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0 && zmq_msg_size(msg) == 0 &&
+             zmq_msg_more(msg);
+    if (ok) {
+        zmq_msg_close(msg);
+        zmq_msg_init(msg);
+        ok = zmq_msg_recv(msg, router, 0) >= 0;
+        *bad = ok && zmq_msg_more(msg); /* a request is one frame: answer with an error */
+    }
+    drain_rest(router, msg);
+    if (!ok) {
+        d->control_errors++;
+        tsd_log(TSD_LOG_DEBUG, "control: a message without a request envelope, dropped");
+    }
+    return ok;
+}
+
+/* Sends body to the peer of routing id (its envelope, then the body). A peer that is
+ * gone or full loses its own reply only: ROUTER drops it, nothing blocks. */
+static int send_reply(void *router, zmq_msg_t *id, const uint8_t *body, size_t len) {
+    if (zmq_msg_send(id, router, ZMQ_SNDMORE) < 0 || zmq_send(router, "", 0, ZMQ_SNDMORE) < 0 ||
+        zmq_send(router, body, len, 0) < 0)
+        return -1;
     return 0;
 }
 
 void tsd_control_serve(tsd_daemon *d) {
     for (int i = 0; i < CONTROL_BATCH; i++) {
-        zmq_msg_t msg;
+        zmq_msg_t id, msg;
+        zmq_msg_init(&id);
         zmq_msg_init(&msg);
-        int bad;
-        if (receive(d->sock.rep, &msg, &bad) != 0) {
+        int bad, got = receive(d, d->sock.control, &id, &msg, &bad);
+        if (got <= 0) {
+            zmq_msg_close(&id);
             zmq_msg_close(&msg);
-            return;
+            if (got < 0)
+                return;
+            continue;
         }
         uint8_t *reply = NULL;
         size_t len = 0;
         int rc = handle(d, zmq_msg_data(&msg), zmq_msg_size(&msg),
                         bad ? "malformed request: expected one frame" : NULL, &reply, &len);
         zmq_msg_close(&msg);
-        if (rc != 0 || zmq_send(d->sock.rep, reply, len, 0) < 0) {
+        if (rc != 0 || send_reply(d->sock.control, &id, reply, len) != 0)
             tsd_log(TSD_LOG_WARNING, "control: cannot reply: %s",
                     rc ? "out of memory" : zmq_strerror(errno));
-            /* REP must send before it can receive again: an empty frame restores it. */
-            if (rc != 0)
-                zmq_send(d->sock.rep, "", 0, 0);
-        }
+        zmq_msg_close(&id);
         free(reply);
     }
 }

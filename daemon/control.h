@@ -1,4 +1,5 @@
-/* control.h - the control socket (REP): one ControlRequest in, one ControlReply out.
+/* control.h - the control socket (a ROUTER serving REQ clients): one ControlRequest in,
+ * one ControlReply out.
  *   STATUS       daemon counters and every stream's StreamState
  *   STREAM       one stream's StreamState (stream_id)
  *   RECALIBRATE  tss_engine_recalibrate(stream_id as a prefix; "" = all)
@@ -19,7 +20,7 @@
 int tsd_control_handle(tsd_daemon *d, const void *req, size_t len, uint8_t **reply,
                        size_t *replylen);
 
-/* Serves the requests waiting on the REP socket (at most a few per call, so the
+/* Serves the requests waiting on the control socket (at most a few per call, so the
  * ingest path is not starved); non-blocking. */
 void tsd_control_serve(tsd_daemon *d);
 

@@ -161,7 +161,7 @@ static int stop(tsd_daemon *d) {
 int tsd_daemon_run(tsd_daemon *d) {
     zmq_pollitem_t items[3] = {
         {.socket = d->sock.ingest, .events = ZMQ_POLLIN},
-        {.socket = d->sock.rep, .events = ZMQ_POLLIN},
+        {.socket = d->sock.control, .events = ZMQ_POLLIN},
         {.socket = d->sock.sub, .events = ZMQ_POLLIN},
     };
     int nitems = d->sock.sub ? 3 : 2;

@@ -1,7 +1,7 @@
 /* security.h - optional CURVE authentication of tsmined's sockets, failing closed
  * (issue 5 item 1; config keys security.curve.*).
  *
- * When on, every socket of the daemon (ingest PULL and SUB, alerts PUB, control REP)
+ * When on, every socket of the daemon (ingest PULL and SUB, alerts PUB, control ROUTER)
  * is a CURVE server with the daemon's secret key, ZMQ_ZAP_DOMAIN "tsmine" and
  * ZMQ_ZAP_ENFORCE_DOMAIN=1: libzmq then asks the ZAP handler (RFC 27) on
  * inproc://zeromq.zap.01 of the same context about every client key, and refuses the

@@ -44,16 +44,11 @@ static void *new_socket(void *zctx, tsd_security *sec, int type, int linger_ms, 
 
 /* Refuses ZMTP/1.0 and 2.0 peers on a socket without CURVE. Without a ZMTP/3 signature
  * libzmq takes any bytes for an unversioned ZMTP/1.0 peer and decodes random garbage
- * into messages. On REP, such a message without an empty delimiter frame, read after
- * its peer is gone, leaves libzmq's ROUTER half-way through an outgoing message
- * (router_t::rollback keeps _more_out when there is no reply pipe; libzmq 4.3.4,
- * unchanged upstream), so the NEXT reply is dropped: under raw garbage most control
- * requests went unanswered (tests/integration/hostile_test.py --case raw). libzmq
- * refuses ZMTP < 3 whenever ZAP is enabled, which a ZAP domain does for the NULL
- * mechanism; with no ZAP handler bound and ZMQ_ZAP_ENFORCE_DOMAIN left at 0, NULL
- * clients are admitted as before. The domain is security.c's; CURVE sockets have ZAP
- * on already. A well-formed ZMTP/3 peer can still send such a message: only a ROUTER
- * in place of REP (control.c) would close that too. */
+ * into messages: on the control socket they would only be counted and dropped, but
+ * garbage has no business being decoded at all. libzmq refuses ZMTP < 3 whenever ZAP
+ * is enabled, which a ZAP domain does for the NULL mechanism; with no ZAP handler bound
+ * and ZMQ_ZAP_ENFORCE_DOMAIN left at 0, NULL clients are admitted as before. The domain
+ * is security.c's; CURVE sockets have ZAP on already. */
 static int refuse_zmtp1(void *sock, const char *what, char *err, size_t errlen) {
     if (zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, "tsmine", 6) == 0)
         return 0;
@@ -133,13 +128,18 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
         attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
         goto fail;
 
-    /* A reply that cannot leave in 1 s (peer gone) is dropped rather than blocking. */
-    if (!(s->rep = new_socket(s->zctx, s->security, ZMQ_REP, 0, "control", err, errlen)) ||
-        setopt(s->rep, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
+    /* The control socket is a ROUTER serving REQ clients (control.c handles the
+     * envelope), not a REP: libzmq 4.3.4's REP, given a message without an empty
+     * delimiter whose peer then leaves, stays half-way through an outgoing message
+     * (router_t::rollback keeps _more_out without a reply pipe) and silently drops the
+     * NEXT reply, to another client: a well-formed ZMTP/3 peer could mute control
+     * (tests/integration/hostile_test.py --case raw). A ROUTER drops a reply to a gone
+     * or full peer and nothing else. */
+    if (!(s->control = new_socket(s->zctx, s->security, ZMQ_ROUTER, 0, "control", err, errlen)) ||
+        setopt(s->control, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
                errlen) ||
-        setopt(s->rep, ZMQ_SNDTIMEO, 1000, sizeof(int), "control", err, errlen) ||
-        (!s->security && refuse_zmtp1(s->rep, "control", err, errlen)) ||
-        attach(s->rep, cfg->control_endpoint, 1, "control", err, errlen))
+        (!s->security && refuse_zmtp1(s->control, "control", err, errlen)) ||
+        attach(s->control, cfg->control_endpoint, 1, "control", err, errlen))
         goto fail;
     if (s->security && tsd_security_start(s->security, err, errlen) != 0)
         goto fail;
@@ -150,7 +150,7 @@ fail:
 }
 
 void tsd_sockets_close(tsd_sockets *s) {
-    void **socks[] = {&s->ingest, &s->sub, &s->pub, &s->rep};
+    void **socks[] = {&s->ingest, &s->sub, &s->pub, &s->control};
     for (size_t i = 0; i < sizeof socks / sizeof socks[0]; i++)
         if (*socks[i]) {
             zmq_close(*socks[i]);

@@ -3,7 +3,7 @@
  *   sub     SUB connected to every ingest.subscribe entry, all topics (or NULL)
  *   pub     PUB bound to alerts.endpoint (ZMQ_SNDHWM per subscriber; plain PUB: a
  *           full subscriber queue loses that subscriber's alerts only, see alerts.h)
- *   rep     REP bound to control.endpoint (small ZMQ_MAXMSGSIZE)
+ *   control ROUTER bound to control.endpoint, serving REQ clients (small ZMQ_MAXMSGSIZE)
  * Every socket has a short linger except pub, which gets a bounded one so the last
  * alerts leave at exit. With security.curve set, every one of them is a CURVE server
  * that admits only the clients of the allow-list (security.h). */
@@ -20,7 +20,7 @@
 
 typedef struct {
     void *zctx;
-    void *ingest, *sub, *pub, *rep;
+    void *ingest, *sub, *pub, *control;
     tsd_security *security; /* NULL when CURVE is off */
 } tsd_sockets;
 

@@ -196,6 +196,37 @@ def hostile_writer(port, rng, stop, stats):
         stop.wait(0.005)
 
 
+def envelope_writer(port, stop, stats):
+    """A well-formed ZMTP/3.1 NULL DEALER, again and again: after the handshake it sends
+    one message without the empty delimiter a REQ puts first, then a malformed frame
+    (so it is disconnected). Once was enough to make libzmq 4.3.4's REP drop the next
+    reply to a real client (daemon/sockets.c); the control socket is a ROUTER since."""
+    null = b"NULL" + b"\x00" * 16
+    hello = (b"\xff" + b"\x00" * 7 + b"\x01\x7f" + b"\x03\x01" + null + b"\x00" * 32 +
+             b"\x04\x1c\x05READY\x0bSocket-Type\x00\x00\x00\x06DEALER")
+    while not stop.is_set():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(hello)
+                s.settimeout(0.5)
+                got = b""
+                while len(got) < 66 or len(got) < 66 + got[65]:  # greeting, READY
+                    x = s.recv(4096)
+                    if not x:
+                        break
+                    got += x
+                s.sendall(b"\x00\x05hello" + b"\x02\x7f" + b"\xff" * 7)
+                s.settimeout(0.05)
+                try:
+                    s.recv(4096)
+                except (socket.timeout, OSError):
+                    pass
+            stats["connections"] += 1
+        except OSError:
+            stats["refused"] += 1
+        stop.wait(0.005)
+
+
 def control_prober(d, stop, stats):
     """Asks for STATUS every 0.1 s until stop is set, each on a fresh connection as
     `tsmine status` does, counting the requests and those not answered within
@@ -230,6 +261,7 @@ def case_raw(env):
         writers = [threading.Thread(target=hostile_writer,
                                     args=(port, random.Random(SEED + i), stop, stats))
                    for i, port in enumerate([d.ports[0], d.ports[0], d.ports[2], d.ports[2]])]
+        writers.append(threading.Thread(target=envelope_writer, args=(d.ports[2], stop, stats)))
         prober = threading.Thread(target=control_prober, args=(d, stop, stats))
         for t in writers:
             t.start()
