@@ -476,7 +476,6 @@ static void test_threads_and_batching(void **state) {
     st_env_free(&env1), st_env_free(&env2), st_env_free(&env3), st_env_free(&env4);
 }
 
-
 /* Each stream's alerts come in the same order (not only the same set) whatever the
  * batching and tick points: the order of the samples that produced them. */
 static void test_stream_order_independent_of_batching(void **state) {
