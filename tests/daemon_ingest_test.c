@@ -376,14 +376,22 @@ static int params_default(void *user, const char *id, tss_params *out) {
     return 0;
 }
 
+/* A CPU engine accepting max_streams streams with the default parameters; fails the
+ * test when it cannot be made. */
+static tss_engine *cpu_engine(uint32_t max_streams) {
+    tss_engine_options opt = {
+        .backend = TSM_BACKEND_CPU, .max_streams = max_streams, .params_for = params_default};
+    tss_engine *e = NULL;
+    char err[256];
+    if (tss_engine_new(&opt, &e, err, sizeof err) != 0)
+        fail_msg("tss_engine_new: %s", err);
+    return e;
+}
+
 /* The whole pipeline with a real engine: accepted, duplicate, and counters. */
 static void test_pipeline_counters(void **state) {
     (void)state;
-    tss_engine_options opt = {
-        .backend = TSM_BACKEND_CPU, .max_streams = 2, .params_for = params_default};
-    tss_engine *e = NULL;
-    char err[256];
-    assert_int_equal(tss_engine_new(&opt, &e, err, sizeof err), 0);
+    tss_engine *e = cpu_engine(2);
     tsd_ingest in;
     tsd_ingest_init(&in, MAX_MSG, 1);
     batch x;
@@ -425,11 +433,7 @@ static void test_pipeline_counters(void **state) {
 static void test_million_streams(void **state) {
     (void)state;
     enum { STREAMS = 1000, IDS = 1000000 };
-    tss_engine_options opt = {
-        .backend = TSM_BACKEND_CPU, .max_streams = STREAMS, .params_for = params_default};
-    tss_engine *e = NULL;
-    char err[256];
-    assert_int_equal(tss_engine_new(&opt, &e, err, sizeof err), 0);
+    tss_engine *e = cpu_engine(STREAMS);
     tsd_ingest in;
     tsd_ingest_init(&in, MAX_MSG, 1);
     batch x;
@@ -461,11 +465,7 @@ static void test_million_streams(void **state) {
  * order): time_backwards, counted; the stream then goes on from where it was. */
 static void test_time_backwards_across_batches(void **state) {
     (void)state;
-    tss_engine_options opt = {
-        .backend = TSM_BACKEND_CPU, .max_streams = 2, .params_for = params_default};
-    tss_engine *e = NULL;
-    char err[256];
-    assert_int_equal(tss_engine_new(&opt, &e, err, sizeof err), 0);
+    tss_engine *e = cpu_engine(2);
     tsd_ingest in;
     tsd_ingest_init(&in, MAX_MSG, 1);
     batch x;
