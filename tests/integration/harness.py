@@ -159,10 +159,10 @@ class Daemon:
 
     # -- process ---------------------------------------------------------------------
     def start(self, timeout=20, wait=True):
-        timeout *= SLOW
         """Starts tsmined (new ports on the first start only) and waits until its control
         socket answers (unless not wait). Retries with fresh ports when it exits at once
         (a port taken)."""
+        timeout *= SLOW
         for attempt in range(3):
             if self.ports is None or attempt > 0:
                 self.ports = (free_port(), free_port(), free_port())

@@ -18,14 +18,12 @@ Cases:
 Prints `ok - NAME` or `not ok - NAME` with the reason; exits 0, 1, or 77 (skipped).
 """
 
-import argparse
 import math
 import os
 import random
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 
@@ -319,27 +317,7 @@ CASES = {"malformed": case_malformed, "raw": case_raw}
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--case", required=True, choices=sorted(CASES))
-    ap.add_argument("--tsmined", required=True)
-    ap.add_argument("--tsmine", required=True)
-    ap.add_argument("--proto", required=True)
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("--have-systemd", type=int, default=1)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tsmine-hostile-") as tmp:
-        env = harness.Env(args, tmp)
-        t0 = time.monotonic()
-        try:
-            CASES[args.case](env)
-        except Failure as e:
-            print("not ok - %s: %s (seed %d)" % (args.case, e, SEED))
-            return 1
-        finally:
-            env.close()
-        print("ok - %s (%.1f s)" % (args.case, time.monotonic() - t0))
-        return 0
+    return harness.run_cases(__doc__, CASES, SEED)
 
 
 if __name__ == "__main__":
