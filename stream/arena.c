@@ -37,6 +37,19 @@ static void release_buf(tss_arena *a, void *p, int pinned) {
     free(p);
 }
 
+/* Zeroes `bytes` of arena memory at p and waits: every region starts defined, so no
+ * kernel or checkpoint copy ever reads bytes nothing wrote (compute-sanitizer's
+ * initcheck holds the daemon's kernels to that), whatever the backend. */
+static tsm_status zero(tss_arena *a, void *p, uint64_t bytes) {
+#ifdef TSMINE_HAVE_CUDA
+    if (a->device)
+        return tssi_arena_cuda_zero(a->ctx, p, bytes);
+#endif
+    (void)a;
+    memset(p, 0, bytes);
+    return TSM_OK;
+}
+
 /* Copies bytes between host and arena memory (either direction); waits when sync. */
 static tsm_status copy(tss_arena *a, void *dst, const void *src, uint64_t bytes, int sync) {
 #ifdef TSMINE_HAVE_CUDA
@@ -70,6 +83,8 @@ tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
     tsm_status st = alloc_buf(a, &p, size, 0);
     if (st == TSM_OK && a->used)
         st = copy(a, p, a->base, a->used, 1);
+    if (st == TSM_OK)
+        st = zero(a, (unsigned char *)p + a->used, size - a->used);
     if (st != TSM_OK) {
         if (p)
             release_buf(a, p, 0);

@@ -60,7 +60,8 @@ static inline uint64_t tss_arena_align(uint64_t bytes) {
     return (bytes + 255) & ~(uint64_t)255;
 }
 
-/* Makes room for `bytes` more (aligned) bytes; TSM_OK or the failure on ctx. */
+/* Makes room for `bytes` more (aligned) bytes, zero-filled; TSM_OK or the failure on
+ * ctx. */
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes);
 /* Hands out a region of `bytes` (room reserved before); returns its offset. */
 uint64_t tss_arena_take(tss_arena *a, uint64_t bytes);
@@ -99,6 +100,8 @@ tsm_status tssi_arena_cuda_alloc(tsm_ctx *ctx, void **p, uint64_t bytes, int pin
 void tssi_arena_cuda_release(void *p, int pinned);
 /* cudaMemcpyAsync (direction inferred) on ctx's stream, then a wait when sync. */
 tsm_status tssi_arena_cuda_copy(tsm_ctx *ctx, void *dst, const void *src, uint64_t bytes, int sync);
+/* cudaMemsetAsync(0) on ctx's stream, then a wait. */
+tsm_status tssi_arena_cuda_zero(tsm_ctx *ctx, void *p, uint64_t bytes);
 /* The scatter kernel: one block per descriptor. */
 tsm_status tssi_arena_cuda_scatter(tsm_ctx *ctx, unsigned char *base, const tss_scatter *desc,
                                    size_t n, const double *vals);

@@ -60,6 +60,15 @@ done:
     return st;
 }
 
+extern "C" tsm_status tssi_arena_cuda_zero(tsm_ctx *ctx, void *p, uint64_t bytes) {
+    tsm_status st = TSM_OK;
+    cudaStream_t stream = tsmi_stream(ctx);
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(p, 0, bytes, stream));
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+done:
+    return st;
+}
+
 extern "C" tsm_status tssi_arena_cuda_scatter(tsm_ctx *ctx, unsigned char *base,
                                               const tss_scatter *desc, size_t n,
                                               const double *vals) {
