@@ -133,3 +133,17 @@ tsm_status tsmi_cuda_fail(tsm_ctx *ctx, cudaError_t err, const char *what, const
                     cudaGetErrorString(err), file, line,
                     st == TSM_EDEVICE ? "; the GPU context is unusable for this process" : "");
 }
+
+/* The test-only trap (cuda.h): one thread executes a trap instruction, which aborts
+ * the kernel and poisons the context (cudaErrorLaunchFailure). */
+__global__ static void trap_kernel() {
+    __trap();
+}
+
+extern "C" tsm_status tsmi_cuda_test_trap(tsm_ctx *ctx) {
+    tsm_status st = TSM_OK;
+    trap_kernel<<<1, 1, 0, tsmi_stream(ctx)>>>();
+    TSM_CUDA_LAUNCHED(ctx);
+done:
+    return st;
+}

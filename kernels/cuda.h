@@ -35,6 +35,7 @@ enum {
     TSMI_SCRATCH_WINDOW,      /* window.cu: plan, per-subsequence arrays, results */
     TSMI_SCRATCH_WINDOW_LIST, /* window.cu: the discord list (host side) */
     TSMI_SCRATCH_SETS,        /* sets.cu */
+    TSMI_SCRATCH_SHAPELET,    /* shapelet.cu: series, statistics, distances, splits */
     TSMI_SCRATCH_SLOTS
 };
 /* Device memory of slot, at least bytes, into *p. */
@@ -47,6 +48,12 @@ tsm_status tsmi_scratch_host(tsm_ctx *ctx, int slot, size_t bytes, void **p);
  * s->dev and the host arrays. */
 tsm_status tsmi_stats_cuda(tsm_ctx *ctx, tsm_stats *s);
 void tsmi_stats_dev_free(tsm_stats_dev *dev);
+
+/* TEST ONLY (the daemon's device-loss test, stream/engine.h TSMINE_TEST_FAULT): queues
+ * on ctx's stream a kernel that executes a trap instruction, which leaves the CUDA
+ * context with a sticky error (cudaErrorLaunchFailure) that the next checked CUDA call
+ * of the process reports, as a faulting kernel would. TSM_OK when queued. */
+tsm_status tsmi_cuda_test_trap(tsm_ctx *ctx);
 
 /* The ctx's CUDA state (what tsmi_cuda_open made; cuda_util.cuh reads its stream). */
 void *tsmi_ctx_stream(const tsm_ctx *ctx);

@@ -16,6 +16,9 @@
  * samples that produce them, so emitting a queue needs no sorting (engine.h, "Alert
  * order"). */
 #include "engine_impl.h"
+#ifdef TSMINE_HAVE_CUDA
+#include "cuda.h" /* tsmi_cuda_test_trap */
+#endif
 
 #include "online_round.h"
 #include "passes.h"
@@ -46,36 +49,59 @@ const char *tss_reject_name(tss_reject r) {
     return (unsigned)r < TSS_REJECT_COUNT ? names[r] : "unknown";
 }
 
-/* Reads the test-only hook TSMINE_TEST_FAULT (engine.h) into e->fault_after: unset or
- * empty leaves it off (-1); "device_lost:N" arms it; anything else is refused, so that
- * a mistyped value cannot pass for a test of the fault path. 0 or -1 with err. */
+/* Reads the test-only hook TSMINE_TEST_FAULT (engine.h) into e->fault_after and
+ * e->fault_trap: unset or empty leaves it off (-1); "device_lost:N" or "device_trap:N"
+ * arms it; anything else is refused, so that a mistyped value cannot pass for a test of
+ * the fault path. 0 or -1 with err. */
 static int test_fault_read(tss_engine *e, char *err, unsigned errlen) {
-    static const char prefix[] = "device_lost:";
-    const size_t len = sizeof prefix - 1;
+    static const char *const kinds[] = {"device_lost:", "device_trap:"};
     const char *v = getenv("TSMINE_TEST_FAULT");
     e->fault_after = -1;
     if (!v || !*v)
         return 0;
-    if (strncmp(v, prefix, len) == 0 && isdigit((unsigned char)v[len])) {
+    for (int trap = 0; trap < 2; trap++) {
+        const size_t len = strlen(kinds[trap]);
+        if (strncmp(v, kinds[trap], len) != 0 || !isdigit((unsigned char)v[len]))
+            continue;
         char *end;
         errno = 0;
         unsigned long long n = strtoull(v + len, &end, 10);
         if (*end == '\0' && errno == 0 && n <= LLONG_MAX) {
             e->fault_after = (long long)n;
+            e->fault_trap = trap;
             return 0;
         }
     }
-    tssi_say(err, errlen, "TSMINE_TEST_FAULT=\"%.64s\": expected device_lost:N (a test-only hook)",
+    tssi_say(err, errlen,
+             "TSMINE_TEST_FAULT=\"%.64s\": expected device_lost:N or device_trap:N (a "
+             "test-only hook)",
              v);
     return -1;
 }
 
-/* The test-only hook (TSMINE_TEST_FAULT, engine.h): in the first tick after
- * fault_after ticks with work, the online round's status becomes TSM_EDEVICE with a
- * message on the ctx, as a kernel that hit a sticky error returns it, so that the
- * caller's real path (lose_device) runs. The device itself is left untouched. */
+/* Whether the test-only hook (TSMINE_TEST_FAULT, engine.h) fires in this tick: the
+ * first tick after fault_after ticks with work. */
+static int test_fault_due(const tss_engine *e) {
+    return e->fault_after >= 0 && e->ticks_with_work > (uint64_t)e->fault_after;
+}
+
+/* device_trap: before the tick's online round, a kernel that executes a trap
+ * instruction poisons the CUDA context for real (a sticky cudaErrorLaunchFailure),
+ * so the round's own checks report TSM_EDEVICE and the real path runs. */
+static void test_fault_trap(tss_engine *e) {
+#ifdef TSMINE_HAVE_CUDA
+    if (e->fault_trap && test_fault_due(e))
+        (void)tsmi_cuda_test_trap(e->wide); /* its failure shows in the round that follows */
+#else
+    (void)e;
+#endif
+}
+
+/* device_lost: the online round's status becomes TSM_EDEVICE with a message on the
+ * ctx, as a kernel that hit a sticky error returns it, so that the caller's real path
+ * (lose_device) runs. The device itself is left untouched. */
 static tsm_status test_fault(tss_engine *e, tsm_status st) {
-    if (e->fault_after < 0 || st != TSM_OK || e->ticks_with_work <= (uint64_t)e->fault_after)
+    if (e->fault_trap || !test_fault_due(e) || st != TSM_OK)
         return st;
     return tsm_fail(e->wide, TSM_EDEVICE,
                     "test fault injected after %lld ticks (TSMINE_TEST_FAULT=device_lost:%lld)",
@@ -105,6 +131,13 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
         return -1;
     }
     e->backend = tsm_ctx_backend(probe);
+    if (e->fault_trap && e->backend != TSM_BACKEND_CUDA) {
+        tssi_say(err, errlen, "TSMINE_TEST_FAULT=device_trap:N needs the cuda backend, not %s",
+                 tsm_backend_name(e->backend));
+        tsm_ctx_destroy(&probe);
+        free(e);
+        return -1;
+    }
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
     e->wide = probe; /* CUDA: the device; CPU: T threads */
@@ -356,6 +389,7 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
         if (e->device_lost)
             break;
         double t0 = tssi_now();
+        test_fault_trap(e);
         tsm_status st = test_fault(e, tss_online_round(e->wide, &e->arena, act, nact));
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {

@@ -139,14 +139,17 @@ int tss_engine_flush(tss_engine *e, char *err, unsigned errlen);
  * for the rest of the process (DESIGN 2). The caller checkpoints what the host holds
  * and exits; the engine cannot recover. Sticky: once set, stays set.
  *
- * TEST ONLY: the environment variable TSMINE_TEST_FAULT=device_lost:N, read by
- * tss_engine_new, makes the first tick after N ticks with staged samples behave as if
- * its online kernel had returned TSM_EDEVICE: the round's status is replaced where
- * the engine checks it, so the real path runs (the tick fails, this flag latches,
- * every later tick fails). Samples, windows and staging stay as a real failure leaves
- * them (on the host), so tss_engine_save still writes them. It simulates the status
- * only: the CUDA context is not poisoned. Unset or empty: inert; any other value
- * makes tss_engine_new fail with a message. */
+ * TEST ONLY: the environment variable TSMINE_TEST_FAULT, read by tss_engine_new, makes
+ * the first tick after N ticks with staged samples fail on the device:
+ *   device_lost:N  the tick's online round status is replaced by TSM_EDEVICE where the
+ *                  engine checks it (any backend; the CUDA context is not poisoned);
+ *   device_trap:N  (cuda backend only) a kernel that executes a trap instruction runs
+ *                  just before the round, so the context really carries a sticky
+ *                  error and the round's own CUDA checks report it.
+ * Either way the real path runs (the tick fails, this flag latches, every later tick
+ * fails). Samples, windows and staging stay as a real failure leaves them (on the
+ * host), so tss_engine_save still writes them. Unset or empty: inert; any other
+ * value makes tss_engine_new fail with a message. */
 int tss_engine_device_lost(const tss_engine *e);
 
 /* Samples staged and not yet processed by a tick (the daemon ticks early when large). */

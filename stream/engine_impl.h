@@ -34,8 +34,10 @@ struct tss_engine {
     int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
     /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
-     * work fails as on a sticky device error; -1 = off */
+     * work fails as on a sticky device error (fault_trap: a real one, by a trapping
+     * kernel); -1 = off */
     long long fault_after;
+    int fault_trap;
     uint64_t ticks_with_work; /* ticks that had staged samples */
 };
 

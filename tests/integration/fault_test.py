@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""fault_test.py - tsmined after a sticky device error (hardening issue, item 6, the
-part that runs without a GPU), through the real daemon.
+"""fault_test.py - tsmined after a sticky device error (hardening issue, item 6),
+through the real daemon.
 
-Case device_lost: tsmined starts with the test-only hook TSMINE_TEST_FAULT=device_lost:N
-(stream/engine.h: the tick after N ticks with work fails as if its kernel had returned
-TSM_EDEVICE; the real lose_device path runs) while a publisher feeds a few streams at a
-fixed rate. It must log the cause, send STATUS= and STOPPING=1 (when built with
+Case device_lost (CPU backend, runs everywhere): tsmined starts with the test-only hook
+TSMINE_TEST_FAULT=device_lost:N (stream/engine.h: the tick after N ticks with work
+fails as if its kernel had returned TSM_EDEVICE; the real lose_device path runs) while a
+publisher feeds a few streams at a fixed rate. Case device_trap (CUDA backend; skips
+visibly without a GPU): the same with device_trap:N, where a kernel executing a trap
+instruction leaves the CUDA context with a real sticky error. It must log the cause, send STATUS= and STOPPING=1 (when built with
 libsystemd), write the checkpoint and exit TSD_EXIT_DEVICE_LOST (75). Periodic
 checkpoints are off (checkpoint_interval = 0), so the file on disk can only come from
 the device-loss path; an independent parser (crash_test.py) reads it. Then, as
@@ -86,18 +88,21 @@ def publish(env, d, values, first, until, deadline):
     return sent
 
 
-def case_device_lost(env):
+def lose_device(env, hook, backend, cause):
+    """The whole case for one kind of hook: TSMINE_TEST_FAULT=hook:FAULT_TICKS on the
+    given backend; cause is what the log must name as the reason of the exit."""
     rng = random.Random(SEED)
     horizon = int(RATE * (RESUME_S * harness.SLOW + 60))
     values = {s: series(rng, horizon, 5 * i) for i, s in enumerate(STREAMS)}
-    extra = {"TSMINE_TEST_FAULT": "device_lost:%d" % FAULT_TICKS}
+    extra = {"TSMINE_TEST_FAULT": "%s:%d" % (hook, FAULT_TICKS)}
     ns = None
     if env.have_systemd:
         path = os.path.join(env.dir, "notify.sock")
         ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         ns.bind(path)
         extra["NOTIFY_SOCKET"] = path
-    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": 0}, extra_env=extra)
+    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": 0}, extra_env=extra,
+                   backend=backend)
     try:
         d.start()
         check(crash_test.read_checkpoint(d.state_dir) is None, "a checkpoint before the fault")
@@ -111,8 +116,8 @@ def case_device_lost(env):
             problem = d.wrapper_problem()
             check(problem is None, "under %s: %s" % (" ".join(harness.WRAPPER), problem))
         log = crash_test.last_start_log(d)
-        check("test fault injected" in log and "the device is lost" in log,
-              "the log does not give the cause of the exit")
+        check(cause in log and "the device is lost" in log,
+              "the log does not give the cause of the exit (%s)" % cause)
         check("streams checkpointed" in log, "the log does not say the streams were "
               "checkpointed")
         if ns is not None:
@@ -177,12 +182,27 @@ def case_device_lost(env):
         d.kill()
         if ns is not None:
             ns.close()
-    print("# exit %d after %d ticks; checkpoint restored: %s; alerts on the planted "
-          "anomaly of all %d streams %.2f s after the restart"
-          % (EXIT_DEVICE_LOST, FAULT_TICKS, on_disk, len(STREAMS), delay))
+    print("# %s backend, %s: exit %d after %d ticks; checkpoint restored: %s; alerts on "
+          "the planted anomaly of all %d streams %.2f s after the restart"
+          % (backend, hook, EXIT_DEVICE_LOST, FAULT_TICKS, on_disk, len(STREAMS), delay))
 
 
-CASES = {"device_lost": case_device_lost}
+def case_device_lost(env):
+    """The simulated status (any backend): the round reports TSM_EDEVICE."""
+    return lose_device(env, "device_lost", "cpu", "test fault injected")
+
+
+def case_device_trap(env):
+    """A real sticky CUDA error (GPU only): a trapping kernel poisons the context and
+    the round's own CUDA checks report it."""
+    why = env.cuda_unavailable()
+    if why is not None:
+        print("# SKIP device_trap: needs tsmined built with CUDA and a GPU (%s)" % why)
+        return 77
+    return lose_device(env, "device_trap", "cuda", "cudaErrorLaunchFailure")
+
+
+CASES = {"device_lost": case_device_lost, "device_trap": case_device_trap}
 
 
 if __name__ == "__main__":

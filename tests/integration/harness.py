@@ -105,7 +105,7 @@ class Daemon:
     (pattern, dict) pairs; limits: the limits group. Use as a context manager."""
 
     def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None,
-                 alerts=None):
+                 alerts=None, backend="cpu"):
         self.env = env
         self.dir = workdir
         self.state_dir = os.path.join(workdir, "state")
@@ -117,6 +117,7 @@ class Daemon:
         self.limits = dict(limits or {})
         self.extra_env = dict(extra_env or {})
         self.alerts_opts = dict(alerts or {})  # more keys of the alerts group (e.g. hwm)
+        self.backend = backend
         self.proc = None
         self.ports = None
 
@@ -130,7 +131,7 @@ class Daemon:
             "control = { endpoint = \"tcp://127.0.0.1:%d\"; };" % control,
             "metrics = { listen = \"\"; };",
             "state_dir = %s;" % conf_value(self.state_dir),
-            "backend = \"cpu\";",
+            "backend = %s;" % conf_value(self.backend),
             "threads = 2;",
         ]
         if self.limits:
@@ -369,6 +370,16 @@ class Env:
             raise Failure("tsmine %s: exit %d: %s" % (" ".join(map(str, args)), p.returncode,
                                                      p.stderr.strip()))
         return p
+
+    def cuda_unavailable(self):
+        """None when the tools were built with CUDA and a GPU is present, else why not
+        (the batch tool's own message for --backend cuda)."""
+        path = os.path.join(self.dir, "probe.f64")
+        with open(path, "wb") as f:
+            f.write(struct.pack("<64d", *[math.sin(k) for k in range(64)]))
+        p = self.tsmine_run("discord", "-m", 8, "-r", "0.5", "--backend", "cuda", path,
+                            check_rc=False)
+        return None if p.returncode == 0 else (p.stderr.strip() or "exit %d" % p.returncode)
 
     def discords(self, values, m, r, excl=None):
         """Range discords of values by the batch tool: [(index, distance, neighbor)]."""
