@@ -225,5 +225,6 @@ int main(void) {
         return 0;
     }
     tsm_ctx_destroy(&gpu);
+    tu_apply_filter();
     return cmocka_run_group_tests_name("backends", tests, NULL, NULL);
 }

@@ -16,6 +16,12 @@ int tu_quick(void) {
     return env && *env && strcmp(env, "0") != 0;
 }
 
+void tu_apply_filter(void) {
+    const char *env = getenv("TSM_TEST_FILTER");
+    if (env && *env)
+        cmocka_set_test_filter(env);
+}
+
 uint64_t tu_case_seed(uint64_t base) {
     const char *env = getenv("TSM_TEST_SEED");
     tu_seed = env && *env ? strtoull(env, NULL, 0) : base;

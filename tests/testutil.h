@@ -51,10 +51,17 @@ tsm_ctx *tu_ctx(void);
  * REASON" (which ctest reports as a skip) when it does not. */
 int tu_backend_available(void);
 
+/* Runs only the cases whose name matches TSM_TEST_FILTER (a cmocka glob: '*', '?')
+ * when it is set: tools/gpu-check splits a slow compute-sanitizer run of one program
+ * into parallel processes by case. Call before running the group. */
+void tu_apply_filter(void);
+
 /* Runs a kernel test group on the backend under test, or skips the whole group
  * before any case allocates anything when that backend is unavailable. */
 #define TU_RUN_GROUP(name, tests, setup, teardown)                                                 \
-    (tu_backend_available() ? cmocka_run_group_tests_name(name, tests, setup, teardown) : 0)
+    (tu_apply_filter(), tu_backend_available()                                                     \
+                            ? cmocka_run_group_tests_name(name, tests, setup, teardown)           \
+                            : 0)
 
 /* Two-sided or left profile fast vs reference on the given series; fails with the seed. */
 void tu_check_profile(const double *t, size_t n, size_t m, size_t excl, const double *dist,
