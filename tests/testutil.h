@@ -59,9 +59,8 @@ void tu_apply_filter(void);
 /* Runs a kernel test group on the backend under test, or skips the whole group
  * before any case allocates anything when that backend is unavailable. */
 #define TU_RUN_GROUP(name, tests, setup, teardown)                                                 \
-    (tu_apply_filter(), tu_backend_available()                                                     \
-                            ? cmocka_run_group_tests_name(name, tests, setup, teardown)           \
-                            : 0)
+    (tu_apply_filter(),                                                                            \
+     tu_backend_available() ? cmocka_run_group_tests_name(name, tests, setup, teardown) : 0)
 
 /* Two-sided or left profile fast vs reference on the given series; fails with the seed. */
 void tu_check_profile(const double *t, size_t n, size_t m, size_t excl, const double *dist,
