@@ -193,22 +193,22 @@ static void run_case(uint64_t seed, size_t n, size_t m, int specials) {
 
 static void test_random_walk_small(void **state) {
     (void)state;
-    run_case(31, 3000, 16, 0);
+    run_case(31, tu_quick() ? 2000 : 3000, 16, 0);
 }
 
 static void test_specials(void **state) {
     (void)state;
-    run_case(32, 5000, 32, 1);
+    run_case(32, tu_quick() ? 2500 : 5000, 32, 1);
 }
 
 static void test_larger(void **state) {
     (void)state;
-    run_case(33, tu_quick() ? 6000 : 40000, 128, 1);
+    run_case(33, tu_quick() ? 3000 : 40000, 128, 1);
 }
 
 static void test_many_segments(void **state) {
     (void)state;
-    run_case(34, tu_quick() ? 12000 : 70000, 8, 0);
+    run_case(34, tu_quick() ? 6000 : 70000, 8, 0);
 }
 
 int main(void) {

@@ -235,13 +235,14 @@ static void test_shapes(void **state) {
  * where AUTO switches, on random and mod-13 inputs. */
 static void test_unequal(void **state) {
     (void)state;
-    check_shape(SHAPE_RANDOM, 300, 300000);
-    check_shape(SHAPE_RANDOM, 300000, 300);
-    check_shape(SHAPE_MOD13, 300, 300000);
-    check_shape(SHAPE_MOD13, 300000, 300);
-    check_shape(SHAPE_RANDOM, 5000, 200000);
-    check_shape(SHAPE_IDENTICAL, 100, 100000);
-    check_shape(SHAPE_DISJOINT, 100, 100000);
+    const size_t k = tu_quick() ? 10 : 1; /* TSM_TEST_QUICK: the same ratios, 10x smaller */
+    check_shape(SHAPE_RANDOM, 300 / k, 300000 / k);
+    check_shape(SHAPE_RANDOM, 300000 / k, 300 / k);
+    check_shape(SHAPE_MOD13, 300 / k, 300000 / k);
+    check_shape(SHAPE_MOD13, 300000 / k, 300 / k);
+    check_shape(SHAPE_RANDOM, 5000 / k, 200000 / k);
+    check_shape(SHAPE_IDENTICAL, 100 / k, 100000 / k);
+    check_shape(SHAPE_DISJOINT, 100 / k, 100000 / k);
 }
 
 /* Size ratios of 1:1000 and 1000:1 large enough that the result goes out past the
@@ -281,18 +282,21 @@ static void test_runs_across_cuts(void **state) {
     tu_case_seed(77);
     static const size_t runs[][2] = {{50000, 30000}, {30000, 50000}, {1, 90000},
                                      {90000, 1},     {65536, 65536}, {0, 70000}};
+    /* TSM_TEST_QUICK: 10x shorter, the runs still cross several GPU tiles */
+    const size_t k = tu_quick() ? 10 : 1, edge = 20000 / k;
     for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
-        size_t ca = runs[q][0], cb = runs[q][1], na = 20000 + ca + 20000, nb = 20000 + cb + 20000;
+        size_t ca = runs[q][0] / k, cb = runs[q][1] / k, na = edge + ca + edge,
+               nb = edge + cb + edge;
         uint64_t *a = malloc(na * sizeof *a), *b = malloc(nb * sizeof *b);
         assert_true(a && b);
-        for (size_t i = 0; i < 20000; i++)
+        for (size_t i = 0; i < edge; i++)
             a[i] = 2 * i, b[i] = 3 * i / 2;
         for (size_t i = 0; i < ca; i++)
-            a[20000 + i] = 100000;
+            a[edge + i] = 100000;
         for (size_t i = 0; i < cb; i++)
-            b[20000 + i] = 100000;
-        for (size_t i = 0; i < 20000; i++)
-            a[20000 + ca + i] = 100001 + i, b[20000 + cb + i] = 100001 + 2 * i;
+            b[edge + i] = 100000;
+        for (size_t i = 0; i < edge; i++)
+            a[edge + ca + i] = 100001 + i, b[edge + cb + i] = 100001 + 2 * i;
         check_all(ctx, a, na, b, nb, "run across cuts");
         free(a), free(b);
     }
