@@ -117,9 +117,16 @@ tsm_status tss_arena_io(tss_arena *a, uint64_t bytes) {
     tsm_status st = alloc_buf(a, &h, size, 1);
     if (st == TSM_OK && a->device)
         st = alloc_buf(a, &d, size, 0);
+    /* zeroed: a round's transfers span the alignment gaps between its arrays */
+    if (st == TSM_OK)
+        memset(h, 0, size);
+    if (st == TSM_OK && a->device)
+        st = zero(a, d, size);
     if (st != TSM_OK) {
         if (h)
             release_buf(a, h, 1);
+        if (d)
+            release_buf(a, d, 0);
         return st;
     }
     if (a->host_io)
