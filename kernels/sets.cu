@@ -12,15 +12,17 @@
  *      cut), so every tile of NV = NT * VT merged elements has the same work; it also
  *      resets the tiles' look-back states;
  *   2. tile_kernel: a block loads its tile's slices of A and B into shared memory
- *      (coalesced, VT loads in flight per thread); each thread cuts the tile once, at
+ *      (coalesced 16-byte vectors of the arrays' own alignment, all of a thread's loads
+ *      in flight before the stores); each thread cuts the tile once, at
  *      its own diagonal threadIdx * VT (same rule on the tile's local runs, 32-bit
  *      indices) and takes the end of its piece from its neighbour's cut; it runs the
  *      operation serially over its piece (at most VT + 1 steps, fully unrolled, the
- *      results in registers with a bit mask of what is emitted); a block scan of the
- *      threads' counts and the tile's offset from a decoupled look-back over the tiles
- *      before (CUB's tile states) give every result its position; the block stages its
- *      results in shared memory and writes them out coalesced. The last tile writes
- *      the total.
+ *      current keys of A and B in registers, the results in registers with a bit mask
+ *      of what is emitted); a block scan of the threads' counts and the tile's offset
+ *      from a decoupled look-back over the tiles before (CUB's tile states) give every
+ *      result its position; the block stages its results in shared memory at the
+ *      alignment of their place in the output and writes them out in 16-byte vectors.
+ *      The last tile writes the total.
  *   Scratch (cuts, tile states) comes from the ctx's grow-only SETS slot (cuda.h): no
  *   allocation per call in the steady state.
  *   Inputs are read once and the result written once when the output surely has room
@@ -61,15 +63,18 @@
 
 /* Threads per tile, and merged elements per thread for 32- and 64-bit keys: odd (fewer
  * shared-memory bank conflicts when a thread's results are staged), fewer for wider keys
- * (registers, shared memory). Overridable at compile time for tuning runs. */
+ * (registers, shared memory); the largest that fit 64 registers without spilling: the
+ * kernel is bound by instruction issue (ncu on the H100: about 60% of the issue slots
+ * busy, as in Thrust's), and more keys per thread share the per-thread search and scan
+ * (docs/performance.md, session 4). Overridable at compile time for tuning runs. */
 #ifndef SET_NT
 #define SET_NT 256
 #endif
 #ifndef SET_VT32
-#define SET_VT32 15
+#define SET_VT32 23
 #endif
 #ifndef SET_VT64
-#define SET_VT64 9
+#define SET_VT64 13
 #endif
 #ifndef SET_MINB /* resident tiles per SM asked of the compiler: at most 64 registers */
 #define SET_MINB (1024 / SET_NT)
@@ -229,19 +234,94 @@ struct set_put_smem {
     set_count base;
 };
 
+/* ---- 16-byte vectors between global and shared memory ---------------------------------- */
+
+/* Keys per 16-byte vector. */
+template <typename K> struct set_vec {
+    enum { W = 16 / sizeof(K) };
+};
+
+/* Misalignment of x in keys: x - off is 16-byte aligned (K* is aligned to sizeof(K)). */
+template <typename K> static __device__ unsigned misalign(const K *x) {
+    return (unsigned)(((uintptr_t)x & 15) / sizeof(K));
+}
+
+/* A slice x[s0, s0 + len) of an array of n keys as 16-byte vectors of x's aligned grid
+ * (grid key e is x[e - off], off = misalign(x)): vector u of the slice is grid vector
+ * v0 + u, and x[s0] is key lead of vector 0. Vectors [full_lo, full_hi) lie wholly in
+ * x[0, n) and are read with one 16-byte load; the others (the array's first and last,
+ * when it is misaligned or its end is) key by key, so nothing outside x is read. */
+template <typename K> struct vec_slice {
+    const K *x;
+    size_t n, v0;
+    unsigned off, lead, nv, full_lo, full_hi;
+};
+
+template <typename K>
+static __device__ vec_slice<K> slice_of(const K *x, size_t n, size_t s0, unsigned len) {
+    enum { W = set_vec<K>::W };
+    vec_slice<K> sl;
+    sl.x = x, sl.n = n, sl.off = misalign(x);
+    sl.v0 = (s0 + sl.off) / W, sl.lead = (unsigned)((s0 + sl.off) % W);
+    sl.nv = len ? (sl.lead + len + W - 1) / W : 0;
+    const size_t head = sl.off ? 1 : 0, end = (n + sl.off) / W; /* full grid vectors */
+    sl.full_lo = sl.v0 < head ? (unsigned)(head - sl.v0) : 0;
+    sl.full_hi = end <= sl.v0 ? 0 : end - sl.v0 < sl.nv ? (unsigned)(end - sl.v0) : sl.nv;
+    return sl;
+}
+
+/* Vector u of the slice (u < nv) as 16 bytes; keys outside x[0, n) are zero. */
+template <typename K> static __device__ uint4 load_vec(const vec_slice<K> &sl, unsigned u) {
+    enum { W = set_vec<K>::W };
+    if (u >= sl.full_lo && u < sl.full_hi)
+        return __ldg(reinterpret_cast<const uint4 *>(sl.x - sl.off) + (sl.v0 + u));
+    union {
+        uint4 v;
+        K k[W];
+    } r;
+    r.v = make_uint4(0, 0, 0, 0);
+    const size_t e0 = (sl.v0 + u) * W;
+#pragma unroll
+    for (int q = 0; q < W; q++)
+        if (e0 + q >= sl.off && e0 + q < sl.n + sl.off)
+            r.k[q] = sl.x[e0 + q - sl.off];
+    return r.v;
+}
+
+/* Writes keys [lo, hi) of a staged run src (16-byte aligned shared memory) to out, whose
+ * element 0 has the alignment of src's (out - shift is 16-byte aligned, shift < W):
+ * vector u of src with one 16-byte store when all its keys are in [lo, hi), else key
+ * by key. */
+template <typename K>
+static __device__ void write_vec(K *out, unsigned u, unsigned lo, unsigned hi, const K *src) {
+    enum { W = set_vec<K>::W };
+    const unsigned e0 = u * W;
+    if (e0 >= lo && e0 + W <= hi) {
+        reinterpret_cast<uint4 *>(out)[u] = reinterpret_cast<const uint4 *>(src)[u];
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < W; q++)
+        if (e0 + q >= lo && e0 + q < hi)
+            out[e0 + q] = src[e0 + q];
+}
+
 /* The end of every tiled kernel (block t of the grid): each thread holds ITEMS results
  * in res, those with their bit set in mask are emitted, in the order of the threads
  * then of the items. A block scan of the threads' counts gives each result its place in
  * the tile. SET_COUNT adds the tile's count to *d_count. SET_WRITE: the tile's offset
  * comes from the tiles before (CUB's decoupled look-back by the first warp: it waits
- * only for the aggregates of its predecessors); the results are staged in stage (NT *
- * ITEMS keys of shared memory that no thread reads any more) and written out coalesced,
- * positions >= cap never; the last tile writes min(total, bound) to *d_count. (A block
- * scan seeded by the look-back, one barrier fewer, measured slower on the H100.) */
+ * only for the aggregates of its predecessors); the results are staged in stage (16-byte
+ * aligned shared memory that no thread reads any more, room for NT * ITEMS + W keys) at
+ * the alignment they have in out, so that the block writes them out in 16-byte vectors
+ * (the partial ones at the ends key by key), positions >= cap never; the last tile
+ * writes min(total, bound) to *d_count. (A block scan seeded by the look-back, one
+ * barrier fewer, measured slower on the H100.) */
 template <typename K, int ITEMS, set_pass PASS>
-static __device__ void put_tile(const K (&res)[ITEMS], unsigned mask, K *stage, set_put_smem &sm,
-                                set_tile_state tiles, set_count *d_count, set_count bound,
-                                K *__restrict__ out, size_t cap) {
+static __device__ void put_tile(const K (&res)[ITEMS], unsigned mask, uint4 *stage,
+                                set_put_smem &sm, set_tile_state tiles, set_count *d_count,
+                                set_count bound, K *__restrict__ out, size_t cap) {
+    enum { W = set_vec<K>::W };
     const unsigned tid = threadIdx.x;
     const int t = blockIdx.x;
     unsigned at, total;
@@ -266,69 +346,103 @@ static __device__ void put_tile(const K (&res)[ITEMS], unsigned mask, K *stage, 
     const set_count base = sm.base;
     if (tid == 0 && t == (int)gridDim.x - 1)
         *d_count = base + total < bound ? base + total : bound;
+    /* Staged at the alignment of out + base: stage key k goes to out[base - shift + k]. */
+    const unsigned shift = (unsigned)((base + misalign(out)) % W);
+    K *keys = reinterpret_cast<K *>(stage);
+    K *put = keys + shift + at;
 #pragma unroll
     for (int q = 0; q < ITEMS; q++)
         if (mask >> q & 1)
-            stage[at++] = res[q];
+            *put++ = res[q];
     __syncthreads();
-    for (unsigned q = tid; q < total; q += SET_NT)
-        if (base + q < cap)
-            out[base + q] = stage[q];
+    if (base >= cap)
+        return;
+    const unsigned room = cap - base < total ? (unsigned)(cap - base) : total;
+    const unsigned nv = (shift + room + W - 1) / W;
+    K *const dst = out + base - shift; /* 16-byte aligned; written from dst[shift] on */
+    for (unsigned u = tid; u < nv; u += SET_NT)
+        write_vec(dst, u, shift, shift + room, keys);
 }
 
-/* Block t: tile t, between cuts t and t + 1; OP is the operation (compile-time, so the
- * merge step has no run-time flags). Shared memory: ROOM = NT * (VT + 1) keys, first
- * the tile's inputs (A's slice then B's; at most NV + 1 for sorted input, where cuts
- * are d or d - 1; clipped to ROOM for any input), then its results (at most VT + 1 per
- * thread). For unsorted input the result is unspecified, but both passes compute the
- * same counts and nothing is read or written out of bounds. gate (SET_WRITE, may be
- * NULL): the counting pass's total; the tile writes nothing when min(*gate, bound) >
- * cap. */
+/* Shared-memory sizes of tile_kernel, in 16-byte vectors: LOADV for a tile's inputs,
+ * loaded by vectors of their own alignment (each slice may take two vectors more than
+ * its keys fill; at most NV + 1 keys for sorted input, where cuts are d or d - 1), CAPK
+ * the keys that always fit (a tile of unsorted input is clipped to it), ROOM_V the whole
+ * buffer: the inputs, or the staged results (NT * (VT + 1) + W keys), plus one vector
+ * that the merge may read past the inputs' end. */
+template <typename K> struct set_tile_room {
+    enum {
+        W = set_vec<K>::W,
+        VT = set_tuning<K>::VT,
+        VQ = (VT * SET_NT + 1 + 4 * W + SET_NT * W - 1) / (SET_NT * W), /* vectors per thread */
+        LOADV = SET_NT * VQ,
+        CAPK = (LOADV - 4) * W,
+        STAGEV = (SET_NT * (VT + 1) + W + W - 1) / W,
+        ROOM_V = (LOADV > STAGEV ? LOADV : STAGEV) + 1,
+    };
+};
+
+/* Block t: tile t, between cuts t and t + 1, of A (na keys) and B (nb); OP is the
+ * operation (compile-time, so the merge step has no run-time flags). The tile's slices
+ * of A and B are loaded into shared memory in 16-byte vectors (set_tile_room), then its
+ * results are staged there (put_tile). For unsorted input the result is unspecified, but
+ * both passes compute the same counts and nothing is read or written out of bounds.
+ * gate (SET_WRITE, may be NULL): the counting pass's total; the tile writes nothing when
+ * min(*gate, bound) > cap. */
 template <typename K, int OP, set_pass PASS>
 static __global__ void __launch_bounds__(SET_NT, SET_MINB)
-    tile_kernel(const K *__restrict__ a, const K *__restrict__ b, const size_t *__restrict__ cut_a,
-                const size_t *__restrict__ cut_b, set_tile_state tiles, set_count *d_count,
-                const set_count *gate, set_count bound, K *__restrict__ out, size_t cap) {
-    enum { VT = set_tuning<K>::VT, ROOM = SET_NT * (VT + 1) };
-    __shared__ K keys[ROOM];
+    tile_kernel(const K *__restrict__ a, size_t na_all, const K *__restrict__ b, size_t nb_all,
+                const size_t *__restrict__ cut_a, const size_t *__restrict__ cut_b,
+                set_tile_state tiles, set_count *d_count, const set_count *gate, set_count bound,
+                K *__restrict__ out, size_t cap) {
+    typedef set_tile_room<K> room;
+    enum { VT = set_tuning<K>::VT, W = room::W, VQ = room::VQ, CAPK = room::CAPK };
+    __shared__ uint4 keys_v[room::ROOM_V];
     __shared__ unsigned cut_ij[SET_NT + 1]; /* a thread's cut: i << 16 | j */
     __shared__ set_put_smem put_smem;
     constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
                             : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
                             : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
                                                        : set_emits{1, 1, 0};
-    static_assert(ROOM < 65536, "a tile's cut is packed in 16 + 16 bits");
+    static_assert(room::ROOM_V * W < 65536, "a tile's cut is packed in 16 + 16 bits");
+    K *const keys = reinterpret_cast<K *>(keys_v);
     const unsigned tid = threadIdx.x;
     const int t = blockIdx.x;
     if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
         return; /* every block leaves: nobody waits on a look-back */
 
-    /* The tile's slices, clipped to the buffer, loaded coalesced. */
+    /* The tile's slices, clipped to CAPK keys, in vectors of their arrays' aligned
+     * grids: A's nva vectors, then B's nvb; x[s] is grid key s + misalign(x). */
     const size_t a0 = cut_a[t], b0 = cut_b[t];
     size_t a1 = cut_a[t + 1], b1 = cut_b[t + 1];
     a1 = a1 < a0 ? a0 : a1;
     b1 = b1 < b0 ? b0 : b1;
-    const unsigned na = (unsigned)(a1 - a0 < ROOM ? a1 - a0 : ROOM);
-    const unsigned nb = (unsigned)(b1 - b0 < ROOM - na ? b1 - b0 : ROOM - na), tot = na + nb;
+    const unsigned na = (unsigned)(a1 - a0 < CAPK ? a1 - a0 : CAPK);
+    const unsigned nb = (unsigned)(b1 - b0 < CAPK - na ? b1 - b0 : CAPK - na);
+    const vec_slice<K> sla = slice_of(a, na_all, a0, na), slb = slice_of(b, nb_all, b0, nb);
+    const unsigned nva = sla.nv, nvb = slb.nv;
     {
-        K v[VT + 1];
+        uint4 v[VQ];
 #pragma unroll
-        for (int q = 0; q < VT + 1; q++) {
-            unsigned p = tid + q * SET_NT;
-            if (p < tot)
-                v[q] = p < na ? a[a0 + p] : b[b0 + (p - na)];
+        for (int q = 0; q < VQ; q++) {
+            const unsigned u = tid + q * SET_NT;
+            if (u < nva)
+                v[q] = load_vec(sla, u);
+            else if (u < nva + nvb)
+                v[q] = load_vec(slb, u - nva);
         }
 #pragma unroll
-        for (int q = 0; q < VT + 1; q++) {
-            unsigned p = tid + q * SET_NT;
-            if (p < tot)
-                keys[p] = v[q];
+        for (int q = 0; q < VQ; q++) {
+            const unsigned u = tid + q * SET_NT;
+            if (u < nva + nvb)
+                keys_v[u] = v[q];
         }
     }
     __syncthreads();
 
     /* This thread's piece: from its cut at diagonal tid * VT to the next thread's. */
-    const K *sa = keys, *sb = keys + na;
+    const K *sa = keys + sla.lead, *sb = keys + nva * W + slb.lead;
+    const unsigned tot = na + nb;
     unsigned i, j;
     {
         unsigned d = tid * VT < tot ? tid * VT : tot;
@@ -341,21 +455,29 @@ static __global__ void __launch_bounds__(SET_NT, SET_MINB)
     const unsigned i1 = cut_ij[tid + 1] >> 16, j1 = cut_ij[tid + 1] & 0xffff;
 
     /* The operation over the piece: each step takes one element of A, one of B, or a
-     * pair, and emits at most one key; a piece has at most VT + 1 elements. */
+     * pair, and emits at most one key; a piece has at most VT + 1 elements. The current
+     * keys of A and B stay in registers, and a step reads the next key of the side(s) it
+     * took (sa[i1] and sb[j1] lie in the buffer: they may be any key, never used). */
     K res[VT + 1];
     unsigned mask = 0;
+    const K *pa = sa + i, *pb = sb + j;
+    unsigned ra = i1 > i ? i1 - i : 0, rb = j1 > j ? j1 - j : 0; /* keys left */
+    K x = *pa, y = *pb;
 #pragma unroll
     for (int q = 0; q < VT + 1; q++) {
-        const bool pa = i < i1, pb = j < j1;
-        const K x = pa ? sa[i] : K(0), y = pb ? sb[j] : K(0);
-        const bool ta = pa && (!pb || x < y), tb = pb && (!pa || y < x), eq = pa && pb && x == y;
+        const bool ha = ra != 0, hb = rb != 0, lt = x < y, gt = y < x;
+        const bool ta = ha && (!hb || lt), tb = hb && (!ha || gt), eq = ha && hb && !lt && !gt;
         const bool emit = (ta && e.a) || (tb && e.b) || (eq && e.eq);
         res[q] = tb ? y : x;
         mask |= (unsigned)emit << q;
-        i += ta || eq;
-        j += tb || eq;
+        if (q < VT) {
+            if (ta || eq)
+                x = *++pa, ra--;
+            if (tb || eq)
+                y = *++pb, rb--;
+        }
     }
-    put_tile<K, VT + 1, PASS>(res, mask, keys, put_smem, tiles, d_count, bound, out, cap);
+    put_tile<K, VT + 1, PASS>(res, mask, keys_v, put_smem, tiles, d_count, bound, out, cap);
 }
 
 /* *d_total = min(*d_total, bound). A no-op for sorted input; for unsorted input the
@@ -435,10 +557,10 @@ static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *
         st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
             if (pass == SET_COUNT)
                 tile_kernel<K, OP, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                    d_a, d_b, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
+                    d_a, na, d_b, nb, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
             else
                 tile_kernel<K, OP, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                    d_a, d_b, cut_a, cut_b, state, count, gate, bound, d_out, cap);
+                    d_a, na, d_b, nb, cut_a, cut_b, state, count, gate, bound, d_out, cap);
         });
     }
 done:
@@ -570,8 +692,8 @@ static __global__ void __launch_bounds__(SET_NT)
     search_kernel(const K *__restrict__ s, size_t ns, const K *__restrict__ l, size_t nl, int es,
                   int eq, set_tile_state tiles, set_count *d_count, const set_count *gate,
                   set_count bound, K *__restrict__ out, size_t cap) {
-    enum { VT = SET_SEARCH_VT };
-    __shared__ K stage[SET_NT * VT];
+    enum { VT = SET_SEARCH_VT, W = set_vec<K>::W };
+    __shared__ uint4 stage[(SET_NT * VT + W + W - 1) / W];
     __shared__ set_put_smem put_smem;
     if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
         return;

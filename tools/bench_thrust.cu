@@ -6,7 +6,9 @@
  * run until its result's size is known on the host (Thrust returns the end iterator;
  * tsmine's size is copied back), the clock read again. Both allocate their scratch
  * inside the call (Thrust through its default allocator, tsmine with cudaMalloc), so
- * that cost is in both figures. */
+ * that cost is in both figures. After timing, the results are checked against each
+ * other, and once more on the arrays less their first 1 and 3 keys (check_skewed: the
+ * device code's paths for arrays that are not 16-byte aligned). */
 #include "bench_thrust.h"
 #include "cuda_util.cuh"
 
@@ -118,38 +120,85 @@ done:
     return NULL;
 }
 
-/* Thrust's op on the case into out_thr; returns the result's size. Throws
+/* Thrust's op on A[0, na) and B[0, nb) into O; returns the result's size. Throws
  * thrust::system_error on CUDA errors. */
 template <typename K>
-static size_t thrust_op(cudaStream_t s, tsm_set_op op, const bench_dev_case *c) {
-    thrust::device_ptr<const K> A((const K *)c->a), B((const K *)c->b);
-    thrust::device_ptr<K> O((K *)c->out_thr), e = O;
+static size_t thrust_op(cudaStream_t s, tsm_set_op op, const K *a, size_t na, const K *b, size_t nb,
+                        K *o) {
+    thrust::device_ptr<const K> A(a), B(b);
+    thrust::device_ptr<K> O(o), e = O;
     auto pol = thrust::cuda::par.on(s);
     switch (op) {
-    case TSM_SET_INTERSECT: e = thrust::set_intersection(pol, A, A + c->na, B, B + c->nb, O); break;
-    case TSM_SET_UNION: e = thrust::set_union(pol, A, A + c->na, B, B + c->nb, O); break;
-    case TSM_SET_DIFFERENCE: e = thrust::set_difference(pol, A, A + c->na, B, B + c->nb, O); break;
-    case TSM_SET_SYMDIFF:
-        e = thrust::set_symmetric_difference(pol, A, A + c->na, B, B + c->nb, O);
-        break;
+    case TSM_SET_INTERSECT: e = thrust::set_intersection(pol, A, A + na, B, B + nb, O); break;
+    case TSM_SET_UNION: e = thrust::set_union(pol, A, A + na, B, B + nb, O); break;
+    case TSM_SET_DIFFERENCE: e = thrust::set_difference(pol, A, A + na, B, B + nb, O); break;
+    case TSM_SET_SYMDIFF: e = thrust::set_symmetric_difference(pol, A, A + na, B, B + nb, O); break;
     }
     return (size_t)(e - O);
+}
+
+template <typename K>
+static size_t thrust_op(cudaStream_t s, tsm_set_op op, const bench_dev_case *c) {
+    return thrust_op(s, op, (const K *)c->a, c->na, (const K *)c->b, c->nb, (K *)c->out_thr);
+}
+
+/* tsmine's device-array entry point for either key width. */
+static tsm_status tsmine_dev(tsm_ctx *ctx, tsm_set_op op, const uint32_t *a, size_t na,
+                             const uint32_t *b, size_t nb, uint32_t *out, size_t cap, uint64_t *n) {
+    return tsmi_set_u32_dev(ctx, TSM_SET_AUTO, op, a, na, b, nb, out, cap, n);
+}
+static tsm_status tsmine_dev(tsm_ctx *ctx, tsm_set_op op, const uint64_t *a, size_t na,
+                             const uint64_t *b, size_t nb, uint64_t *out, size_t cap, uint64_t *n) {
+    return tsmi_set_u64_dev(ctx, TSM_SET_AUTO, op, a, na, b, nb, out, cap, n);
 }
 
 /* tsmine's op on the case into out_tsm; the result's size copied back to *count. */
 static tsm_status tsmine_op(tsm_ctx *ctx, tsm_set_op op, const bench_dev_case *c, size_t *count) {
     const size_t cap = c->na + c->nb;
-    tsm_status st = c->width == 32 ? tsmi_set_u32_dev(ctx, TSM_SET_AUTO, op, (const uint32_t *)c->a,
-                                                      c->na, (const uint32_t *)c->b, c->nb,
-                                                      (uint32_t *)c->out_tsm, cap, c->d_count)
-                                   : tsmi_set_u64_dev(ctx, TSM_SET_AUTO, op, (const uint64_t *)c->a,
-                                                      c->na, (const uint64_t *)c->b, c->nb,
-                                                      (uint64_t *)c->out_tsm, cap, c->d_count);
+    tsm_status st = c->width == 32
+                        ? tsmine_dev(ctx, op, (const uint32_t *)c->a, c->na, (const uint32_t *)c->b,
+                                     c->nb, (uint32_t *)c->out_tsm, cap, c->d_count)
+                        : tsmine_dev(ctx, op, (const uint64_t *)c->a, c->na, (const uint64_t *)c->b,
+                                     c->nb, (uint64_t *)c->out_tsm, cap, c->d_count);
     uint64_t n = 0;
     if (st == TSM_OK && cudaMemcpy(&n, c->d_count, sizeof n, cudaMemcpyDeviceToHost) != cudaSuccess)
         st = tsm_fail(ctx, TSM_EDEVICE, "copying the result's size back failed");
     *count = (size_t)n;
     return st;
+}
+
+/* tsmine and Thrust on the case's arrays less their first skew keys, into the outputs
+ * less theirs: inputs and output not 16-byte aligned when skew is not a multiple of
+ * 16 / key size (the device code's unaligned paths), the inputs still
+ * ending at their buffers' ends. 0 when both agree, else -1 with err set. Throws
+ * thrust::system_error on CUDA errors. */
+template <typename K>
+static int check_skewed(tsm_ctx *ctx, tsm_set_op op, const bench_dev_case *c, size_t skew,
+                        char *err, size_t errlen) {
+    cudaStream_t s = tsmi_stream(ctx);
+    if (c->na <= skew || c->nb <= skew)
+        return 0;
+    const K *a = (const K *)c->a + skew, *b = (const K *)c->b + skew;
+    const size_t na = c->na - skew, nb = c->nb - skew;
+    K *ot = (K *)c->out_tsm + skew, *oh = (K *)c->out_thr + skew;
+    uint64_t n_tsm = 0;
+    if (tsmine_dev(ctx, op, a, na, b, nb, ot, na + nb + skew, c->d_count) != TSM_OK) {
+        snprintf(err, errlen, "tsmine, %zu keys in: %s", skew, tsm_ctx_error(ctx));
+        return -1;
+    }
+    if (failed(cudaMemcpy(&n_tsm, c->d_count, sizeof n_tsm, cudaMemcpyDeviceToHost),
+               "copying the size back", err, errlen))
+        return -1;
+    size_t n_thr = thrust_op(s, op, a, na, b, nb, oh);
+    if (n_tsm != n_thr ||
+        !thrust::equal(thrust::cuda::par.on(s), thrust::device_ptr<K>(ot),
+                       thrust::device_ptr<K>(ot) + n_thr, thrust::device_ptr<K>(oh))) {
+        snprintf(err, errlen,
+                 "%zu keys in: tsmine's result (%llu keys) differs from Thrust's (%zu)", skew,
+                 (unsigned long long)n_tsm, n_thr);
+        return -1;
+    }
+    return 0;
 }
 
 extern "C" int bench_dev_set(tsm_ctx *ctx, bench_dev_case *c, tsm_set_op op, const void *ref,
@@ -212,6 +261,15 @@ extern "C" int bench_dev_set(tsm_ctx *ctx, bench_dev_case *c, tsm_set_op op, con
             snprintf(err, errlen, "the device result differs from the serial merge's");
             goto done;
         }
+    }
+    try {                                           /* last: it overwrites the outputs */
+        for (size_t skew = 1; skew <= 3; skew += 2) /* misaligned by 1 and 3 keys */
+            if ((c->width == 32 ? check_skewed<uint32_t>(ctx, op, c, skew, err, errlen)
+                                : check_skewed<uint64_t>(ctx, op, c, skew, err, errlen)) != 0)
+                goto done;
+    } catch (const std::exception &ex) {
+        snprintf(err, errlen, "thrust: %s", ex.what());
+        goto done;
     }
     out->count = n_tsm;
     rc = 0;
