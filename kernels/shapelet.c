@@ -1,6 +1,8 @@
 /* shapelet.c - shapelet discovery on the CPU (OpenMP); the contract is shapelet.h.
- * On a CUDA ctx the candidate-to-series distances go to shapelet.cu; everything else
- * (batches, splits, the choice of the shapelet) runs here for both backends.
+ * On a CUDA ctx a discovery runs whole in shapelet.cu (distances, splits and the
+ * choice of the shapelet, with the same split functions of shapelet_split.h) and
+ * tsm_shapelet_dist's distances come from there too; the checks, the patterns of saved
+ * models and the decoding of the winner's order index stay here for both backends.
  *
  * Layout. The training set is one concatenated series X = T_0 T_1 ... T_{n-1} (it is
  * already stored that way), so tsm_stats on X with length l gives the mean, inverse
@@ -48,6 +50,13 @@ tsm_status tsm_shapelet_check(tsm_ctx *ctx, const tsm_shapelet_data *data,
                         "shapelet: need 3 <= min_len (%zu) <= max_len (%zu) <= series length "
                         "(%zu)",
                         opts->min_len, opts->max_len, data->len);
+    if (opts->op != TSM_SHAPELET_SINGLE &&
+        (!opts->base || (opts->op != TSM_SHAPELET_AND && opts->op != TSM_SHAPELET_OR)))
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "shapelet: logical op %d needs AND or OR and base distances", opts->op);
+    for (size_t j = 0; opts->base && j < data->n; j++)
+        if (isnan(opts->base[j]))
+            return tsm_fail(ctx, TSM_EINVAL, "shapelet: base distance %zu is NaN", j);
     for (size_t j = 0; j < data->n; j++)
         if (data->y[j] < 0 || data->y[j] >= data->n_classes)
             return tsm_fail(ctx, TSM_EINVAL, "shapelet: series %zu has label %d outside [0, %d)", j,
@@ -363,7 +372,8 @@ static tsm_status best_of_batch(tsm_ctx *ctx, const tsm_shapelet_data *data,
         for (size_t c = 0; c < count; c++) {
             if (!dd || !yy || !cnt)
                 continue;
-            memcpy(dd, dist + c * n, n * sizeof *dd);
+            for (size_t j = 0; j < n; j++)
+                dd[j] = tsmi_combine(opts->op, opts->base ? opts->base[j] : 0.0, dist[c * n + j]);
             memcpy(yy, data->y, n * sizeof *yy);
             const size_t ord = ord0 + c;
             tsm_split s =
@@ -396,9 +406,14 @@ tsm_status tsm_shapelet_discover(tsm_ctx *ctx, const tsm_shapelet_data *data,
     size_t total = 0;
     for (size_t l = opts->min_len; l <= opts->max_len; l += opts->step)
         total += n * (L - l + 1);
-    double *dist = malloc((batch < total ? batch : total) * n * sizeof *dist);
+    batch = batch < total ? batch : total;
+    int on_gpu = 0;
+#ifdef TSMINE_HAVE_CUDA
+    on_gpu = tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA;
+#endif
+    double *dist = on_gpu ? NULL : malloc(batch * n * sizeof *dist);
     double *xlx = malloc((n + 1) * sizeof *xlx);
-    if (!dist || !xlx) {
+    if ((!on_gpu && !dist) || !xlx) {
         free(dist), free(xlx);
         return tsm_fail(ctx, TSM_ENOMEM, "shapelet: out of memory for a batch of %zu candidates",
                         batch);
@@ -407,7 +422,15 @@ tsm_status tsm_shapelet_discover(tsm_ctx *ctx, const tsm_shapelet_data *data,
         xlx[c] = tsmi_xlogx((double)c);
     tsm_split bs = {0.0, 0.0, 0.0, 0};
     size_t bord = 0, done = 0;
-    for (size_t l = opts->min_len; l <= opts->max_len && st == TSM_OK; l += opts->step) {
+#ifdef TSMINE_HAVE_CUDA
+    if (on_gpu) {
+        /* the whole search on the device: only the best candidate comes back */
+        st = tsmi_shapelet_discover_cuda(ctx, data, opts, batch, xlx, &bs, &bord);
+        done = total; /* skips the CPU loop below */
+    }
+#endif
+    for (size_t l = opts->min_len; l <= opts->max_len && st == TSM_OK && done < total;
+         l += opts->step) {
         tsm_stats *S = NULL;
         st = tsm_stats_new(ctx, data->x, n * L, l, &S);
         const size_t U = L - l + 1;

@@ -72,6 +72,12 @@ typedef struct {
      * 3.2.1): candidates are evaluated in batches of about budget / (8 n) (at least
      * one); 0 means TSM_SHAPELET_BUDGET_DEFAULT. */
     size_t budget;
+    /* Logical shapelets (seed 002 section II, after Mueen et al.): with op
+     * TSM_SHAPELET_AND or TSM_SHAPELET_OR, base[j] (n values, the distances of a shapelet
+     * found before) is combined with each candidate's distance d_c[j] before the split:
+     * max(base[j], d_c[j]) for AND (near both), min for OR (near either). */
+    int op;
+    const double *base;
     /* Called after each batch with the candidates done and their total (may be NULL);
      * from the calling thread. */
     void (*progress)(void *arg, size_t done, size_t total);
@@ -79,6 +85,9 @@ typedef struct {
 } tsm_shapelet_opts;
 
 #define TSM_SHAPELET_BUDGET_DEFAULT ((size_t)64 << 20)
+
+/* How the distances of two shapelets combine (tsm_shapelet_opts.op). */
+enum { TSM_SHAPELET_SINGLE = 0, TSM_SHAPELET_AND = 1, TSM_SHAPELET_OR = 2 };
 
 /* The best split of one candidate's distances. valid = 0 when every distance is
  * equal (no threshold separates anything): then gain = 0, gap = 0. */
@@ -141,6 +150,15 @@ tsm_status tsm_shapelet_discover(tsm_ctx *ctx, const tsm_shapelet_data *data,
  * are checked by the caller; S has device copies (computed on this ctx). */
 tsm_status tsmi_shapelet_dist_cuda(tsm_ctx *ctx, const tsm_stats *S, size_t n, size_t L, size_t c0,
                                    size_t count, size_t w, double *out, int64_t *pos);
+
+/* The CUDA backend of the whole search (shapelet.cu): every candidate of data under
+ * opts, in batches of batch candidates, splits on the device with the c log c table
+ * xlx (c <= n, the same values as the CPU's); the best split and its order index
+ * (lengths in turn, then series, then start) into *best, *best_ord. Arguments are
+ * checked by the caller. */
+tsm_status tsmi_shapelet_discover_cuda(tsm_ctx *ctx, const tsm_shapelet_data *data,
+                                       const tsm_shapelet_opts *opts, size_t batch,
+                                       const double *xlx, tsm_split *best, size_t *best_ord);
 
 #ifdef __cplusplus
 }

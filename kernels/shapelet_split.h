@@ -32,6 +32,16 @@ static inline TSM_HD double tsmi_part_entropy(const int *c, int nc, int t, const
     return acc;
 }
 
+/* The distance to a logical shapelet (shapelet.h, opts.op): max(base, d) for AND, min
+ * for OR, d alone otherwise. */
+static inline TSM_HD double tsmi_combine(int op, double base, double d) {
+    if (op == TSM_SHAPELET_AND)
+        return d > base ? d : base;
+    if (op == TSM_SHAPELET_OR)
+        return d < base ? d : base;
+    return d;
+}
+
 /* Swaps items i and j of the pairs (d, y). */
 static inline TSM_HD void tsmi_swap_pairs(double *d, int *y, size_t i, size_t j) {
     double td = d[i];

@@ -22,6 +22,13 @@ typedef struct {
     double *values;               /* its length raw values, owned by the tree */
     double threshold, gain, gap;
     size_t left, right; /* child node indices (always after the node: preorder) */
+    /* A logical node (tsm_stree_opts.logical): op is TSM_SHAPELET_AND or _OR and a
+     * second shapelet joins the first; the node's distance is tsmi_combine(op, d1, d2)
+     * (max or min of the two) and threshold, gain and gap are those of the combination.
+     * op = TSM_SHAPELET_SINGLE (0) and values2 = NULL otherwise. */
+    int op;
+    size_t series2, start2, length2;
+    double *values2; /* length2 raw values, owned by the tree */
 } tsm_stree_node;
 
 typedef struct {
@@ -34,6 +41,11 @@ typedef struct {
 typedef struct {
     size_t max_depth; /* 0 = unlimited; depth of the root is 0 */
     size_t min_node;  /* nodes with fewer series are leaves; at least 2 */
+    /* 1: logical shapelets (seed 002 section II): after a node's best shapelet, the best
+     * second shapelet under AND and under OR is searched (tsm_shapelet_opts.base); the
+     * node keeps the pair when its split beats the single shapelet's (tsm_shapelet_better:
+     * higher gain, or the same gain and a wider gap). Three searches per node. */
+    int logical;
 } tsm_stree_opts;
 
 /* An empty tree (no nodes) for n_classes classes and band w; NULL when out of memory. */

@@ -68,6 +68,18 @@ check "show prints the root" grep -q '^\[0\]' "$tmp/show.out"
 "$TSMINE" shapelet show --model "$tmp/m.json" --format json >"$tmp/show.json"
 check "show --format json: one object per node" grep -q '^{"id":0,"leaf":' "$tmp/show.json"
 
+# logical shapelets: a node joins two shapelets by AND/OR; saved, shown and applied
+"$TSMINE" shapelet train --train "$TR" --test "$TE" --backend cpu --logical -o "$tmp/l.json" \
+    >"$tmp/logical.out" 2>/dev/null
+check "train --logical exits 0" [ $? -eq 0 ]
+check "the model holds a logical node" grep -q '"op":"\(and\|or\)","series2":' "$tmp/l.json"
+"$TSMINE" shapelet show --model "$tmp/l.json" >"$tmp/lshow.out"
+check "show prints the second shapelet" grep -Eq '^ *(AND|OR) shapelet from series' "$tmp/lshow.out"
+l_acc=$(tail -n 1 "$tmp/logical.out" | sed 's/.*"test_accuracy":\([0-9.]*\).*/\1/')
+"$TSMINE" shapelet predict --model "$tmp/l.json" "$TE" >"$tmp/lpred.out" 2>/dev/null
+check "predict with a logical model equals train's test accuracy" \
+    grep -q "^{\"accuracy\":$l_acc}\$" "$tmp/lpred.out"
+
 # the .tsv reader on the same data (label first), converted here
 sed -n '/@data/,$p' "$TR" | tail -n +2 | awk -F: '{gsub(",", "\t", $1); print $2 "\t" $1}' \
     >"$tmp/train.tsv"

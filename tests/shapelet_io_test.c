@@ -167,9 +167,18 @@ static tsm_stree *small_tree(tsm_ctx *ctx, double *x, int *y, size_t n, size_t l
     }
     tsm_shapelet_data data = {n, len, x, y, 2};
     tsm_shapelet_opts so = {.min_len = 5, .max_len = 9, .step = 1, .w = 1};
-    tsm_stree_opts to = {.min_node = 2};
+    tsm_stree_opts to = {.min_node = 2, .logical = 1};
     tsm_stree *t = NULL;
     assert_int_equal(tsm_stree_train(ctx, &data, &so, &to, &t), TSM_OK);
+    /* a logical root either way, so that the file holds a second shapelet */
+    tsm_stree_node *root = &t->nodes[0];
+    assert_false(root->leaf);
+    if (root->op == TSM_SHAPELET_SINGLE) {
+        root->op = TSM_SHAPELET_OR, root->series2 = 1, root->start2 = 2, root->length2 = 6;
+        root->values2 = malloc(6 * sizeof *root->values2);
+        assert_non_null(root->values2);
+        memcpy(root->values2, x + len + 2, 6 * sizeof *root->values2);
+    }
     return t;
 }
 
@@ -202,7 +211,13 @@ static void test_model_round_trip(void **state) {
         assert_true(a->threshold == b->threshold && a->gain == b->gain && a->gap == b->gap);
         assert_true(a->left == b->left && a->right == b->right);
         assert_memory_equal(a->values, b->values, a->length * sizeof *a->values);
+        assert_int_equal(a->op, b->op);
+        if (a->op == TSM_SHAPELET_SINGLE)
+            continue;
+        assert_true(a->series2 == b->series2 && a->start2 == b->start2 && a->length2 == b->length2);
+        assert_memory_equal(a->values2, b->values2, a->length2 * sizeof *a->values2);
     }
+    assert_int_not_equal(back.tree->nodes[0].op, TSM_SHAPELET_SINGLE);
     assert_int_equal(tsm_stree_predict(ctx, t, x, n, len, p1), TSM_OK);
     assert_int_equal(tsm_stree_predict(ctx, back.tree, x, n, len, p2), TSM_OK);
     assert_memory_equal(p1, p2, sizeof p1);
@@ -251,6 +266,20 @@ static void test_model_malformed(void **state) {
                      "\"start\":0,\"length\":3,\"threshold\":1,\"gain\":1,\"gap\":1,\"left\":1,"
                      "\"right\":2,\"shapelet\":[1,2]}]}",
                      "vals.json: node 0: \"shapelet\" must hold");
+    expect_bad_model("op.json",
+                     HEAD
+                     "\"nodes\":[{\"id\":0,\"leaf\":false,\"label\":\"a\",\"n\":1,\"series\":0,"
+                     "\"start\":0,\"length\":3,\"threshold\":1,\"gain\":1,\"gap\":1,\"left\":1,"
+                     "\"right\":2,\"shapelet\":[1,2,3],\"op\":\"xor\",\"series2\":0,"
+                     "\"start2\":0,\"length2\":3,\"shapelet2\":[1,2,3]}]}",
+                     "op.json: node 0: \"op\" must be \"and\" or \"or\"");
+    expect_bad_model("vals2.json",
+                     HEAD
+                     "\"nodes\":[{\"id\":0,\"leaf\":false,\"label\":\"a\",\"n\":1,\"series\":0,"
+                     "\"start\":0,\"length\":3,\"threshold\":1,\"gain\":1,\"gap\":1,\"left\":1,"
+                     "\"right\":2,\"shapelet\":[1,2,3],\"op\":\"and\",\"series2\":0,"
+                     "\"start2\":0,\"length2\":4,\"shapelet2\":[1,2,3]}]}",
+                     "vals2.json: node 0: \"op\" must be");
 }
 
 int main(void) {

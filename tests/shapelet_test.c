@@ -256,6 +256,50 @@ static void test_discover_random(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* Logical shapelets: every candidate's distances combined with the distances of a
+ * fixed shapelet (AND: max, OR: min) before the split, against the reference, on
+ * Euclidean and DTW distances; a base that is NaN or an unknown op is refused. */
+static void test_discover_logical(void **state) {
+    (void)state;
+    tsm_ctx *ctx = tu_ctx();
+    for (int round = 0; round < 4; round++) {
+        tu_rng_init(tu_case_seed(650 + (uint64_t)round));
+        double *x;
+        int *y;
+        tsm_shapelet_data data = random_set(8, 16, 2 + round % 2, 0, &x, &y);
+        double base[8];
+        for (size_t j = 0; j < data.n; j++)
+            base[j] = ref_shapelet_subdist(x + 16 + 3, 6, x + j * 16, 16, 0, NULL);
+        tsm_shapelet_opts o = {.min_len = 3,
+                               .max_len = 8,
+                               .step = 1,
+                               .w = round < 2 ? 0 : 2,
+                               .op = round % 2 ? TSM_SHAPELET_OR : TSM_SHAPELET_AND,
+                               .base = base};
+        tsm_shapelet got, want = ref_shapelet_best(&data, &o);
+        assert_int_equal(tsm_shapelet_discover(ctx, &data, &o, &got), TSM_OK);
+        if (got.series != want.series || got.start != want.start || got.length != want.length ||
+            fabs(got.split.gain - want.split.gain) > 1e-12 ||
+            fabs(got.split.threshold - want.split.threshold) > TSM_SHAPELET_GAP_TOL)
+            fail_msg("seed %llu op %d w %zu: got (%zu,%zu,%zu) gain %.17g, want (%zu,%zu,%zu) "
+                     "gain %.17g",
+                     (unsigned long long)tu_seed, o.op, o.w, got.series, got.start, got.length,
+                     got.split.gain, want.series, want.start, want.length, want.split.gain);
+        /* the combination can only be at least as good as the base alone */
+        tsm_split alone;
+        assert_int_equal(tsm_shapelet_split(ctx, base, y, data.n, data.n_classes, &alone), TSM_OK);
+        assert_true(got.split.gain >= alone.gain - 1e-12);
+        if (round == 0) {
+            o.op = 7;
+            assert_int_equal(tsm_shapelet_discover(ctx, &data, &o, &got), TSM_EINVAL);
+            o.op = TSM_SHAPELET_AND, base[3] = NAN;
+            assert_int_equal(tsm_shapelet_discover(ctx, &data, &o, &got), TSM_EINVAL);
+        }
+        free(x), free(y);
+    }
+    tsm_ctx_destroy(&ctx);
+}
+
 /* Noise series; class 1 carries a planted bump (a sharp triangle) of length 12 at a
  * random position. The shapelet must separate the classes perfectly and overlap the
  * bump of its source series by at least half its length. */
@@ -296,6 +340,25 @@ static void test_planted_pattern(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* Discovery on ctx and on the CPU ctx cpu: the same shapelet, gains within 1e-12,
+ * thresholds within TSM_SHAPELET_GAP_TOL. */
+static void discover_agree(tsm_ctx *ctx, tsm_ctx *cpu, const tsm_shapelet_data *data,
+                           const tsm_shapelet_opts *o) {
+    tsm_shapelet sa, sb;
+    assert_int_equal(tsm_shapelet_discover(ctx, data, o, &sa), TSM_OK);
+    assert_int_equal(tsm_shapelet_discover(cpu, data, o, &sb), TSM_OK);
+    if (sa.series != sb.series || sa.start != sb.start || sa.length != sb.length ||
+        fabs(sa.split.gain - sb.split.gain) > 1e-12 || !sa.split.valid)
+        fail_msg("seed %llu n %zu w %zu heuristic %d: (%zu,%zu,%zu) gain %.17g, cpu (%zu,%zu,%zu) "
+                 "gain %.17g",
+                 (unsigned long long)tu_seed, data->n, o->w, o->heuristic, sa.series, sa.start,
+                 sa.length, sa.split.gain, sb.series, sb.start, sb.length, sb.split.gain);
+    /* a threshold next to a self-match (d ~ 0, absolute error ~1e-8): the gap tolerance */
+    if (fabs(sa.split.threshold - sb.split.threshold) > TSM_SHAPELET_GAP_TOL)
+        fail_msg("seed %llu: threshold %.17g, cpu %.17g", (unsigned long long)tu_seed,
+                 sa.split.threshold, sb.split.threshold);
+}
+
 /* The backend under test against the CPU backend on a larger set (several batches and
  * blocks of rows): the same distances (d^2 within D2_TOL) and the same shapelet. */
 static void test_backends_agree(void **state) {
@@ -323,12 +386,42 @@ static void test_backends_agree(void **state) {
             }
             free(a), free(b);
         }
-    tsm_shapelet_opts o = {.min_len = 10, .max_len = 40, .step = 3, .budget = 4096};
-    tsm_shapelet sa, sb;
-    assert_int_equal(tsm_shapelet_discover(ctx, &data, &o, &sa), TSM_OK);
-    assert_int_equal(tsm_shapelet_discover(cpu, &data, &o, &sb), TSM_OK);
-    assert_true(sa.series == sb.series && sa.start == sb.start && sa.length == sb.length);
-    assert_true(fabs(sa.split.gain - sb.split.gain) <= 1e-12);
+    /* the whole search, Euclidean, DTW (shorter lengths, for time) and the heuristic
+     * split, in several batches */
+    for (int k = 0; k < 3; k++) {
+        tsm_shapelet_opts o = {.min_len = 10,
+                               .max_len = k == 1 ? 19 : 40,
+                               .step = 3,
+                               .budget = 4096,
+                               .w = k == 1 ? 3 : 0};
+        o.heuristic = k == 2, o.seed = 99;
+        discover_agree(ctx, cpu, &data, &o);
+    }
+    free(x), free(y);
+    /* series longer than a block of candidate rows (several chunks per series) */
+    data = random_set(3, 300, 2, 1, &x, &y);
+    for (size_t w = 0; w <= 3; w += 3) {
+        /* DTW: the last 16 candidates only (in the second block of rows), for time */
+        const size_t l = w ? 40 : 3, U = 300 - l + 1, s0 = w ? U - 16 : 0, m = U - s0;
+        double *a = malloc(m * 3 * sizeof *a), *b = malloc(m * 3 * sizeof *b);
+        assert_true(a && b);
+        for (size_t i = 0; i < 3; i++) {
+            assert_int_equal(tsm_shapelet_dist(ctx, &data, i, s0, m, l, w, a, NULL), TSM_OK);
+            assert_int_equal(tsm_shapelet_dist(cpu, &data, i, s0, m, l, w, b, NULL), TSM_OK);
+            for (size_t q = 0; q < m * 3; q++)
+                if (fabs(a[q] * a[q] - b[q] * b[q]) > D2_TOL)
+                    fail_msg("seed %llu long w %zu series %zu item %zu: %.17g vs cpu %.17g",
+                             (unsigned long long)tu_seed, w, i, q, a[q], b[q]);
+        }
+        free(a), free(b);
+    }
+    tsm_shapelet_opts lo = {.min_len = 3, .max_len = 300, .step = 37, .budget = 20000};
+    discover_agree(ctx, cpu, &data, &lo);
+    free(x), free(y);
+    /* more series than the device keeps in shared memory per order line */
+    data = random_set(tu_quick() ? 70 : 90, 24, 2, 0, &x, &y);
+    tsm_shapelet_opts o = {.min_len = 3, .max_len = 24, .step = 1};
+    discover_agree(ctx, cpu, &data, &o);
     free(x), free(y);
     tsm_ctx_destroy(&cpu);
     tsm_ctx_destroy(&ctx);
@@ -380,6 +473,7 @@ int main(void) {
         cmocka_unit_test(test_split_exact),
         cmocka_unit_test(test_split_heuristic),
         cmocka_unit_test(test_discover_random),
+        cmocka_unit_test(test_discover_logical),
         cmocka_unit_test(test_planted_pattern),
         cmocka_unit_test(test_backends_agree),
         cmocka_unit_test(test_invalid_arguments),

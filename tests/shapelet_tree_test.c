@@ -102,6 +102,58 @@ static void test_three_classes(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* n series of one shared noise background carrying at 5 pattern A (a triangle up)
+ * when bit 0 of j % 4 is set, else A' (a triangle down), and at 30 pattern B (a step
+ * up) when bit 1 is set, else B' (a step down): labels 1 for "A and B" (op AND) or
+ * "A or B" (op OR), else 0. No window (<= 14 long) touches both places, so a series'
+ * distance to one shapelet is the smallest of three (background, first place, second
+ * place), and two shapelets joined by AND or OR express the rule exactly. */
+static void planted_pair(double *x, int *y, size_t n, int op) {
+    double bg[L];
+    for (size_t k = 0; k < L; k++)
+        bg[k] = 0.3 * tu_normal();
+    for (size_t j = 0; j < n; j++) {
+        const int a = (j % 4) & 1, b = ((j % 4) >> 1) & 1;
+        y[j] = op == TSM_SHAPELET_AND ? a && b : a || b;
+        memcpy(x + j * L, bg, sizeof bg);
+        for (size_t k = 0; k < P; k++) {
+            x[j * L + 5 + k] += (a ? 4.0 : -4.0) * (1.0 - fabs((double)k - 4.5) / 5.0);
+            x[j * L + 30 + k] += (b ? 3.0 : -3.0) * (k < P / 2 ? -1.0 : 1.0);
+        }
+    }
+}
+
+/* Logical shapelets: a set whose rule joins two patterns (AND, or OR) gets one
+ * logical node with a perfect split and two pure leaves. */
+static void test_logical(void **state) {
+    (void)state;
+    tsm_ctx *ctx = tu_ctx();
+    for (int op = TSM_SHAPELET_AND; op <= TSM_SHAPELET_OR; op++) {
+        tu_rng_init(tu_case_seed(703 + (uint64_t)op));
+        double x[24 * L];
+        int y[24], pred[24];
+        planted_pair(x, y, 24, op);
+        tsm_shapelet_data data = {24, L, x, y, 2};
+        tsm_stree_opts to = {.max_depth = 0, .min_node = 2, .logical = 1};
+        tsm_stree *t = NULL;
+        assert_int_equal(tsm_stree_train(ctx, &data, &search, &to, &t), TSM_OK);
+        assert_int_equal(t->n_nodes, 3);
+        const tsm_stree_node *root = &t->nodes[0];
+        /* either op can express the rule (near both A and B, or near either A' or B'):
+         * the gap decides */
+        assert_true(root->op == TSM_SHAPELET_AND || root->op == TSM_SHAPELET_OR);
+        assert_non_null(root->values2);
+        /* the entropy of the whole set: 6 of 24 (AND) or 18 of 24 (OR) in class 1 */
+        const double h = -(0.25 * log(0.25) + 0.75 * log(0.75));
+        assert_true(fabs(root->gain - h) < 1e-12);
+        assert_int_equal(tsm_stree_predict(ctx, t, x, 24, L, pred), TSM_OK);
+        for (size_t j = 0; j < 24; j++)
+            assert_int_equal(pred[j], y[j]);
+        tsm_stree_destroy(&t);
+    }
+    tsm_ctx_destroy(&ctx);
+}
+
 /* Trees built elsewhere (model files) are checked before use. */
 static void test_check(void **state) {
     (void)state;
@@ -125,6 +177,17 @@ static void test_check(void **state) {
     assert_int_equal(tsm_stree_predict(ctx, t, x, 1, 8, pred), TSM_OK);
     assert_int_equal(pred[0], 1);
     assert_int_equal(tsm_stree_predict(ctx, t, x, 1, 2, pred), TSM_EINVAL); /* too short */
+    /* a logical node needs a known op and a second shapelet */
+    t->nodes[0].op = TSM_SHAPELET_AND;
+    assert_int_equal(tsm_stree_check(ctx, t), TSM_EINVAL);
+    t->nodes[0].values2 = malloc(4 * sizeof(double)), t->nodes[0].length2 = 4;
+    assert_non_null(t->nodes[0].values2);
+    for (size_t i = 0; i < 4; i++)
+        t->nodes[0].values2[i] = (double)(i % 2);
+    assert_int_equal(tsm_stree_check(ctx, t), TSM_OK);
+    assert_int_equal(tsm_stree_predict(ctx, t, x, 1, 8, pred), TSM_OK);
+    t->nodes[0].op = 3;
+    assert_int_equal(tsm_stree_check(ctx, t), TSM_EINVAL);
     tsm_stree_destroy(&t);
     tsm_ctx_destroy(&ctx);
 }
@@ -134,6 +197,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_classes),
         cmocka_unit_test(test_three_classes),
+        cmocka_unit_test(test_logical),
         cmocka_unit_test(test_check),
     };
     /* clang-format on */

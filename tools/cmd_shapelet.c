@@ -4,7 +4,7 @@
  * and shown.
  *
  *   train   --train FILE [--test FILE] [--min-len N] [--max-len N] [--step N]
- *           [--dtw-window W] [--heuristic] [--max-depth D] [--min-node N]
+ *           [--dtw-window W] [--heuristic] [--logical] [--max-depth D] [--min-node N]
  *           [--budget-mb MB] [--seed S] [--backend B] [--threads N] [-o MODEL] [-v]
  *           progress on stderr; last on stdout one JSON line
  *           {"train_accuracy":A,"test_accuracy":B,"seconds":S,"shapelets":K}
@@ -42,6 +42,7 @@ enum {
     K_STEP,
     K_DTW,
     K_HEURISTIC,
+    K_LOGICAL,
     K_MAX_DEPTH,
     K_MIN_NODE,
     K_BUDGET,
@@ -61,6 +62,8 @@ static const cli_option options[] = {
     {"step", K_STEP, 1, "N", SH_TRAIN, "length step (default 1)"},
     {"dtw-window", K_DTW, 1, "W", SH_TRAIN, "Sakoe-Chiba band of DTW (default 0: Euclidean)"},
     {"heuristic", K_HEURISTIC, 0, NULL, SH_TRAIN, "heuristic split point (seed 003 4.3)"},
+    {"logical", K_LOGICAL, 0, NULL, SH_TRAIN,
+     "logical shapelets: a node may join two by AND/OR (seed 002)"},
     {"max-depth", K_MAX_DEPTH, 1, "D", SH_TRAIN, "deepest split level (default 0: no limit)"},
     {"min-node", K_MIN_NODE, 1, "N", SH_TRAIN, "smaller nodes become leaves (default 2)"},
     {"budget-mb", K_BUDGET, 1, "MB", SH_TRAIN, "distances held at once (default 64)"},
@@ -79,7 +82,7 @@ static const cli_option options[] = {
 typedef struct {
     const char *train, *test, *model, *output;
     uint64_t min_len, max_len, step, w, max_depth, min_node, budget_mb, seed;
-    int heuristic, threads, verbose, json;
+    int heuristic, logical, threads, verbose, json;
     tsm_backend backend;
     ucr_format input_format;
 } sh_args;
@@ -94,6 +97,7 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case K_MODEL: a->model = arg; return 0;
     case 'o': a->output = arg; return 0;
     case K_HEURISTIC: a->heuristic = 1; return 0;
+    case K_LOGICAL: a->logical = 1; return 0;
     case 'v': a->verbose = 1; return 0;
     case K_MIN_LEN: return cli_parse_count(t, o, arg, 3, SIZE_MAX, &a->min_len);
     case K_MAX_LEN: return cli_parse_count(t, o, arg, 3, SIZE_MAX, &a->max_len);
@@ -244,7 +248,7 @@ static int run_train(const sh_args *a) {
                             .budget = (size_t)a->budget_mb << 20,
                             .progress = progress,
                             .progress_arg = &ps};
-    tsm_stree_opts to = {.max_depth = a->max_depth, .min_node = a->min_node};
+    tsm_stree_opts to = {.max_depth = a->max_depth, .min_node = a->min_node, .logical = a->logical};
     cli_error("shapelet train: %s: %zu series of length %zu, %zu classes; lengths %zu..%zu step "
               "%zu, w = %zu, backend %s",
               a->train, tr.n, tr.len, nc, so.min_len, so.max_len, so.step, so.w,
@@ -258,7 +262,7 @@ static int run_train(const sh_args *a) {
     }
     size_t shapelets = 0;
     for (size_t k = 0; k < tree->n_nodes; k++)
-        shapelets += !tree->nodes[k].leaf;
+        shapelets += !tree->nodes[k].leaf + (tree->nodes[k].op != TSM_SHAPELET_SINGLE);
     cli_error("shapelet train: %zu nodes, %zu shapelets, %.3f s", tree->n_nodes, shapelets,
               seconds);
     if (a->output) {
@@ -347,6 +351,16 @@ static void show_text(const shapelet_model *m, size_t k, int depth) {
     for (size_t i = 0; i < nd->length; i++)
         printf(" %.6g", nd->values[i]);
     printf("\n");
+    if (nd->op != TSM_SHAPELET_SINGLE) {
+        printf("%*s    %s shapelet from series %zu, start %zu, length %zu (distance: the %s of "
+               "the two)\n",
+               2 * depth, "", nd->op == TSM_SHAPELET_AND ? "AND" : "OR", nd->series2, nd->start2,
+               nd->length2, nd->op == TSM_SHAPELET_AND ? "larger" : "smaller");
+        printf("%*s    values:", 2 * depth, "");
+        for (size_t i = 0; i < nd->length2; i++)
+            printf(" %.6g", nd->values2[i]);
+        printf("\n");
+    }
     show_text(m, nd->left, depth + 1);
     show_text(m, nd->right, depth + 1);
 }

@@ -44,6 +44,17 @@ void shapelet_model_write_node(FILE *out, const shapelet_model *m, size_t k) {
             put_double(out, nd->values[i]);
         }
         fputc(']', out);
+        if (nd->op != TSM_SHAPELET_SINGLE) {
+            fprintf(out,
+                    ",\"op\":\"%s\",\"series2\":%zu,\"start2\":%zu,\"length2\":%zu,\"shapelet2\":[",
+                    nd->op == TSM_SHAPELET_AND ? "and" : "or", nd->series2, nd->start2,
+                    nd->length2);
+            for (size_t i = 0; i < nd->length2; i++) {
+                fputs(i ? "," : "", out);
+                put_double(out, nd->values2[i]);
+            }
+            fputc(']', out);
+        }
     }
     fputc('}', out);
 }
@@ -308,6 +319,26 @@ void shapelet_model_free(shapelet_model *m) {
     memset(m, 0, sizeof *m);
 }
 
+/* The array key of object o as length finite numbers into a new *out; returns 0, or
+ * -1 for a missing or wrong array, -2 for a non-finite item, -3 when out of memory. */
+static int get_values(const jval *o, const char *key, size_t length, double **out) {
+    const jval *sh = member(o, key);
+    *out = NULL;
+    if (!sh || sh->type != J_ARR || sh->n != length || length < 3)
+        return -1;
+    if (!(*out = malloc(length * sizeof **out)))
+        return -3;
+    for (size_t i = 0; i < length; i++) {
+        if (sh->items[i].type != J_NUM || !isfinite(sh->items[i].num)) {
+            free(*out);
+            *out = NULL;
+            return -2;
+        }
+        (*out)[i] = sh->items[i].num;
+    }
+    return 0;
+}
+
 /* Builds the model from the parsed document; returns 0 or -1 with err set. */
 static int from_json(const jval *doc, const char *path, shapelet_model *m, char *err,
                      size_t errlen) {
@@ -355,7 +386,7 @@ static int from_json(const jval *doc, const char *path, shapelet_model *m, char 
             (nd.label = ucr_class_index((const char *const *)m->classes, cls->n, lab->str)) < 0)
             BAD("node %zu: \"label\" is not one of \"classes\"", k);
         if (!nd.leaf) {
-            const jval *sh = member(o, "shapelet");
+            const jval *op = member(o, "op");
             if (get_count(o, "series", &nd.series) || get_count(o, "start", &nd.start) ||
                 get_count(o, "length", &nd.length) || get_number(o, "threshold", &nd.threshold) ||
                 get_number(o, "gain", &nd.gain) || get_number(o, "gap", &nd.gap) ||
@@ -363,22 +394,31 @@ static int from_json(const jval *doc, const char *path, shapelet_model *m, char 
                 BAD("node %zu: missing or invalid series, start, length, threshold, gain, gap, "
                     "left or right",
                     k);
-            if (!sh || sh->type != J_ARR || sh->n != nd.length || nd.length < 3)
+            int e = get_values(o, "shapelet", nd.length, &nd.values);
+            if (e == -1)
                 BAD("node %zu: \"shapelet\" must hold \"length\" (>= 3) numbers", k);
-            nd.values = malloc(nd.length * sizeof *nd.values);
-            if (!nd.values)
+            if (e == -2)
+                BAD("node %zu: a shapelet value is not a finite number", k);
+            if (e == -3)
                 BAD("out of memory");
-            for (size_t i = 0; i < nd.length; i++) {
-                if (sh->items[i].type != J_NUM || !isfinite(sh->items[i].num)) {
+            if (op) { /* a logical node: a second shapelet joined by AND or OR */
+                nd.op = op->type != J_STR             ? -1
+                        : strcmp(op->str, "and") == 0 ? TSM_SHAPELET_AND
+                        : strcmp(op->str, "or") == 0  ? TSM_SHAPELET_OR
+                                                      : -1;
+                if (nd.op < 0 || get_count(o, "series2", &nd.series2) ||
+                    get_count(o, "start2", &nd.start2) || get_count(o, "length2", &nd.length2) ||
+                    (e = get_values(o, "shapelet2", nd.length2, &nd.values2)) != 0) {
                     free(nd.values);
-                    BAD("node %zu: shapelet value %zu is not a finite number", k, i);
+                    BAD("node %zu: \"op\" must be \"and\" or \"or\" with series2, start2, "
+                        "length2 and \"shapelet2\" of length2 (>= 3) finite numbers",
+                        k);
                 }
-                nd.values[i] = sh->items[i].num;
             }
         }
         size_t index;
         tsm_status st = tsm_stree_add(NULL, m->tree, &nd, &index);
-        free(nd.values);
+        free(nd.values), free(nd.values2);
         if (st != TSM_OK)
             BAD("out of memory");
     }

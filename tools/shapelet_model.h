@@ -8,7 +8,11 @@
  *    "nodes":[{"id":0,"leaf":false,"label":"1","n":50,"series":3,"start":10,
  *              "length":20,"threshold":0.4,"gain":0.6,"gap":0.3,"left":1,"right":2,
  *              "shapelet":[...]},
- *             {"id":1,"leaf":true,"label":"2","n":25}, ...]} */
+ *             {"id":1,"leaf":true,"label":"2","n":25}, ...]}
+ *
+ * A logical node (`train --logical`, shapelet_tree.h) adds its second shapelet:
+ *   "op":"and" (or "or"),"series2":7,"start2":40,"length2":15,"shapelet2":[...]
+ * and its threshold, gain and gap are those of the two shapelets' combined distance. */
 #ifndef TSMINE_SHAPELET_MODEL_H
 #define TSMINE_SHAPELET_MODEL_H
 

@@ -143,9 +143,15 @@ tsm_shapelet ref_shapelet_best(const tsm_shapelet_data *data, const tsm_shapelet
     for (size_t l = opts->min_len; l <= opts->max_len; l += opts->step)
         for (size_t i = 0; i < n; i++)
             for (size_t s = 0; s + l <= L; s++) {
-                for (size_t j = 0; j < n; j++)
+                for (size_t j = 0; j < n; j++) {
                     d[j] = ref_shapelet_subdist(data->x + i * L + s, l, data->x + j * L, L, opts->w,
                                                 NULL);
+                    /* logical shapelets: near both (AND) or near either (OR) */
+                    if (opts->op == TSM_SHAPELET_AND)
+                        d[j] = fmax(d[j], opts->base[j]);
+                    else if (opts->op == TSM_SHAPELET_OR)
+                        d[j] = fmin(d[j], opts->base[j]);
+                }
                 tsm_split sp = ref_shapelet_split(d, data->y, n, data->n_classes);
                 /* strictly better only: the first candidate in (l, i, s) order wins ties */
                 if (sp.valid &&

@@ -32,7 +32,8 @@ tsm_split ref_shapelet_split(const double *d, const int *y, size_t n, int nc);
 tsm_split ref_shapelet_split_heuristic(const double *d, const int *y, size_t n, int nc,
                                        uint64_t seed);
 
-/* The best shapelet over all candidates of data under opts (exact splits). */
+/* The best shapelet over all candidates of data under opts (exact splits; with
+ * opts->op, each candidate's distances combined with opts->base first). */
 tsm_shapelet ref_shapelet_best(const tsm_shapelet_data *data, const tsm_shapelet_opts *opts);
 
 #endif
