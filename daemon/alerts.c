@@ -1,5 +1,5 @@
-/* alerts.c - Alert encoding and non-blocking publishing (plain PUB semantics, see
- * alerts.h). */
+/* alerts.c - Alert numbering, encoding and non-blocking publishing (plain PUB
+ * semantics, see alerts.h); the thread that sends them is publisher.c. */
 #include "alerts.h"
 
 #include <errno.h>
@@ -8,6 +8,7 @@
 #include <zmq.h>
 
 #include "ingest.h" /* TSD_SCHEMA_VERSION */
+#include "publisher.h"
 #include "tsmine.pb-c.h"
 
 void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s) {
@@ -19,38 +20,52 @@ void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s) {
 
 /* Counts an alert that did not leave; logs (rate-limited) unless errnum is EAGAIN,
  * which a PUB socket does not return today but would mean "no room" if it did. */
-static void dropped(tsd_alerts *a, int errnum, const char *why) {
-    a->drops++;
+static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, uint64_t id, int errnum,
+                    const char *why) {
+    out->drops++;
     if (errnum == EAGAIN)
         return;
-    a->errors++;
+    out->errors++;
     uint64_t suppressed;
-    if (tsd_ratelimit_allow(&a->limit, tsd_now_ns(), &suppressed))
+    if (tsd_ratelimit_allow(limit, tsd_now_ns(), &suppressed))
         tsd_log(TSD_LOG_ERR, "alerts: alert %llu not published: %s (%llu similar not logged)",
-                (unsigned long long)(a->next_id - 1), why, (unsigned long long)suppressed);
+                (unsigned long long)id, why, (unsigned long long)suppressed);
 }
 
-/* Encodes and sends one alert; a->next_id is already its id. */
-static void send_alert(tsd_alerts *a, Tsmine__V1__Alert *msg) {
+void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
+                     tsd_ratelimit *limit) {
+    Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
+    msg.schema_version = TSD_SCHEMA_VERSION;
+    msg.alert_id = r->alert_id;
+    msg.stream_id = (char *)r->stream_id;
+    msg.kind = (Tsmine__V1__AlertKind)r->alert.kind;
+    msg.start_seq = r->alert.start_seq;
+    msg.start_timestamp_ns = r->alert.start_timestamp_ns;
+    msg.length = r->alert.length;
+    msg.distance = r->alert.distance;
+    msg.neighbor_seq = r->alert.neighbor_seq;
+    msg.threshold = r->alert.threshold;
+    msg.detected_at_ns = r->detected_at_ns;
+    msg.seq = r->seq;
     /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~100. */
     uint8_t buf[TSS_MAX_ID + 160];
-    size_t len = tsmine__v1__alert__get_packed_size(msg);
+    size_t len = tsmine__v1__alert__get_packed_size(&msg);
     if (len > sizeof buf) {
-        dropped(a, 0, "encoded alert too large");
+        dropped(out, limit, r->alert_id, 0, "encoded alert too large");
         return;
     }
-    tsmine__v1__alert__pack(msg, buf);
+    tsmine__v1__alert__pack(&msg, buf);
     /* PUB never blocks and never refuses for a full subscriber: it drops that
      * subscriber's copy. The second frame follows a queued first one as a whole
      * message (HWMs count whole messages). */
-    if (zmq_send(a->pub, msg->stream_id, strlen(msg->stream_id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-        zmq_send(a->pub, buf, len, ZMQ_DONTWAIT) < 0) {
+    if (zmq_send(pub, r->stream_id, strlen(r->stream_id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(pub, buf, len, ZMQ_DONTWAIT) < 0) {
         int errnum = errno;
-        dropped(a, errnum, zmq_strerror(errnum));
+        dropped(out, limit, r->alert_id, errnum, zmq_strerror(errnum));
         return;
     }
-    if ((unsigned)msg->kind < TSS_ALERT_KINDS)
-        a->published[msg->kind]++;
+    if ((unsigned)r->alert.kind < TSS_ALERT_KINDS)
+        out->published[r->alert.kind]++;
 }
 
 /* The per-stream sequence number of the alert being published: the engine's count of
@@ -65,24 +80,61 @@ static uint64_t stream_seq(const tsd_alerts *a, const char *stream_id) {
     return n;
 }
 
+void tsd_alerts_sync(tsd_alerts *a) {
+    tsd_alert_sends sent = a->own;
+    if (a->thread) {
+        tsd_alert_sends t;
+        tsd_publisher_counts(a->thread, &t);
+        for (int k = 0; k < TSS_ALERT_KINDS; k++)
+            sent.published[k] += t.published[k];
+        sent.drops += t.drops, sent.errors += t.errors;
+    }
+    memcpy(a->published, sent.published, sizeof a->published);
+    a->drops = sent.drops + a->queue_drops;
+    a->errors = sent.errors;
+}
+
+int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen) {
+    if (a->thread)
+        return 0;
+    return tsd_publisher_start(&a->thread, a->pub, capacity, a->limit.rate, err, errlen);
+}
+
+void tsd_alerts_stop(tsd_alerts *a) {
+    if (!a->thread)
+        return;
+    tsd_alert_sends t;
+    tsd_publisher_stop(&a->thread, &t); /* sends what is queued first */
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        a->own.published[k] += t.published[k];
+    a->own.drops += t.drops, a->own.errors += t.errors;
+    tsd_alerts_sync(a);
+}
+
 void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) {
     tsd_alerts *a = user;
     uint64_t t0 = tsd_now_ns();
-    Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
-    msg.schema_version = TSD_SCHEMA_VERSION;
-    msg.alert_id = a->next_id++;
-    msg.stream_id = (char *)stream_id;
-    msg.kind = (Tsmine__V1__AlertKind)al->kind;
-    msg.start_seq = al->start_seq;
-    msg.start_timestamp_ns = al->start_timestamp_ns;
-    msg.length = al->length;
-    msg.distance = al->distance;
-    msg.neighbor_seq = al->neighbor_seq;
-    msg.threshold = al->threshold;
-    msg.detected_at_ns = tsd_realtime_ns();
-    msg.seq = stream_seq(a, stream_id);
+    tsd_alert_rec r;
+    r.alert = *al;
+    r.alert_id = a->next_id++;
+    r.seq = stream_seq(a, stream_id);
+    r.detected_at_ns = tsd_realtime_ns();
+    size_t n = strnlen(stream_id, TSS_MAX_ID);
+    memcpy(r.stream_id, stream_id, n);
+    r.stream_id[n] = '\0';
     if ((unsigned)al->kind < TSS_ALERT_KINDS)
         a->found[al->kind]++;
-    send_alert(a, &msg);
+    if (!a->thread) {
+        tsd_alerts_send(a->pub, &r, &a->own, &a->limit);
+        tsd_alerts_sync(a);
+    } else if (tsd_publisher_push(a->thread, &r) != 0) {
+        a->queue_drops++, a->drops++; /* no room: like EAGAIN, not an error */
+        uint64_t suppressed;
+        if (tsd_ratelimit_allow(&a->limit, tsd_now_ns(), &suppressed))
+            tsd_log(TSD_LOG_WARNING,
+                    "alerts: alert %llu not published: the publisher queue is full (%llu "
+                    "similar not logged)",
+                    (unsigned long long)r.alert_id, (unsigned long long)suppressed);
+    }
     a->ns_publish += tsd_now_ns() - t0;
 }

@@ -8,9 +8,17 @@
  * nothing. Those per-subscriber drops are invisible to the publisher (libzmq 4.3.4
  * exposes no per-subscriber count; daemon/README.md, "Slow subscribers"): each
  * subscriber sees its own losses as gaps in the per-stream `seq` of the alerts it
- * gets. What the publisher can count is an alert that did not leave at all (encoding
- * or zmq_send failed): `drops`; such an alert consumes its seq, so it is a gap for
- * every subscriber of its stream. */
+ * gets. What the publisher can count is an alert that did not leave at all (the
+ * publisher thread's queue was full, encoding or zmq_send failed): `drops`; such an
+ * alert consumes its alert_id and seq, so it is a gap for every subscriber of its
+ * stream.
+ *
+ * Two modes. Without a publisher thread (tsd_alerts_start not called, or stopped),
+ * tsd_alerts_publish encodes and sends on the caller's thread. With one (publisher.h),
+ * tsd_alerts_publish only numbers the alert (alert_id, seq, detected_at_ns: the
+ * caller's thread owns the engine) and queues it; the thread encodes and sends in
+ * queue order, so each stream's alerts keep their order and seq. The counters below
+ * are the caller's thread's: tsd_alerts_sync folds in what the thread counted. */
 #ifndef TSD_ALERTS_H
 #define TSD_ALERTS_H
 
@@ -18,6 +26,23 @@
 
 #include "engine.h"
 #include "log.h"
+
+typedef struct tsd_publisher tsd_publisher;
+
+/* One numbered alert, as queued for the publisher thread. */
+typedef struct {
+    tss_alert alert;
+    uint64_t alert_id, seq;
+    int64_t detected_at_ns;
+    char stream_id[TSS_MAX_ID + 1];
+} tsd_alert_rec;
+
+/* What the sending side counted (its own thread's copy when threaded). */
+typedef struct {
+    uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
+    uint64_t drops;                      /* not handed to ZeroMQ */
+    uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
+} tsd_alert_sends;
 
 typedef struct {
     void *pub;                           /* the PUB socket (not owned) */
@@ -28,17 +53,35 @@ typedef struct {
     uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
     uint64_t drops;                      /* not handed to ZeroMQ: sent to no subscriber */
     uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
-    uint64_t ns_publish;                 /* time in tsd_alerts_publish (encode and send) */
+    uint64_t ns_publish;                 /* time in tsd_alerts_publish (threaded: numbering
+                                          * and queueing only) */
     tsd_ratelimit limit;                 /* log lines about failed sends */
+    tsd_alert_sends own;                 /* sent on this thread (no publisher) */
+    uint64_t queue_drops;                /* refused by a full publisher queue */
+    tsd_publisher *thread;               /* the publisher thread, or NULL */
 } tsd_alerts;
 
 /* log_rate_per_s: the most log lines per second about failed sends. */
 void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s);
 
-/* Encodes and sends one alert; the engine's on_alert callback (user = the tsd_alerts).
- * O(length of the stream id); consumes an alert_id even when the send fails. seq: the
- * stream's count of alerts so far, this one included (the engine counts each alert
- * before its callback and checkpoints the counts), so 1, 2, 3, ... per stream. */
+/* Starts the publisher thread with a queue of capacity bytes (publisher.h); from then on only that
+ * thread uses the PUB socket, until tsd_alerts_stop. 0, or -1 with a message in err
+ * (the alerts stay synchronous). */
+int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen);
+/* Sends what is queued, joins the thread and syncs the counters; no-op when none. */
+void tsd_alerts_stop(tsd_alerts *a);
+/* Folds the publisher thread's counts into published, drops and errors. O(1). */
+void tsd_alerts_sync(tsd_alerts *a);
+
+/* Numbers one alert and sends it (or queues it for the publisher thread); the
+ * engine's on_alert callback (user = the tsd_alerts). O(length of the stream id);
+ * consumes an alert_id even when the send fails. seq: the stream's count of alerts so
+ * far, this one included (the engine counts each alert before its callback and
+ * checkpoints the counts), so 1, 2, 3, ... per stream. */
 void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *alert);
+
+/* Encodes and sends one numbered alert on pub, counting into *out; failures logged
+ * through limit. The sending side of both modes. */
+void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, tsd_ratelimit *limit);
 
 #endif

@@ -1,4 +1,5 @@
-/* loop.c - tsmined's main loop: one thread, zmq_poll over the sockets.
+/* loop.c - tsmined's main loop: one thread, zmq_poll over the sockets (and the alert
+ * publisher thread beside it, alerts.h, from start to stop).
  *
  * Each iteration: wait for input at most until the next deadline (tick, watchdog);
  * read up to DRAIN_BATCH messages per ingest socket (a bound, so that control
@@ -23,12 +24,17 @@
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024
 /* Staged samples that trigger a tick before tick_ms (bounds latency and staging
- * memory under heavy load). */
-#define PENDING_TICK (1u << 16)
+ * memory under heavy load). Under saturation a drain stages far more than this, so
+ * ticks grow by themselves; below it, this is the wait for a tick: 1.6 ms at 10^7
+ * samples/s (the GPU bar, issue 4). */
+#define PENDING_TICK (1u << 14)
 /* On SIGTERM, messages still read from the ingest queues before stopping. */
 #define STOP_DRAIN_MAX (64u * DRAIN_BATCH)
 /* STATUS= line interval. */
 #define STATUS_NS 2000000000ull
+/* Bytes of the publisher thread's queue (alerts.h): about 300,000 alerts of short
+ * stream ids, a second of alerts at 10^7 samples/s on the GPU bench. */
+#define PUBLISH_QUEUE (32u << 20)
 
 typedef struct {
     uint64_t next_tick, next_checkpoint, next_status;
@@ -158,7 +164,8 @@ static int stop(tsd_daemon *d) {
     return 0;
 }
 
-int tsd_daemon_run(tsd_daemon *d) {
+/* The loop of tsd_daemon_run, with the publisher thread running. */
+static int run(tsd_daemon *d) {
     zmq_pollitem_t items[3] = {
         {.socket = d->sock.ingest, .events = ZMQ_POLLIN},
         {.socket = d->sock.control, .events = ZMQ_POLLIN},
@@ -187,8 +194,10 @@ int tsd_daemon_run(tsd_daemon *d) {
             drain(d, d->sock.ingest, 0, DRAIN_BATCH);
         if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
             drain(d, d->sock.sub, 1, DRAIN_BATCH);
-        if (items[1].revents & ZMQ_POLLIN)
+        if (items[1].revents & ZMQ_POLLIN) {
+            tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);
+        }
 
         now = tsd_now_ns();
         if (now >= t.next_tick || tss_engine_pending(d->engine) >= PENDING_TICK) {
@@ -202,6 +211,7 @@ int tsd_daemon_run(tsd_daemon *d) {
              * (after one drain), without catching up on the ones missed. */
             t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
             tsd_metrics_snapshot snap;
+            tsd_alerts_sync(&d->alerts);
             tsd_daemon_snapshot(d, &snap);
             tsd_metrics_publish(d->metrics, &snap);
         }
@@ -228,4 +238,13 @@ int tsd_daemon_run(tsd_daemon *d) {
         return rc;
     }
     return stop(d);
+}
+
+int tsd_daemon_run(tsd_daemon *d) {
+    char err[256];
+    if (tsd_alerts_start(&d->alerts, PUBLISH_QUEUE, err, sizeof err) != 0)
+        tsd_log(TSD_LOG_WARNING, "%s: alerts are sent from the main loop", err);
+    int rc = run(d);
+    tsd_alerts_stop(&d->alerts); /* every queued alert leaves before the sockets close */
+    return rc;
 }

@@ -22,9 +22,11 @@
  * offset does not cancel in QT - m mu_i mu_j. The windows hold finite values only.
  *
  * Everything a stream needs lives in caller-owned memory described by one
- * tsm_online_job (plain data: a CUDA backend maps one thread block to one job and keeps
- * the same arrays on the device; the CPU backend runs the jobs in an OpenMP loop,
- * schedule(dynamic), one job per iteration, the samples of a job in order). */
+ * tsm_online_job (plain data: the CUDA backend keeps the same arrays on the device and
+ * splits a job's rows into chunks of about 128, a thread block each, every chunk but
+ * the first starting from a directly computed QT row (online.cu); the CPU backend runs
+ * the jobs in an OpenMP loop, schedule(dynamic), one job per iteration, the samples
+ * of a job in order). */
 #ifndef TSM_ONLINE_H
 #define TSM_ONLINE_H
 
@@ -73,8 +75,9 @@ tsm_status tsm_online_update(tsm_ctx *ctx, tsm_online_job *jobs, size_t njobs);
 
 #ifdef TSMINE_HAVE_CUDA
 /* The CUDA backend (online.cu), called by tsm_online_update with validated jobs: every
- * pointer in the jobs is device memory, the jobs array itself host memory. One thread
- * block per job; returns after the results are in the jobs' device arrays. */
+ * pointer in the jobs is device memory, the jobs array itself host memory. A thread
+ * block per chunk of about 128 rows; returns after the results are in the jobs'
+ * device arrays. */
 tsm_status tsmi_online_update_cuda(tsm_ctx *ctx, const tsm_online_job *jobs, size_t njobs);
 #endif
 

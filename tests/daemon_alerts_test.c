@@ -210,17 +210,26 @@ static int expect_consecutive(void *sub, const char *const *ids, int nids, uint6
     return got;
 }
 
+/* A PUB socket on ENDPOINT (no high-water mark) with one subscriber (*sub) that
+ * already receives. */
+static void *pub_with_subscriber(void *zctx, void **sub) {
+    void *pub = zmq_socket(zctx, ZMQ_PUB);
+    setint(pub, ZMQ_SNDHWM, 0);
+    assert_int_equal(zmq_bind(pub, ENDPOINT), 0);
+    void *other = subscriber(zctx, 0);
+    *sub = subscriber(zctx, 0);
+    wait_subscribed(pub, *sub, other);
+    zmq_close(other);
+    return pub;
+}
+
 /* Every alert of a stream carries the next per-stream seq (1, 2, ...), independent of
  * the other streams' alerts, and a checkpoint restores the count: the engine loaded
  * from it goes on where the saved one stopped. */
 static void test_seq_per_stream_survives_checkpoint(void **state) {
     (void)state;
-    void *zctx = zmq_ctx_new();
-    void *pub = zmq_socket(zctx, ZMQ_PUB);
-    assert_int_equal(zmq_bind(pub, ENDPOINT), 0);
-    void *sub = subscriber(zctx, 0), *other = subscriber(zctx, 0);
-    wait_subscribed(pub, sub, other);
-    zmq_close(other);
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
 
     static const char *const ids[] = {"site/a", "site/b", "site/c"};
     uint64_t next[3] = {1, 1, 1};
@@ -256,10 +265,65 @@ static void test_seq_per_stream_survives_checkpoint(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* The publisher thread (alerts.h, threaded mode): each stream's seq still goes on by
+ * one in the order the engine found the alerts, and the counters add up once synced;
+ * with a queue of 256 bytes (two or three alerts, wrapping all the time) some alerts
+ * may be refused: then published + drops equals
+ * what was found and the subscriber gets exactly the published ones, ids increasing. */
+static void test_publisher_thread_keeps_order(void **state) {
+    (void)state;
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
+
+    static const char *const ids[] = {"site/a", "site/b", "site/c"};
+    uint64_t next[3] = {1, 1, 1};
+    tsd_alerts a;
+    tsd_alerts_init(&a, pub, 5);
+    char err[256] = "";
+    if (tsd_alerts_start(&a, 1 << 20, err, sizeof err) != 0)
+        fail_msg("tsd_alerts_start: %s", err);
+    tss_engine *e = gap_engine(&a);
+    gaps(e, ids, 3, 0, 40); /* 39 gaps per stream */
+    tsd_alerts_stop(&a);
+    assert_int_equal(a.found[TSS_ALERT_GAP], 3 * 39);
+    assert_int_equal(a.published[TSS_ALERT_GAP], 3 * 39);
+    assert_int_equal(a.drops, 0);
+    assert_int_equal(expect_consecutive(sub, ids, 3, next), 3 * 39);
+
+    tsd_alerts_init(&a, pub, 0);
+    if (tsd_alerts_start(&a, 256, err, sizeof err) != 0)
+        fail_msg("tsd_alerts_start: %s", err);
+    tss_alert al = {.kind = TSS_ALERT_DISCORD, .length = 16, .distance = 3.5};
+    for (int k = 0; k < 2000; k++)
+        tsd_alerts_publish(&a, "plant/7", &al);
+    tsd_alerts_stop(&a);
+    print_message("queue of 256 bytes: %llu of 2000 dropped\n", (unsigned long long)a.drops);
+    assert_int_equal(a.published[TSS_ALERT_DISCORD] + a.drops, 2000);
+    assert_int_equal(a.errors, 0);
+    char topic[64];
+    uint8_t body[512];
+    size_t len = 0;
+    uint64_t got = 0, last = 0;
+    while (receive(sub, 200, topic, body, sizeof body, &len) == 2) {
+        Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
+        assert_non_null(m);
+        assert_true(m->alert_id > last && m->alert_id <= 2000);
+        last = m->alert_id, got++;
+        tsmine__v1__alert__free_unpacked(m, NULL);
+    }
+    assert_int_equal(got, a.published[TSS_ALERT_DISCORD]);
+
+    tss_engine_destroy(&e);
+    zmq_close(sub);
+    zmq_close(pub);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_subscriber_loses_only_its_own),
         cmocka_unit_test(test_seq_per_stream_survives_checkpoint),
+        cmocka_unit_test(test_publisher_thread_keeps_order),
     };
     return cmocka_run_group_tests_name("daemon_alerts", tests, NULL, NULL);
 }

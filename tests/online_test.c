@@ -13,6 +13,7 @@
 #include "tu_dev.h"
 
 #include "online.h"
+#include "online_slices.h"
 #include "mp.h"
 #include "reference.h"
 
@@ -152,36 +153,25 @@ static double *mixed_series(size_t n, double offset) {
     return t;
 }
 
-/* Several streams of different shapes in one batched call, fed in random runs: every
- * new subsequence against the reference (exactness, constants, ties, window slide). */
-static void test_batched_exact(void **state) {
-    (void)state;
-    tu_case_seed(41);
-    tsm_ctx *ctx = tu_ctx();
-    enum { S = 4 };
-    const uint32_t W[S] = {40, 64, 100, 33}, m[S] = {8, 16, 5, 3}, excl[S] = {8, 4, 5, 1};
-    const uint32_t slack = 50;
-    const size_t n = tu_quick() ? 800 : 2500;
-    harness h[S];
-    double *t[S];
-    size_t fed[S] = {0};
-    for (int s = 0; s < S; s++) {
-        h_init(&h[s], W[s], m[s], excl[s], slack);
-        t[s] = mixed_series(n, s == 1 ? 1e6 : 0.0);
-    }
-    tsm_online_job jobs[S];
+/* Feeds the S series t[s] (n samples each) through the harnesses h[s] in batched
+ * calls, each stream a random run of 0 .. slack samples per call, and checks every
+ * call's outputs against the reference; stream restart_s restarts its window (fill 0,
+ * state invalid) at call 7 (-1: none). */
+static void feed_checked(tsm_ctx *ctx, harness *h, double *const *t, int S, size_t n,
+                         uint32_t slack, int restart_s) {
+    tsm_online_job jobs[8];
+    size_t fed[8] = {0};
+    assert_true(S <= 8);
     for (int round = 0;; round++) {
         size_t nj = 0;
-        int idx[S];
+        int idx[8];
         for (int s = 0; s < S; s++) {
             uint32_t k = (uint32_t)(tu_uniform() * (slack + 1));
             if (fed[s] + k > n)
                 k = (uint32_t)(n - fed[s]);
-            if (k == 0 && fed[s] < n)
-                continue;
             if (k == 0)
                 continue;
-            if (round == 7 && s == 2) /* a restart: the window empties */
+            if (round == 7 && s == restart_s) /* a restart: the window empties */
                 h[s].fill = 0, h[s].st.valid = 0;
             h_job(&h[s], t[s] + fed[s], k, &jobs[nj]);
             idx[nj++] = s;
@@ -197,11 +187,132 @@ static void test_batched_exact(void **state) {
             hs->fill = f < hs->W ? f : hs->W;
         }
     }
+}
+
+/* Several streams of different shapes in one batched call, fed in random runs: every
+ * new subsequence against the reference (exactness, constants, ties, window slide). */
+static void test_batched_exact(void **state) {
+    (void)state;
+    tu_case_seed(41);
+    tsm_ctx *ctx = tu_ctx();
+    enum { S = 4 };
+    const uint32_t W[S] = {40, 64, 100, 33}, m[S] = {8, 16, 5, 3}, excl[S] = {8, 4, 5, 1};
+    const uint32_t slack = 50;
+    const size_t n = tu_quick() ? 800 : 2500;
+    harness h[S];
+    double *t[S];
+    for (int s = 0; s < S; s++) {
+        h_init(&h[s], W[s], m[s], excl[s], slack);
+        t[s] = mixed_series(n, s == 1 ? 1e6 : 0.0);
+    }
+    feed_checked(ctx, h, t, S, n, slack, 2);
     for (int s = 0; s < S; s++) {
         h_free(&h[s]);
         free(t[s]);
     }
     tsm_ctx_destroy(&ctx);
+}
+
+/* Long runs (up to 700 new samples per call, the CUDA backend splits them into chunks
+ * of 64 with a direct first row each) through an exact refresh of the QT row (every
+ * 4096 rows) inside a run: every new subsequence against the reference. */
+static void test_long_runs(void **state) {
+    (void)state;
+    tu_case_seed(43);
+    tsm_ctx *ctx = tu_ctx();
+    enum { S = 2 };
+    const uint32_t W[S] = {300, 90}, m[S] = {16, 8}, excl[S] = {4, 8}, slack = 700;
+    const size_t n = tu_quick() ? 5000 : 9000;
+    harness h[S];
+    double *t[S];
+    for (int s = 0; s < S; s++) {
+        h_init(&h[s], W[s], m[s], excl[s], slack);
+        t[s] = mixed_series(n, s == 0 ? 1e6 : 0.0);
+    }
+    feed_checked(ctx, h, t, S, n, slack, -1);
+    for (int s = 0; s < S; s++) {
+        h_free(&h[s]);
+        free(t[s]);
+    }
+    tsm_ctx_destroy(&ctx);
+}
+
+/* Runs longer than a pass of the CUDA backend (OB_PASS = 4096 new samples: such a job
+ * goes through several passes, advanced over the samples done): against the
+ * reference, as above. */
+static void test_runs_over_a_pass(void **state) {
+    (void)state;
+    tu_case_seed(44);
+    tsm_ctx *ctx = tu_ctx();
+    const uint32_t W = 64, m = 8, excl = 8, slack = 9000;
+    harness h;
+    h_init(&h, W, m, excl, slack);
+    double *t = mixed_series(tu_quick() ? 12000 : 30000, 5e5);
+    feed_checked(ctx, &h, &t, 1, tu_quick() ? 12000 : 30000, slack, 0);
+    h_free(&h);
+    free(t);
+    tsm_ctx_destroy(&ctx);
+}
+
+/* The CUDA backend's cut of a call into passes, slices and chunks (online_slices.h),
+ * on the host: every job appears once per pass it needs, advanced over the samples
+ * done; a slice's chunk rows fit OB_ROWS_BYTES unless it holds one job; its chunk table
+ * lists chunks_of(nnew) chunks per job; row offsets follow each other. */
+static void test_cuda_slices(void **state) {
+    (void)state;
+    enum { NJ = 7 };
+    const uint32_t W[NJ] = {64, 64, 64, 64, 64, 1u << 20, 1u << 20};
+    const uint32_t nnew[NJ] = {0, 9000, 100, 4096, 4097, 4096, 300};
+    static double nn[NJ][10000];
+    tsm_online_job jobs[NJ];
+    for (int q = 0; q < NJ; q++)
+        jobs[q] = (tsm_online_job){.nn = nn[q],
+                                   .nn_index = (int64_t *)nn[q],
+                                   .cap = W[q] + 9000,
+                                   .pos0 = 17,
+                                   .fill = W[q] / 2,
+                                   .nnew = nnew[q],
+                                   .window = W[q],
+                                   .m = 8,
+                                   .excl = 8};
+    ob_slice sl[NJ * 3];
+    size_t bytes, maxrows, maxjobs;
+    const size_t ns = plan_slices(jobs, NJ, sl, &bytes, &maxrows, &maxjobs);
+    unsigned char *buf = malloc(bytes);
+    assert_non_null(buf);
+    fill_slices(jobs, NJ, sl, ns, buf);
+    uint32_t seen[NJ] = {0}; /* samples done per job so far */
+    int last_q = -1, last_pass = 0;
+    for (size_t s = 0; s < ns; s++) {
+        const tsm_online_job *jj = (const tsm_online_job *)(buf + sl[s].at_jobs);
+        const ob_place *off = (const ob_place *)(buf + sl[s].at_off);
+        const ob_chunk *ch = (const ob_chunk *)(buf + sl[s].at_chunks);
+        size_t rows = 0, c = 0;
+        for (size_t n = 0; n < sl[s].n; n++) {
+            const int q = (int)((jj[n].nn - &nn[0][0]) / 10000);
+            assert_true(q >= 0 && q < NJ);
+            const uint32_t done = (uint32_t)(jj[n].nn - nn[q]);
+            assert_int_equal(done, seen[q]);
+            const int pass = (int)(done / OB_PASS); /* passes in order, jobs in order */
+            assert_true(pass > last_pass || (pass == last_pass && q > last_q));
+            const uint32_t fill = jobs[q].fill + done < W[q] ? jobs[q].fill + done : W[q];
+            assert_int_equal(jj[n].fill, fill);
+            assert_int_equal(jj[n].pos0, (17 + jobs[q].fill + done - fill) % jobs[q].cap);
+            assert_int_equal(jj[n].nnew, nnew[q] - done < OB_PASS ? nnew[q] - done : OB_PASS);
+            assert_int_equal(off[n].row, rows / sizeof(double));
+            assert_int_equal(off[n].shift, jobs[q].fill + done - fill); /* x[0] moved by */
+            for (uint32_t k = 0; k < chunks_of(jj[n].nnew); k++, c++)
+                assert_true(ch[c].q == n && ch[c].c == k);
+            rows += row_bytes(&jj[n]);
+            seen[q] += jj[n].nnew, last_q = q, last_pass = pass;
+        }
+        assert_int_equal(c, sl[s].nchunks);
+        assert_true(rows <= OB_ROWS_BYTES || sl[s].n == 1);
+        assert_true(rows <= maxrows && sl[s].n <= maxjobs);
+    }
+    for (int q = 0; q < NJ; q++)
+        assert_int_equal(seen[q], nnew[q]);
+    free(buf);
 }
 
 /* Inconsistent sizes are refused before anything runs. */
@@ -272,9 +383,9 @@ static void test_drift_long_stream(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_batched_exact),
-        cmocka_unit_test(test_rejects_bad_jobs),
-        cmocka_unit_test(test_drift_long_stream),
+        cmocka_unit_test(test_batched_exact),    cmocka_unit_test(test_long_runs),
+        cmocka_unit_test(test_runs_over_a_pass), cmocka_unit_test(test_cuda_slices),
+        cmocka_unit_test(test_rejects_bad_jobs), cmocka_unit_test(test_drift_long_stream),
     };
     return TU_RUN_GROUP("online", tests, NULL, NULL);
 }

@@ -1,0 +1,29 @@
+/* publisher.h - the thread that encodes and sends alerts (alerts.h, threaded mode), so
+ * that the main loop only numbers and queues them.
+ *
+ * A bounded FIFO of numbered alerts (a ring of bytes: an alert takes about 80 bytes
+ * plus its stream id) between one producer (the main thread) and the thread: push
+ * never blocks (it refuses when the queue is full: the caller counts a
+ * drop); the thread takes every queued alert at once, sends them outside the lock in
+ * queue order and frees their slots. Only the thread uses the PUB socket while it
+ * runs. */
+#ifndef TSD_PUBLISHER_H
+#define TSD_PUBLISHER_H
+
+#include <stddef.h>
+
+#include "alerts.h"
+
+/* Starts the thread on pub with a queue of capacity bytes; log_rate_per_s bounds its
+ * log lines about failed sends. 0, or -1 with a message in err. */
+int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
+                        char *err, size_t errlen);
+/* Queues a copy of r; 0, or -1 when the queue is full. O(1). */
+int tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r);
+/* What the thread has counted so far. */
+void tsd_publisher_counts(tsd_publisher *p, tsd_alert_sends *out);
+/* Sends everything queued, joins the thread, returns its final counts in *out and
+ * frees it; *p becomes NULL. */
+void tsd_publisher_stop(tsd_publisher **p, tsd_alert_sends *out);
+
+#endif
