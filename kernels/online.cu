@@ -208,7 +208,9 @@ __global__ static void __launch_bounds__(OB_T)
             bd[q] = INFINITY, bj[q] = LLONG_MAX;
         const size_t Lmax = g.L[n - 1]; /* lags only grow within a group */
         for (size_t l = excl + tid; l <= Lmax; l += OB_T) {
-            double qv = direct ? 0.0 : src[K - l];
+            /* lags from L_0 on start with a direct dot (rows are consecutive: row q's
+             * new lag is L_0 + q), so src holds them only once written: not read */
+            double qv = direct || l >= g.L[0] ? 0.0 : src[K - l];
 #pragma unroll
             for (int q = 0; q < OB_G; q++) {
                 if (q >= (int)n || l > g.L[q])
