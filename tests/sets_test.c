@@ -3,13 +3,16 @@
  * set_symmetric_difference, on the six input shapes of seed 004, heavy duplicates,
  * empty and tiny inputs, sizes around powers of two, unequal sizes (1:1000, also with
  * results large enough to be written past the cache), runs of one key across the cuts
- * between pieces, both key widths, both methods, and 1 and 2 threads. Results are compared exactly
+ * between pieces, outputs with room beyond the result (RANGE_SEARCH then writes in place),
+ * long stretches of equal pairs (taken in blocks), both key widths, both methods,
+ * and 1 and 2 threads. Results are compared exactly
  * (integers: no tolerance). The 2^30-element case runs on the CUDA backend only and says so when it
  * skips. TSM_TEST_QUICK=1 (for compute-sanitizer runs) keeps the sizes up to 1025 and skips the
  * 2^30 case. */
 #include "testutil.h"
 
 #include "sets.h"
+#include "tu_dev.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,16 @@ static size_t ref_set(tsm_set_op op, const uint64_t *a, size_t na, const uint64_
     if (op == TSM_SET_UNION || op == TSM_SET_SYMDIFF)
         while (j < nb)
             out[k++] = b[j++];
+    return k;
+}
+
+/* The size of op(A, B) by the reference merge. */
+static size_t ref_set_size(tsm_set_op op, const uint64_t *a, size_t na, const uint64_t *b,
+                           size_t nb) {
+    uint64_t *out = malloc((na + nb + 1) * sizeof *out);
+    assert_non_null(out);
+    size_t k = ref_set(op, a, na, b, nb, out);
+    free(out);
     return k;
 }
 
@@ -406,6 +419,139 @@ static void test_first_descent(void **state) {
     free(x), free(y);
 }
 
+/* Runs op on a and b (values below 2^32) with an output of room cap >= the result
+ * (check_op gives exactly the result's size), filled with a marker first, and checks
+ * the result against the reference: room beyond the result lets RANGE_SEARCH write
+ * the pieces in place (sets.inc, range_search_cpu). */
+static void check_room(tsm_ctx *ctx, int width, tsm_set_method method, tsm_set_op op,
+                       const uint64_t *a, size_t na, const uint64_t *b, size_t nb, size_t cap,
+                       const char *what) {
+    uint64_t *want = malloc((na + nb + 1) * sizeof *want), *x = malloc((na + 1) * sizeof *x),
+             *y = malloc((nb + 1) * sizeof *y), *out = malloc((cap + 1) * sizeof *out);
+    assert_true(want && x && y && out);
+    for (size_t i = 0; i < na; i++)
+        x[i] = width == 64 ? widen(a[i]) : a[i];
+    for (size_t j = 0; j < nb; j++)
+        y[j] = width == 64 ? widen(b[j]) : b[j];
+    size_t nwant = ref_set(op, x, na, y, nb, want), got = 12345;
+    assert_true(cap >= nwant);
+    memset(out, 0xA5, (cap + 1) * sizeof *out);
+    tsm_status st;
+    if (width == 64) {
+        st = tsm_set_with_u64(ctx, method, op, x, na, y, nb, out, cap, &got);
+    } else {
+        uint32_t *x32 = malloc((na + 1) * 4), *y32 = malloc((nb + 1) * 4),
+                 *o32 = malloc((cap + 1) * 4);
+        assert_true(x32 && y32 && o32);
+        for (size_t i = 0; i < na; i++)
+            x32[i] = (uint32_t)x[i];
+        for (size_t j = 0; j < nb; j++)
+            y32[j] = (uint32_t)y[j];
+        memset(o32, 0xA5, (cap + 1) * 4);
+        st = tsm_set_with_u32(ctx, method, op, x32, na, y32, nb, o32, cap, &got);
+        for (size_t k = 0; k < nwant && k < cap; k++)
+            out[k] = o32[k];
+        free(x32), free(y32), free(o32);
+    }
+    if (st != TSM_OK || got != nwant)
+        fail_msg("seed %llu: %s: %s %s u%d (%zu, %zu), room %zu: %s, %zu elements, want %zu",
+                 (unsigned long long)tu_seed, what, tsm_set_op_name(op),
+                 tsm_set_method_name(method), width, na, nb, cap, tsm_status_name(st), got, nwant);
+    for (size_t k = 0; k < nwant; k++)
+        if (out[k] != want[k])
+            fail_msg("seed %llu: %s: %s %s u%d (%zu, %zu), room %zu: element %zu is %llu, want "
+                     "%llu",
+                     (unsigned long long)tu_seed, what, tsm_set_op_name(op),
+                     tsm_set_method_name(method), width, na, nb, cap, k, (unsigned long long)out[k],
+                     (unsigned long long)want[k]);
+    free(want), free(x), free(y), free(out);
+}
+
+/* RANGE_SEARCH with room for the whole small side (tsm_set_bound's room for an
+ * intersection, a difference's when A is the small side): the pieces are written at
+ * their offsets in the small side and closed up afterwards. Small sides with runs
+ * (across the pieces' cuts too), all keys matched, none matched, sizes from 1; the
+ * room exactly the small side's size, the bound, and one less than the small side (the
+ * counted path); every operation, both widths, 1 and 2 threads. */
+static void test_search_in_place(void **state) {
+    (void)state;
+    tsm_ctx *ctx = ctx_under_test();
+    tu_case_seed(41);
+    static const size_t small[] = {1, 2, 17, 999, 2500};
+    const size_t nl = tu_quick() ? 20000 : 100000;
+    uint64_t *l = malloc(nl * sizeof *l), *s = malloc(2500 * sizeof *s);
+    assert_true(l && s);
+    fill(SHAPE_RANDOM, 1, l, nl, nl);
+    for (size_t q = 0; q < sizeof small / sizeof small[0]; q++) {
+        size_t ns = small[q] < nl / 40 ? small[q] : nl / 40;
+        for (int kind = 0; kind < 3; kind++) {
+            /* 0: random keys with runs of up to 4 copies; 1: keys taken from l (all
+             * matched, some runs longer than l's); 2: keys above all of l (none) */
+            for (size_t i = 0; i < ns; i++)
+                s[i] = kind == 0 ? rnd(nl) : kind == 1 ? l[rnd(nl)] : nl + 1 + rnd(nl);
+            qsort(s, ns, sizeof *s, cmp_u64);
+            for (size_t i = 1; kind == 0 && i < ns; i++)
+                if (rnd(3) == 0)
+                    s[i] = s[i - 1];
+            for (int threads = 1; threads <= 2; threads++) {
+                tsm_ctx_set_threads(ctx, threads);
+                for (int w = 32; w <= 64; w += 32)
+                    for (int op = 0; op < TSM_SET_NOPS; op++)
+                        for (int order = 0; order < 2; order++) {
+                            const uint64_t *a = order ? l : s, *b = order ? s : l;
+                            size_t na = order ? nl : ns, nb = order ? ns : nl;
+                            size_t bound = tsm_set_bound((tsm_set_op)op, na, nb);
+                            size_t want = ref_set_size((tsm_set_op)op, a, na, b, nb);
+                            size_t rooms[] = {ns, bound, ns - 1};
+                            for (int r = 0; r < 3; r++)
+                                if (rooms[r] >= want)
+                                    check_room(ctx, w, TSM_SET_RANGE_SEARCH, (tsm_set_op)op, a, na,
+                                               b, nb, rooms[r], "search in place");
+                        }
+            }
+        }
+    }
+    free(l), free(s);
+}
+
+/* Long stretches of equal pairs (the merge takes them in blocks of EQ_BLOCK = 16 pairs,
+ * sets.inc loop_branchy): A = B = 0, 2, 4, ... with a key of B moved by one (B no
+ * longer holds it: the stretch ends there) after stretches of 16 * 2^k - 1, 16 * 2^k
+ * and 16 * 2^k + 1 pairs (and a random gap), so that stretches end just before, at
+ * and just after a block's end, and cross the pieces' cuts; every operation, both
+ * widths, the merge method, 1 and 2 threads. */
+static void test_equal_stretches(void **state) {
+    (void)state;
+    tsm_ctx *ctx = ctx_under_test();
+    tu_case_seed(43);
+    const size_t n = tu_quick() ? 3000 : 150000;
+    uint64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    assert_true(a && b);
+    for (int variant = 0; variant < 3; variant++) {
+        for (size_t i = 0; i < n; i++)
+            a[i] = b[i] = 2 * i;
+        size_t at = 0;
+        for (size_t len = 16; at < n; len = len < 16384 ? 2 * len : 16) {
+            /* a stretch of len + (-1, 0, +1) equal pairs, then a differing key */
+            at += len + (size_t)variant - 1;
+            if (at < n)
+                b[at] += 1;
+            at += 1 + rnd(3);
+        }
+        for (int threads = 1; threads <= 2; threads++) {
+            tsm_ctx_set_threads(ctx, threads);
+            for (int w = 32; w <= 64; w += 32)
+                for (int op = 0; op < TSM_SET_NOPS; op++) {
+                    check_op(ctx, w, TSM_SET_MERGE_PATH, (tsm_set_op)op, a, n, b, n,
+                             "equal stretches");
+                    check_op(ctx, w, TSM_SET_MERGE_PATH, (tsm_set_op)op, b, n, a, n - 1,
+                             "equal stretches, one shorter");
+                }
+        }
+    }
+    free(a), free(b);
+}
+
 /* Unsorted input is not checked by the operations, but must not make them read or
  * write out of bounds (the sanitizer build checks this) and the count must match what
  * is written. */
@@ -517,8 +663,108 @@ static void test_huge_gpu(void **state) {
     free(a), free(b), free(o);
 }
 
+#ifdef TSMINE_HAVE_CUDA
+/* Copies x[0..n-1] as keys of the given width into a device allocation where they
+ * start off keys in; returns the allocation. */
+static void *dev_keys(const uint64_t *x, size_t n, int width, size_t off) {
+    const size_t kb = (size_t)width / 8;
+    unsigned char *h = calloc(n + off + 1, kb);
+    assert_non_null(h);
+    for (size_t i = 0; i < n; i++) {
+        if (width == 64)
+            ((uint64_t *)h)[off + i] = x[i];
+        else
+            ((uint32_t *)h)[off + i] = (uint32_t)x[i];
+    }
+    void *d = tu_dev_dup(h, (n + off + 1) * kb);
+    free(h);
+    return d;
+}
+
+/* One call of the device entry point of width on a and b (already of that width's
+ * range) with the inputs and the output off[0], off[1], off[2] keys past their
+ * allocations, checked against the reference. */
+static void dev_call(tsm_ctx *ctx, int width, tsm_set_method method, tsm_set_op op,
+                     const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+                     const size_t off[3]) {
+    const size_t kb = (size_t)width / 8;
+    uint64_t *want = malloc((na + nb + 1) * 8), zero = 0, count = 0;
+    unsigned char *got = malloc((na + nb + off[2] + 1) * kb);
+    assert_true(want && got);
+    const size_t nwant = ref_set(op, a, na, b, nb, want);
+    void *da = dev_keys(a, na, width, off[0]), *db = dev_keys(b, nb, width, off[1]);
+    void *dout = dev_keys(NULL, 0, width, nwant + off[2]); /* zeroed room */
+    uint64_t *dcount = tu_dev_dup(&zero, sizeof zero);
+    tsm_status st = width == 64 ? tsmi_set_u64_dev(ctx, method, op, (const uint64_t *)da + off[0],
+                                                   na, (const uint64_t *)db + off[1], nb,
+                                                   (uint64_t *)dout + off[2], nwant, dcount)
+                                : tsmi_set_u32_dev(ctx, method, op, (const uint32_t *)da + off[0],
+                                                   na, (const uint32_t *)db + off[1], nb,
+                                                   (uint32_t *)dout + off[2], nwant, dcount);
+    if (st != TSM_OK)
+        fail_msg("%s %s u%d offsets %zu,%zu,%zu: %s", tsm_set_op_name(op),
+                 tsm_set_method_name(method), width, off[0], off[1], off[2], tsm_ctx_error(ctx));
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    tu_dev_get(&count, dcount, sizeof count);
+    assert_int_equal(count, nwant);
+    tu_dev_get(got, dout, (nwant + off[2]) * kb);
+    for (size_t k = 0; k < nwant; k++) {
+        const size_t at = off[2] + k;
+        const uint64_t v = width == 64 ? ((uint64_t *)got)[at] : ((uint32_t *)got)[at];
+        if (v != want[k])
+            fail_msg("%s %s u%d (%zu, %zu) offsets %zu,%zu,%zu: element %zu is %llu, want %llu",
+                     tsm_set_op_name(op), tsm_set_method_name(method), width, na, nb, off[0],
+                     off[1], off[2], k, (unsigned long long)v, (unsigned long long)want[k]);
+    }
+    tu_dev_free(da), tu_dev_free(db), tu_dev_free(dout), tu_dev_free(dcount);
+    free(want), free(got);
+}
+#endif
+
+/* The device entry points (tsmi_set_u32_dev / _u64_dev, sets.h) on arrays that start
+ * 1 to 3 keys past an allocation: the CUDA kernels load and store 16-byte vectors
+ * matched to each array's own alignment, with the partial vectors at the ends taken
+ * key by key; the host entry points always pass aligned buffers, so only these calls
+ * (and the chunked host path's pieces) reach the unaligned cases. Both methods, every
+ * operation, both widths, balanced and 1:1000 sizes, against the reference. */
+static void test_device_offsets(void **state) {
+    (void)state;
+    tsm_ctx *ctx = ctx_under_test();
+    if (!tu_on_device(ctx)) {
+        print_message("SKIP: device pointers are the CUDA backend's\n");
+        skip();
+    }
+#ifdef TSMINE_HAVE_CUDA
+    static const size_t offs[][3] = {{0, 0, 0}, {1, 0, 0}, {0, 3, 0}, {0, 0, 1},
+                                     {1, 3, 1}, {2, 1, 3}, {3, 2, 2}};
+    static const size_t sizes[][2] = {{5000, 4001}, {3001, 2999}, {9, 9000}, {9000, 9}};
+    static const tsm_set_method methods[] = {TSM_SET_MERGE_PATH, TSM_SET_RANGE_SEARCH};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const size_t na = sizes[z][0], nb = sizes[z][1], m = na > nb ? na : nb;
+        const shape sh = z & 1 ? SHAPE_MOD13 : SHAPE_RANDOM;
+        tu_case_seed(900 + z);
+        uint64_t *a = malloc((na + 1) * 8), *b = malloc((nb + 1) * 8);
+        uint64_t *a64 = malloc((na + 1) * 8), *b64 = malloc((nb + 1) * 8);
+        assert_true(a && b && a64 && b64);
+        fill(sh, 0, a, na, m);
+        fill(sh, 1, b, nb, m);
+        for (size_t i = 0; i < na; i++)
+            a[i] = (uint32_t)a[i], a64[i] = widen(a[i]);
+        for (size_t j = 0; j < nb; j++)
+            b[j] = (uint32_t)b[j], b64[j] = widen(b[j]);
+        for (size_t q = 0; q < sizeof offs / sizeof offs[0]; q++)
+            for (int op = 0; op < TSM_SET_NOPS; op++)
+                for (size_t mi = 0; mi < 2; mi++) {
+                    dev_call(ctx, 32, methods[mi], (tsm_set_op)op, a, na, b, nb, offs[q]);
+                    dev_call(ctx, 64, methods[mi], (tsm_set_op)op, a64, na, b64, nb, offs[q]);
+                }
+        free(a), free(b), free(a64), free(b64);
+    }
+#endif
+}
+
 int main(void) {
-    struct CMUnitTest tests[N_SHAPES + 9];
+    struct CMUnitTest tests[N_SHAPES + 12];
     static char names[N_SHAPES][32];
     size_t nt = 0;
     for (int s = 0; s < N_SHAPES; s++) {
@@ -530,7 +776,8 @@ int main(void) {
         cmocka_unit_test(test_runs_across_cuts),  cmocka_unit_test(test_split),
         cmocka_unit_test(test_threads_identical), cmocka_unit_test(test_first_descent),
         cmocka_unit_test(test_unsorted_is_safe),  cmocka_unit_test(test_invalid),
-        cmocka_unit_test(test_huge_gpu),
+        cmocka_unit_test(test_huge_gpu),          cmocka_unit_test(test_search_in_place),
+        cmocka_unit_test(test_equal_stretches),   cmocka_unit_test(test_device_offsets),
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         tests[nt++] = fixed[i];
