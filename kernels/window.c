@@ -78,6 +78,7 @@ tsm_status tsm_window_passes(tsm_ctx *ctx, const tsm_window *w, size_t B, size_t
     tsm_status bad_st = TSM_OK;
     char bad_msg[256] = "";
     const int threads = B < 2 ? 1 : tsm_ctx_threads(ctx);
+    (void)threads; /* a build without OpenMP ignores the pragma */
 #pragma omp parallel num_threads(threads)
     {
         tsm_ctx *tc = NULL;

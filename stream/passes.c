@@ -270,6 +270,7 @@ void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nwor
     if (ni)
         p->st = run_groups(ctx, it, ni, "window passes", &disc);
     const int threads = ni < 2 || nworkers < 2 ? 1 : nworkers;
+    (void)threads; /* a build without OpenMP ignores the pragma */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
     for (size_t k = 0; k < ni; k++)
         if (!it[k].failed)
