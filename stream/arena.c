@@ -74,27 +74,29 @@ void tss_arena_free(tss_arena *a) {
 
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
     bytes = tss_arena_align(bytes);
-    if (a->size - a->used >= bytes)
+    if (bytes == 0) /* the common round: every stream already placed */
         return TSM_OK;
-    uint64_t size = a->size ? 2 * a->size : (uint64_t)1 << 24;
-    while (size - a->used < bytes)
-        size *= 2;
-    void *p = NULL;
-    tsm_status st = alloc_buf(a, &p, size, 0);
-    if (st == TSM_OK && a->used)
-        st = copy(a, p, a->base, a->used, 1);
-    if (st == TSM_OK)
-        st = zero(a, (unsigned char *)p + a->used, size - a->used);
-    if (st != TSM_OK) {
-        if (p)
-            release_buf(a, p, 0);
-        return st;
+    if (a->size - a->used < bytes) {
+        uint64_t size = a->size ? 2 * a->size : (uint64_t)1 << 24;
+        while (size - a->used < bytes)
+            size *= 2;
+        void *p = NULL;
+        tsm_status st = alloc_buf(a, &p, size, 0);
+        if (st == TSM_OK && a->used)
+            st = copy(a, p, a->base, a->used, 1);
+        if (st != TSM_OK) {
+            if (p)
+                release_buf(a, p, 0);
+            return st;
+        }
+        if (a->base)
+            release_buf(a, a->base, 0);
+        a->base = p;
+        a->size = size;
     }
-    if (a->base)
-        release_buf(a, a->base, 0);
-    a->base = p;
-    a->size = size;
-    return TSM_OK;
+    /* only the bytes about to be handed out: zeroing the whole new buffer cost an
+     * engine's first stream 16 MiB of memset (a quarter of the fuzzer's speed) */
+    return zero(a, a->base + a->used, bytes);
 }
 
 uint64_t tss_arena_take(tss_arena *a, uint64_t bytes) {
