@@ -64,15 +64,21 @@ static series_status nomem(parser *p) {
     return SERIES_ENOMEM;
 }
 
+/* s without its leading whitespace, its trailing whitespace cut off in place. */
+static char *trim(char *s) {
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        s[--len] = '\0';
+    return s;
+}
+
 /* Parses one value token (trimmed); "?" and "nan" (any case) are NaN. Returns 0 on
  * success. */
 static int parse_value(char *tok, double *v) {
-    while (isspace((unsigned char)*tok))
-        tok++;
-    size_t len = strlen(tok);
-    while (len > 0 && isspace((unsigned char)tok[len - 1]))
-        tok[--len] = '\0';
-    if (len == 0)
+    tok = trim(tok);
+    if (*tok == '\0')
         return -1;
     if (strcmp(tok, "?") == 0 || strcasecmp(tok, "nan") == 0) {
         *v = NAN;
@@ -142,9 +148,7 @@ static series_status tsv_line(parser *p, char *line, double **v, size_t *vcap) {
     if (line[cut] == '\0')
         return bad(p, "expected a label and values separated by tabs or commas");
     line[cut] = '\0';
-    char *lab = line;
-    while (isspace((unsigned char)*lab))
-        lab++;
+    char *lab = trim(line);
     if (*lab == '\0')
         return bad(p, "empty class label");
     size_t k = split_values(p, line + cut + 1, "\t,", v, vcap);
@@ -203,13 +207,8 @@ static series_status ts_line(parser *p, char *line, const ts_header *h, double *
         if (!colon)
             return bad(p, "expected values, ':' and a class label");
         *colon = '\0';
-        lab = colon + 1;
-        while (isspace((unsigned char)*lab))
-            lab++;
-        size_t ll = strlen(lab);
-        while (ll > 0 && isspace((unsigned char)lab[ll - 1]))
-            lab[--ll] = '\0';
-        if (ll == 0)
+        lab = trim(colon + 1);
+        if (*lab == '\0')
             return bad(p, "empty class label");
         if (ucr_class_index((const char *const *)p->s->classes, p->s->n_classes, lab) < 0)
             return bad(p, "class label '%.40s' is not in the @classLabel list", lab);
