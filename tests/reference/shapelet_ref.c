@@ -177,6 +177,16 @@ static double ref_part(const int *c, int nc, int t) {
     return acc;
 }
 
+/* Swaps items i and j of the pairs (d, y). */
+static void ref_swap(double *d, int *y, size_t i, size_t j) {
+    double td = d[i];
+    d[i] = d[j];
+    d[j] = td;
+    int ty = y[i];
+    y[i] = y[j];
+    y[j] = ty;
+}
+
 static uint64_t ref_splitmix(uint64_t *state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -195,12 +205,7 @@ tsm_split ref_shapelet_split_heuristic(const double *d0, const int *y0, size_t n
     uint64_t rng = seed;
     for (size_t i = n - 1; n > 1 && i > 0; i--) { /* Knuth shuffle, Algorithm 4.7 */
         size_t j = (size_t)(ref_splitmix(&rng) % (uint64_t)(i + 1));
-        double td = d[i];
-        d[i] = d[j];
-        d[j] = td;
-        int ty = y[i];
-        y[i] = y[j];
-        y[j] = ty;
+        ref_swap(d, y, i, j);
     }
     size_t lo = 0, hi = n > 0 ? n - 1 : 0;
     double last = INFINITY, best_cond = INFINITY, best_th = 0.0;
@@ -208,23 +213,9 @@ tsm_split ref_shapelet_split_heuristic(const double *d0, const int *y0, size_t n
         double pivot = d[hi]; /* Algorithm 4.6: Lomuto partition around the last item */
         size_t p = lo;
         for (size_t q = lo; q < hi; q++)
-            if (d[q] < pivot) {
-                double td = d[p];
-                d[p] = d[q];
-                d[q] = td;
-                int ty = y[p];
-                y[p] = y[q];
-                y[q] = ty;
-                p++;
-            }
-        {
-            double td = d[p];
-            d[p] = d[hi];
-            d[hi] = td;
-            int ty = y[p];
-            y[p] = y[hi];
-            y[hi] = ty;
-        }
+            if (d[q] < pivot)
+                ref_swap(d, y, p++, q);
+        ref_swap(d, y, p, hi);
         for (int c = 0; c < nc; c++)
             cl[c] = cr[c] = 0;
         double maxl = -INFINITY;
