@@ -341,9 +341,11 @@ class Env:
         return Daemon(self, d, **kw)
 
     # -- publishing ------------------------------------------------------------------
+    pusher_linger_ms = 5000  # how long closing a pusher may wait to deliver its queue
+
     def pusher(self, endpoint):
         s = self.zctx.socket(zmq.PUSH)
-        s.setsockopt(zmq.LINGER, 5000)
+        s.setsockopt(zmq.LINGER, self.pusher_linger_ms)
         s.setsockopt(zmq.SNDTIMEO, 10000)
         s.connect(endpoint)
         return s
