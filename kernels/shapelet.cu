@@ -259,7 +259,7 @@ done:
 /* ---- Discovery on the device -------------------------------------------------------- */
 
 /* Thread i: mean, inverse norm and kind of the length-l window i of the working series
- * t (two exact passes, as stats.cu; the data is finite, so a window is constant when
+ * t (tsm_exact_moments, as stats.c; the data is finite, so a window is constant when
  * the run of equal values starting at i, run[i], covers it). */
 __global__ static void shp_moments(const double *__restrict__ t, const uint32_t *__restrict__ run,
                                    size_t N, size_t l, double *__restrict__ mu,
@@ -267,15 +267,8 @@ __global__ static void shp_moments(const double *__restrict__ t, const uint32_t 
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= N)
         return;
-    double sum = 0.0;
-    for (size_t k = 0; k < l; k++)
-        sum += t[i + k];
-    const double mean = sum / (double)l;
-    double m2 = 0.0;
-    for (size_t k = 0; k < l; k++) {
-        const double d = t[i + k] - mean;
-        m2 += d * d;
-    }
+    double mean, m2;
+    tsm_exact_moments(t + i, l, &mean, &m2);
     uint8_t kd = run[i] >= l ? TSM_SUB_CONSTANT : TSM_SUB_NORMAL;
     double sig;
     mu[i] = mean;
@@ -390,15 +383,10 @@ static void layout(shp_dev *D, char *base, size_t n, size_t NL, size_t nc, size_
     *bytes = (size_t)(at - base);
 }
 
-/* The working series of stats.c (the values less the mean of all of them) and the
- * runs of equal values (capped at cap), on the host into t and run. */
+/* The working series of stats.c (tsm_centre_series) and the runs of equal values
+ * (capped at cap), on the host into t and run. */
 static void working_series(const double *x, size_t NL, size_t cap, double *t, uint32_t *run) {
-    double sum = 0.0;
-    for (size_t k = 0; k < NL; k++)
-        sum += x[k];
-    const double c = sum / (double)NL;
-    for (size_t k = 0; k < NL; k++)
-        t[k] = x[k] - c;
+    tsm_centre_series(x, NL, t);
     run[NL - 1] = 1;
     for (size_t k = NL - 1; k-- > 0;)
         run[k] = x[k] == x[k + 1] ? (run[k + 1] < cap ? run[k + 1] + 1 : cap) : 1;

@@ -9,16 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exact mean and centred sum of squares of w[0..m-1] (two passes). */
-static void exact_moments(const double *w, size_t m, double *mean, double *m2) {
+void tsm_centre_series(const double *raw, size_t n, double *t) {
     double sum = 0.0;
-    for (size_t k = 0; k < m; k++)
-        sum += w[k];
-    double mu = sum / (double)m, acc = 0.0;
-    for (size_t k = 0; k < m; k++)
-        acc += (w[k] - mu) * (w[k] - mu);
-    *mean = mu;
-    *m2 = acc;
+    size_t finite = 0;
+    for (size_t k = 0; k < n; k++)
+        if (isfinite(raw[k]))
+            sum += raw[k], finite++;
+    const double c = finite ? sum / (double)finite : 0.0;
+    for (size_t k = 0; k < n; k++)
+        t[k] = isfinite(raw[k]) ? raw[k] - c : 0.0;
 }
 
 /* Marks each subsequence NORMAL, CONSTANT (max == min) or NONFINITE in O(n): a
@@ -51,7 +50,7 @@ static void sliding_moments(tsm_stats *s) {
     double mu = 0.0, m2 = 0.0;
     for (size_t i = 0; i < s->N; i++) {
         if (i % TSM_STATS_REFRESH == 0) {
-            exact_moments(t + i, m, &mu, &m2);
+            tsm_exact_moments(t + i, m, &mu, &m2);
         } else {
             double x_in = t[i + m - 1], x_out = t[i - 1];
             double mu_new = mu + (x_in - x_out) / (double)m;
@@ -82,14 +81,7 @@ tsm_status tsm_stats_new(tsm_ctx *ctx, const double *raw, size_t n, size_t m, ts
     if (!s->t || !s->mu || !s->inv || !s->sig || !s->kind)
         goto nomem;
 
-    double sum = 0.0;
-    size_t finite = 0;
-    for (size_t k = 0; k < n; k++)
-        if (isfinite(raw[k]))
-            sum += raw[k], finite++;
-    double c = finite ? sum / (double)finite : 0.0;
-    for (size_t k = 0; k < n; k++)
-        s->t[k] = isfinite(raw[k]) ? raw[k] - c : 0.0;
+    tsm_centre_series(raw, n, s->t);
     classify(raw, n, m, s->kind, run);
     free(run);
     run = NULL;

@@ -45,6 +45,24 @@ typedef struct tsm_stats_dev {
     uint8_t *kind;
 } tsm_stats_dev;
 
+/* Exact mean and centred sum of squares of w[0..m-1] (two passes), shared by the CPU
+ * statistics and the device kernels that compute a window's moments afresh. */
+static inline TSM_HD void tsm_exact_moments(const double *w, size_t m, double *mean, double *m2) {
+    double sum = 0.0;
+    for (size_t k = 0; k < m; k++)
+        sum += w[k];
+    const double mu = sum / (double)m;
+    double acc = 0.0;
+    for (size_t k = 0; k < m; k++)
+        acc += (w[k] - mu) * (w[k] - mu);
+    *mean = mu;
+    *m2 = acc;
+}
+
+/* The working series of the statistics: raw less the mean of its finite values, the
+ * non-finite values replaced by 0 (so sums stay finite), into t[0..n-1]. */
+void tsm_centre_series(const double *raw, size_t n, double *t);
+
 /* Turns the centred sum of squares m2 of a window into sigma and inv, shared by the
  * CPU and CUDA moments: a normal window whose rounded spread is zero behaves as a
  * constant; inv = 0 for everything that is not normal. */
