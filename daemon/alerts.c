@@ -85,9 +85,7 @@ void tsd_alerts_sync(tsd_alerts *a) {
     if (a->thread) {
         tsd_alert_sends t;
         tsd_publisher_counts(a->thread, &t);
-        for (int k = 0; k < TSS_ALERT_KINDS; k++)
-            sent.published[k] += t.published[k];
-        sent.drops += t.drops, sent.errors += t.errors;
+        tsd_alert_sends_add(&sent, &t);
     }
     memcpy(a->published, sent.published, sizeof a->published);
     a->drops = sent.drops + a->queue_drops;
@@ -105,9 +103,7 @@ void tsd_alerts_stop(tsd_alerts *a) {
         return;
     tsd_alert_sends t;
     tsd_publisher_stop(&a->thread, &t); /* sends what is queued first */
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        a->own.published[k] += t.published[k];
-    a->own.drops += t.drops, a->own.errors += t.errors;
+    tsd_alert_sends_add(&a->own, &t);
     tsd_alerts_sync(a);
 }
 

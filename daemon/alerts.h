@@ -44,6 +44,13 @@ typedef struct {
     uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
 } tsd_alert_sends;
 
+/* Adds b's counts into a. */
+static inline void tsd_alert_sends_add(tsd_alert_sends *a, const tsd_alert_sends *b) {
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        a->published[k] += b->published[k];
+    a->drops += b->drops, a->errors += b->errors;
+}
+
 typedef struct {
     void *pub;                           /* the PUB socket (not owned) */
     const tss_engine *engine;            /* per-stream alert counts -> seq (not owned);

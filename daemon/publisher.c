@@ -25,13 +25,6 @@ struct tsd_publisher {
     pthread_t thread;
 };
 
-/* Adds b into a. */
-static void add(tsd_alert_sends *a, const tsd_alert_sends *b) {
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        a->published[k] += b->published[k];
-    a->drops += b->drops, a->errors += b->errors;
-}
-
 /* Sends the entries in the take bytes from head; returns where they end. */
 static size_t send_entries(tsd_publisher *p, size_t head, size_t take, tsd_alert_sends *sent) {
     while (take > 0) {
@@ -69,7 +62,7 @@ static void *run(void *arg) {
         p->n -= take;
         p->head = p->n ? end : 0; /* empty: start over, so that a queue that keeps up
                                    * stays in the ring's first pages (memory touched) */
-        add(&p->sent, &sent);
+        tsd_alert_sends_add(&p->sent, &sent);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
