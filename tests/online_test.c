@@ -189,6 +189,26 @@ static void feed_checked(tsm_ctx *ctx, harness *h, double *const *t, int S, size
     }
 }
 
+/* S streams (window W[s], m[s], excl[s]) of n samples each, stream far_s's series
+ * offset by 1e6, through feed_checked (runs of up to slack samples; restart_s as
+ * there). */
+static void check_streams(tsm_ctx *ctx, int S, const uint32_t *W, const uint32_t *m,
+                          const uint32_t *excl, uint32_t slack, size_t n, int far_s,
+                          int restart_s) {
+    harness h[8];
+    double *t[8];
+    assert_true(S <= 8);
+    for (int s = 0; s < S; s++) {
+        h_init(&h[s], W[s], m[s], excl[s], slack);
+        t[s] = mixed_series(n, s == far_s ? 1e6 : 0.0);
+    }
+    feed_checked(ctx, h, t, S, n, slack, restart_s);
+    for (int s = 0; s < S; s++) {
+        h_free(&h[s]);
+        free(t[s]);
+    }
+}
+
 /* Several streams of different shapes in one batched call, fed in random runs: every
  * new subsequence against the reference (exactness, constants, ties, window slide). */
 static void test_batched_exact(void **state) {
@@ -197,43 +217,20 @@ static void test_batched_exact(void **state) {
     tsm_ctx *ctx = tu_ctx();
     enum { S = 4 };
     const uint32_t W[S] = {40, 64, 100, 33}, m[S] = {8, 16, 5, 3}, excl[S] = {8, 4, 5, 1};
-    const uint32_t slack = 50;
-    const size_t n = tu_quick() ? 800 : 2500;
-    harness h[S];
-    double *t[S];
-    for (int s = 0; s < S; s++) {
-        h_init(&h[s], W[s], m[s], excl[s], slack);
-        t[s] = mixed_series(n, s == 1 ? 1e6 : 0.0);
-    }
-    feed_checked(ctx, h, t, S, n, slack, 2);
-    for (int s = 0; s < S; s++) {
-        h_free(&h[s]);
-        free(t[s]);
-    }
+    check_streams(ctx, S, W, m, excl, 50, tu_quick() ? 800 : 2500, 1, 2);
     tsm_ctx_destroy(&ctx);
 }
 
 /* Long runs (up to 700 new samples per call, the CUDA backend splits them into chunks
- * of 64 with a direct first row each) through an exact refresh of the QT row (every
+ * of OB_C = 128 rows with a direct first row each) through an exact refresh of the QT row (every
  * 4096 rows) inside a run: every new subsequence against the reference. */
 static void test_long_runs(void **state) {
     (void)state;
     tu_case_seed(43);
     tsm_ctx *ctx = tu_ctx();
     enum { S = 2 };
-    const uint32_t W[S] = {300, 90}, m[S] = {16, 8}, excl[S] = {4, 8}, slack = 700;
-    const size_t n = tu_quick() ? 5000 : 9000;
-    harness h[S];
-    double *t[S];
-    for (int s = 0; s < S; s++) {
-        h_init(&h[s], W[s], m[s], excl[s], slack);
-        t[s] = mixed_series(n, s == 0 ? 1e6 : 0.0);
-    }
-    feed_checked(ctx, h, t, S, n, slack, -1);
-    for (int s = 0; s < S; s++) {
-        h_free(&h[s]);
-        free(t[s]);
-    }
+    const uint32_t W[S] = {300, 90}, m[S] = {16, 8}, excl[S] = {4, 8};
+    check_streams(ctx, S, W, m, excl, 700, tu_quick() ? 5000 : 9000, 0, -1);
     tsm_ctx_destroy(&ctx);
 }
 
