@@ -222,8 +222,8 @@ static void test_batched_exact(void **state) {
 }
 
 /* Long runs (up to 700 new samples per call, the CUDA backend splits them into chunks
- * of OB_C = 128 rows with a direct first row each) through an exact refresh of the QT row (every
- * 4096 rows) inside a run: every new subsequence against the reference. */
+ * of OB_C = 128 rows with a direct first row each) through an exact refresh of the QT
+ * row (every 4096 rows) inside a run: every new subsequence against the reference. */
 static void test_long_runs(void **state) {
     (void)state;
     tu_case_seed(43);
