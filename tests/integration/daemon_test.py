@@ -74,10 +74,15 @@ def check_discords(env, got, values, p, stream):
 
 
 def settle_alerts(d, sub, streams, timeout=15):
-    """Waits until the subscriber holds as many alerts per stream as the daemon counts
-    (the PUB socket may deliver a little after the count)."""
+    """Waits until the daemon has processed every sample it accepted (none pending: the
+    alerts they raise are counted; "samples" counts them on arrival, before a tick) and
+    the subscriber holds as many alerts per stream as the daemon counts (the PUB socket
+    may deliver a little after the count)."""
     def done():
-        st = d.status()["streams"]
+        full = d.status()
+        if full["counters"]["pending_samples"] != 0:
+            return False
+        st = full["streams"]
         got = sub.get()
         for s in streams:
             if st[s]["alerts"] != len(alerts_of(got, s)):
