@@ -65,6 +65,15 @@ tsm_status tsm_ctx_new(tsm_ctx **out, tsm_backend want, const char **why) {
     return TSM_OK;
 }
 
+tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx) {
+#ifdef TSMINE_HAVE_CUDA
+    if (ctx->backend == TSM_BACKEND_CUDA)
+        return tsmi_cuda_set_urgent(ctx, ctx->stream);
+#endif
+    (void)ctx;
+    return TSM_OK;
+}
+
 void *tsmi_ctx_stream(const tsm_ctx *ctx) {
     return ctx->stream;
 }

@@ -41,6 +41,23 @@ done:
     return st;
 }
 
+extern "C" tsm_status tsmi_cuda_set_urgent(tsm_ctx *ctx, void *state) {
+    tsm_status st = TSM_OK;
+    tsmi_cuda_state *cs = (tsmi_cuda_state *)state;
+    cudaStream_t urgent = NULL;
+    int least, greatest; /* numerically: greatest priority < least */
+    TSM_CUDA_TRY(ctx, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    TSM_CUDA_TRY(ctx, cudaStreamCreateWithPriority(&urgent, cudaStreamNonBlocking, greatest));
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(cs->stream));
+    TSM_CUDA_TRY(ctx, cudaStreamDestroy(cs->stream));
+    cs->stream = urgent;
+    urgent = NULL;
+done:
+    if (urgent)
+        cudaStreamDestroy(urgent);
+    return st;
+}
+
 extern "C" void tsmi_cuda_close(void *state) {
     tsmi_cuda_state *cs = (tsmi_cuda_state *)state;
     if (!cs)

@@ -55,6 +55,10 @@ void tsmi_stats_dev_free(tsm_stats_dev *dev);
  * of the process reports, as a faulting kernel would. TSM_OK when queued. */
 tsm_status tsmi_cuda_test_trap(tsm_ctx *ctx);
 
+/* tsm_ctx_set_urgent on CUDA: replaces the stream of state (tsmi_cuda_open's) by one
+ * of the device's highest priority. */
+tsm_status tsmi_cuda_set_urgent(tsm_ctx *ctx, void *state);
+
 /* The ctx's CUDA state (what tsmi_cuda_open made; cuda_util.cuh reads its stream). */
 void *tsmi_ctx_stream(const tsm_ctx *ctx);
 

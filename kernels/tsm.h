@@ -50,6 +50,13 @@ const char *tsm_backend_name(tsm_backend b);
 /* Parses "auto", "cpu" or "cuda"; returns -1 for anything else. */
 int tsm_backend_parse(const char *s, tsm_backend *out);
 
+/* Makes ctx's work urgent: on CUDA its kernels are scheduled ahead of those of other
+ * ctxs whenever blocks of both wait for the device (the highest stream priority), so
+ * latency-bound work is not queued behind throughput-bound work sharing the GPU. No
+ * effect on the CPU backend. Call before the ctx has work queued. TSM_OK or a CUDA
+ * failure (the ctx then keeps its stream). */
+tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx);
+
 /* OpenMP threads the CPU backend uses; 0 (the default) means OpenMP's own default. */
 void tsm_ctx_set_threads(tsm_ctx *ctx, int threads);
 int tsm_ctx_threads(const tsm_ctx *ctx);
