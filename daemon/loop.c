@@ -151,13 +151,20 @@ static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
     return (long)((wait + 999999) / 1000000);
 }
 
-/* SIGTERM/SIGINT: read what is already queued (bounded), process it, checkpoint. */
+/* SIGTERM/SIGINT: read what is already queued (bounded), process it and the pending
+ * passes (their alerts leave before the publisher stops), checkpoint. */
 static int stop(tsd_daemon *d) {
     tsd_notify_stopping();
     size_t n = drain_queued(d);
     int rc = tick(d);
     if (rc != 0)
         return rc; /* the device was lost in this tick: device_lost checkpointed */
+    char err[1024];
+    if (tss_engine_flush(d->engine, err, sizeof err) != 0) {
+        if (tss_engine_device_lost(d->engine))
+            return device_lost(d, err);
+        tsd_log(TSD_LOG_ERR, "stopping: %s (the passes concerned are skipped)", err);
+    }
     int ck = tsd_daemon_checkpoint(d);
     tsd_log(TSD_LOG_NOTICE, "stopping: %zu queued messages read, %zu streams %s", n,
             tss_engine_stream_count(d->engine), saved(d, ck));

@@ -14,7 +14,9 @@
  * nor on the thread count, and a LEFT_DISCORD never waits for the passes (most of a
  * tick's time) of its own round. Each stream queues its alerts in the order of the
  * samples that produce them, so emitting a queue needs no sorting (engine.h, "Alert
- * order"). */
+ * order"). With overlap_passes the passes run on a thread and no round waits for them
+ * (rounds() below): a stream at a pass point waits, taking no samples, until the
+ * passes in flight are done and its own are launched. */
 #include "engine_impl.h"
 #ifdef TSMINE_HAVE_CUDA
 #include "cuda.h" /* tsmi_cuda_test_trap */
@@ -141,13 +143,26 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
     e->wide = probe; /* CUDA: the device; CPU: T threads */
-    if (opt->overlap_passes && e->backend == TSM_BACKEND_CUDA &&
-        tsm_ctx_new(&e->side, TSM_BACKEND_CUDA, &why) != TSM_OK) {
-        tssi_say(err, errlen, "backend cuda: a second context for the passes: %s",
-                 why ? why : "unknown reason");
+    int overlap = opt->overlap_passes == TSS_OVERLAP_ALWAYS ||
+                  (opt->overlap_passes && e->backend == TSM_BACKEND_CUDA);
+    if (overlap && tsm_ctx_new(&e->side, e->backend, &why) != TSM_OK) {
+        tssi_say(err, errlen, "backend %s: a second context for the passes: %s",
+                 tsm_backend_name(e->backend), why ? why : "unknown reason");
         tsm_ctx_destroy(&e->wide);
         free(e);
         return -1;
+    }
+    if (e->side) {
+        tsm_ctx_set_threads(e->side, e->threads);
+        /* the rounds' kernels (latency: LEFT_DISCORD) go ahead of the passes' */
+        if (tsm_ctx_set_urgent(e->wide) != TSM_OK) {
+            tssi_say(err, errlen, "backend %s: %s", tsm_backend_name(e->backend),
+                     tsm_ctx_error(e->wide));
+            tsm_ctx_destroy(&e->side);
+            tsm_ctx_destroy(&e->wide);
+            free(e);
+            return -1;
+        }
     }
     tss_arena_init(&e->arena, e->wide);
     e->worker = calloc((size_t)e->threads, sizeof *e->worker);
@@ -179,6 +194,7 @@ void tss_engine_destroy(tss_engine **self_p) {
         tsm_ctx_destroy(&e->wide);
         free(e->dirty);
         free(e->fly);
+        free(e->wait);
         free(e);
         *self_p = NULL;
     }
@@ -217,8 +233,12 @@ size_t tss_engine_pending(const tss_engine *e) {
 }
 
 /* Starts a round for s: emits the GAPs at the head of its staging (each restarts the
- * window) and sets s->chunk to the samples it takes this round. Returns s->chunk. */
+ * window) and sets s->chunk to the samples it takes this round. Returns s->chunk: 0
+ * when nothing is staged, while s waits for its passes to be launched (its window
+ * must stay that of its pass point), or while they calibrate its r. */
 static uint32_t plan(tss_stream *s) {
+    if (s->waiting || s->held)
+        return s->chunk = 0;
     const tss_gap_mark *mk;
     while ((mk = tss_staging_head_mark(&s->stage)) != NULL) {
         tss_alert a = {
@@ -241,6 +261,18 @@ static uint32_t plan(tss_stream *s) {
     chunk = chunk < to_pass ? chunk : to_pass;
     s->chunk = (uint32_t)(chunk < slack ? chunk : slack);
     return s->chunk;
+}
+
+/* Room on the waiting list for n streams; 0 or -1 (out of memory). */
+static int reserve_wait(tss_engine *e, size_t n) {
+    if (n <= e->wait_cap)
+        return 0;
+    tss_stream **w = realloc(e->wait, n * sizeof *w);
+    if (!w)
+        return -1;
+    e->wait = w;
+    e->wait_cap = n;
+    return 0;
 }
 
 static int by_index(const void *a, const void *b) {
@@ -289,11 +321,12 @@ int tss_engine_device_lost(const tss_engine *e) {
 static void *pass_thread(void *arg) {
     tss_engine *e = arg;
     tss_passes_execute(e->passes, e->side, e->worker, e->threads);
+    atomic_store_explicit(&e->passes_done, 1, memory_order_release);
     return NULL;
 }
 
 int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
-    if (!e->passes)
+    if (!e->passes && !e->nfly)
         return 0;
     double t0 = tssi_now();
     if (e->threaded)
@@ -308,7 +341,7 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
             lose_device(e, tsm_ctx_error(ran));
     }
     for (size_t k = 0; k < e->nfly; k++) {
-        e->fly[k]->inflight = 0;
+        e->fly[k]->inflight = e->fly[k]->held = 0;
         if (emit_them)
             emit(e, e->fly[k]);
     }
@@ -316,12 +349,8 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
     return st == TSM_OK ? 0 : -1;
 }
 
-int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
-    return tssi_engine_join(e, 1, err, errlen);
-}
-
 /* Launches the passes of the n due streams (creation order): on the pass thread with
- * overlap_passes, else at once (joined by the caller). Returns the calibration's
+ * overlap_passes, else at once (joined by the caller). Returns tss_passes_start's
  * status (message on e->wide). */
 static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
     if (n > e->fly_cap) {
@@ -336,13 +365,66 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
     memcpy(e->fly, due, n * sizeof *due);
     e->nfly = n;
     for (size_t k = 0; k < n; k++)
-        due[k]->inflight = 1;
+        due[k]->inflight = 1, due[k]->held = !due[k]->calibrated;
+    atomic_store_explicit(&e->passes_done, 0, memory_order_relaxed);
     if (e->passes && e->side && pthread_create(&e->thread, NULL, pass_thread, e) == 0)
         e->threaded = 1;
     else if (e->passes)
         tss_passes_execute(e->passes, e->wide, e->worker, e->threads);
     e->c.seconds_passes += tssi_now() - t0;
     return st;
+}
+
+/* Moves the passes on without waiting for them (block: waiting): joins those in flight
+ * once they are done (without a pass thread: at once), then launches the waiting
+ * streams' passes if none are in flight (joined at once without a pass thread). 0, or
+ * -1 with the first failure in err. */
+static int advance_passes(tss_engine *e, int block, char *err, unsigned errlen) {
+    int rc = 0;
+    if (e->nfly &&
+        (block || !e->threaded || atomic_load_explicit(&e->passes_done, memory_order_acquire)))
+        rc = tssi_engine_join(e, 1, err, errlen);
+    if (e->nfly || e->nwait == 0)
+        return rc;
+    tsm_status st = TSM_OK;
+    if (!e->device_lost) /* else nothing can run them: the streams go on without */
+        st = launch(e, e->wait, e->nwait);
+    for (size_t k = 0; k < e->nwait; k++)
+        e->wait[k]->waiting = 0;
+    e->nwait = 0;
+    if (st != TSM_OK) {
+        if (rc == 0)
+            tssi_say(err, errlen, "passes: %s", tsm_ctx_error(e->wide));
+        rc = -1;
+        if (st == TSM_EDEVICE)
+            lose_device(e, tsm_ctx_error(e->wide));
+    }
+    if (!e->threaded && e->nfly && tssi_engine_join(e, 1, rc ? NULL : err, errlen) != 0)
+        rc = -1;
+    return rc;
+}
+
+int tssi_engine_settle(tss_engine *e, char *err, unsigned errlen) {
+    int rc = advance_passes(e, 1, err, errlen);
+    if (e->nfly && tssi_engine_join(e, 1, rc ? NULL : err, errlen) != 0)
+        rc = -1;
+    return rc;
+}
+
+int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
+    return tssi_engine_settle(e, err, errlen);
+}
+
+/* Whether a dirty stream has staged samples that wait for its passes (to be launched,
+ * or to calibrate its r). */
+static int samples_wait(const tss_engine *e) {
+    for (size_t k = 0; k < e->ndirty; k++) {
+        const tss_stream *s = e->dirty[k];
+        if ((s->waiting || s->held) &&
+            (tss_staging_run(&s->stage) || tss_staging_head_mark(&s->stage)))
+            return 1;
+    }
+    return 0;
 }
 
 /* Whether the passes in flight must be joined before the next round's plan: one of
@@ -370,20 +452,32 @@ static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
     *failed = 1;
 }
 
-/* The rounds of a tick over the dirty streams (sorted by creation); act and due have
- * room for ndirty streams. Returns 0, or -1 with the first failure in err. */
-static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, unsigned errlen) {
+/* The rounds of a tick over the dirty streams (sorted by creation); act has room for
+ * ndirty streams and e->wait for nwait + ndirty. The passes never hold up a round:
+ * streams that reach a pass point while passes are in flight wait (plan gives them no
+ * samples) until those are done, and a stream whose passes are in flight keeps its
+ * round's alerts until they are joined (theirs come first). The main thread waits for
+ * the passes only when a waiting stream has more samples staged. Returns 0, or -1 with
+ * the first failure in err. */
+static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
     int failed = 0;
     char msg[1024];
     for (;;) {
-        size_t nact = 0, ndue = 0;
+        size_t nact = 0;
         if (join_before_plan(e) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+            failure(&failed, err, errlen, msg);
+        if (advance_passes(e, 0, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
         for (size_t k = 0; k < e->ndirty; k++)
             if (plan(e->dirty[k]) > 0)
                 act[nact++] = e->dirty[k];
-        if (nact == 0)
-            break;
+        if (nact == 0) {
+            if (e->device_lost || !samples_wait(e))
+                break;
+            if (advance_passes(e, 1, msg, sizeof msg) != 0) /* launches the waiting */
+                failure(&failed, err, errlen, msg);
+            continue;
+        }
         if (join_before_online(e, act, nact) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
         if (e->device_lost)
@@ -403,27 +497,17 @@ static int rounds(tss_engine *e, tss_stream **act, tss_stream **due, char *err, 
             tss_stream *s = act[k];
             e->pending -= s->chunk;
             e->c.samples_processed += s->chunk;
-            if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop)
-                due[ndue++] = s;
+            if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop) {
+                s->waiting = 1;
+                e->wait[e->nwait++] = s;
+                e->c.pass_waits += e->nfly > 0;
+            }
+            if (!s->inflight)
+                emit(e, s); /* GAP and LEFT_DISCORD of this round */
         }
-        /* the previous round's passes (their alerts first), then GAP and LEFT_DISCORD
-         * of this round: before this round's passes */
-        if (tssi_engine_join(e, 1, msg, sizeof msg) != 0)
-            failure(&failed, err, errlen, msg);
-        for (size_t k = 0; k < nact; k++)
-            emit(e, act[k]);
         if (e->device_lost)
             break; /* nothing more can run on the device */
-        if (ndue == 0)
-            continue;
-        st = launch(e, due, ndue);
-        if (st != TSM_OK) {
-            snprintf(msg, sizeof msg, "passes: %s", tsm_ctx_error(e->wide));
-            failure(&failed, err, errlen, msg);
-            if (st == TSM_EDEVICE)
-                lose_device(e, tsm_ctx_error(e->wide));
-        }
-        if (!e->threaded && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
+        if (advance_passes(e, 0, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
     }
     return failed ? -1 : 0;
@@ -437,19 +521,18 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     double t0 = tssi_now();
     e->c.ticks++;
     if (e->ndirty == 0)
-        return tssi_engine_join(e, 1, err, errlen); /* the last tick's passes */
+        return advance_passes(e, 0, err, errlen); /* the passes of earlier ticks */
     e->ticks_with_work++;
-    tss_stream **act = malloc(e->ndirty * sizeof *act), **due = malloc(e->ndirty * sizeof *due);
-    if (!act || !due) {
+    tss_stream **act = malloc(e->ndirty * sizeof *act);
+    if (!act || reserve_wait(e, e->nwait + e->ndirty) != 0) {
         free(act);
-        free(due);
         tssi_say(err, errlen, "out of memory for a tick over %zu streams", e->ndirty);
         return -1;
     }
     qsort(e->dirty, e->ndirty, sizeof *e->dirty, by_index);
     for (size_t k = 0; k < e->ndirty; k++)
         e->dirty[k]->fail[0] = '\0';
-    int failed = rounds(e, act, due, err, errlen);
+    int failed = rounds(e, act, err, errlen);
     for (size_t k = 0; k < e->ndirty; k++) {
         tss_stream *s = e->dirty[k];
         if (s->fail[0] && !failed) {
@@ -463,14 +546,13 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     }
     e->ndirty = 0;
     free(act);
-    free(due);
     e->c.seconds_tick += tssi_now() - t0;
     return failed ? -1 : 0;
 }
 
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
     size_t len = strlen(prefix), n = 0;
-    tssi_engine_join(e, 1, NULL, 0); /* the passes read r */
+    tssi_engine_settle(e, NULL, 0); /* the passes read r */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         if (isnan(s->p.range) && strncmp(s->id, prefix, len) == 0) {
@@ -495,7 +577,7 @@ size_t tss_engine_reparam(tss_engine *e) {
     size_t n = 0;
     if (!e->opt.params_for)
         return 0;
-    tssi_engine_join(e, 1, NULL, 0); /* a new shape frees the window the passes read */
+    tssi_engine_settle(e, NULL, 0); /* a new shape frees the window the passes read */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         tss_params p;
@@ -519,8 +601,9 @@ static void info_of(const tss_stream *s, tss_stream_info *out) {
     out->next_seq = s->next_seq;
     out->window_fill = s->ring.fill;
     out->gaps = s->gaps;
-    out->calibrated = s->calibrated;
-    out->range = s->calibrated ? s->r : NAN;
+    /* a held stream's r is being written by the passes: not calibrated until joined */
+    out->calibrated = !s->held && s->calibrated;
+    out->range = out->calibrated ? s->r : NAN;
 }
 
 size_t tss_engine_stream_count(const tss_engine *e) {

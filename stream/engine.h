@@ -101,15 +101,22 @@ typedef struct {
     tss_alert_fn on_alert;
     tss_params_fn params_for;
     void *user; /* passed to both callbacks */
-    /* CUDA backend: 1 runs each round's windowed passes on a thread of their own (own
-     * device stream) while the engine goes on; the next round, or the next tick, joins
-     * them once its online phase is done and hands over their DISCORD and MOTIF alerts
-     * first. So tss_engine_tick may return with the passes of its last round still
-     * running: a tick with nothing staged, tss_engine_flush, save and load join them.
-     * The alert order of each stream is unchanged (below). 0 (and the CPU backend):
-     * every pass is joined before the tick returns. */
+    /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
+     * stream) while the engine goes on; a round never waits for them: it joins them
+     * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
+     * the passes of the streams that reached a pass point meanwhile. Those streams take
+     * no samples until then, and a stream with passes in flight keeps its later
+     * alerts until they are joined, so the alert order of each stream is unchanged
+     * (below). A tick waits for passes only when a waiting stream has samples staged,
+     * and may return with passes in flight or waiting: later ticks move them on
+     * without waiting; tss_engine_flush, save, recalibrate and reparam finish them.
+     * 0 (and 1 on the CPU backend): every pass is joined before the tick returns.
+     * TSS_OVERLAP_ALWAYS: the same on every backend (on the CPU the passes and the
+     * rounds then share the cores: for the tests of this path where no GPU is). */
     int overlap_passes;
 } tss_engine_options;
+
+#define TSS_OVERLAP_ALWAYS 2 /* tss_engine_options.overlap_passes on every backend */
 
 /* Creates an engine; err (size errlen) says why on failure (e.g. CUDA requested but
  * unavailable). */
@@ -131,8 +138,8 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
  * processes nothing. */
 int tss_engine_tick(tss_engine *e, char *err, unsigned errlen);
 
-/* Joins the passes still running (overlap_passes) and emits their alerts; 0, or -1
- * with a message in err when they failed. */
+/* Finishes every pending pass (overlap_passes: those running and those waiting to be
+ * launched) and emits their alerts; 0, or -1 with a message in err when they failed. */
 int tss_engine_flush(tss_engine *e, char *err, unsigned errlen);
 
 /* Whether a kernel of a tick failed with TSM_EDEVICE: the device context is unusable
@@ -204,6 +211,8 @@ typedef struct {
                                  * not yet processed: tss_engine_pending) */
     double seconds_passes;      /* wall time of step 2 */
     double seconds_tick;        /* wall time of tss_engine_tick, alert callbacks included */
+    uint64_t pass_waits;        /* pass points reached while passes were in flight (the stream
+                                 * waited for its own to be launched: overlap_passes) */
 } tss_engine_counters;
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
 

@@ -7,6 +7,8 @@
 #include "passes.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+
 #include "engine.h"
 #include "registry.h"
 #include "stream.h"
@@ -30,7 +32,13 @@ struct tss_engine {
     tss_stream **fly;
     size_t nfly, fly_cap;
     pthread_t thread;
-    int threaded;         /* thread is running the passes */
+    int threaded;           /* thread is running the passes */
+    atomic_int passes_done; /* set by the thread when it has finished them */
+    /* streams that reached a pass point while passes were in flight (engine.c): they
+     * take no samples until their passes are launched, so their windows stay those of
+     * the pass point */
+    tss_stream **wait;
+    size_t nwait, wait_cap;
     int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
     /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
@@ -46,6 +54,9 @@ int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
 /* Joins the passes in flight (engine.c); emit = 0 drops their alerts (destroy). 0, or
  * -1 with the message in err. */
 int tssi_engine_join(tss_engine *e, int emit, char *err, unsigned errlen);
+/* Joins the passes in flight, launches the waiting ones and joins those too: afterwards
+ * no pass is pending and every alert has been handed over. 0, or -1 with err. */
+int tssi_engine_settle(tss_engine *e, char *err, unsigned errlen);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
 

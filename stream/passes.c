@@ -11,8 +11,10 @@
  * distance: the streams that calibrate in this round first go through a pass with
  * r = 0, which reports every subsequence with a defined nn, and take the largest;
  * then they join the regular pass with their new r (so its discords are exactly those
- * of tsm_pd3_range for that r). Calibration happens once per stream, so the extra
- * pass (and its N results per window) is rare. */
+ * of tsm_pd3_range for that r). Both run in tss_passes_execute, off the engine's
+ * thread (the engine holds a calibrating stream until its passes are joined, as its
+ * r is written there). Calibration happens once per stream, so the extra pass (and
+ * its N results per window) is rare. */
 #include "passes.h"
 
 #include "omp_team.h"
@@ -27,7 +29,8 @@
 /* One due stream's pass: its window and its results. */
 typedef struct {
     tss_stream *s;
-    int motif; /* MK is asked for */
+    int motif;     /* MK is asked for */
+    int calibrate; /* r = auto, not calibrated yet: a calibration pass first */
     tsm_window w;
     tsm_window_result res;
     uint64_t w0; /* absolute sequence number of the window's first sample */
@@ -205,15 +208,18 @@ static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w)
     return 0;
 }
 
-/* The calibration passes of the not yet calibrated streams of list. */
-static tsm_status calibrate_all(tsm_ctx *ctx, const tss_arena *a, tss_stream **list, size_t n) {
-    item *it = calloc(n, sizeof *it);
+/* The calibration passes (r = 0) of the items of pass that calibrate. */
+static tsm_status calibrate_all(tsm_ctx *ctx, const item *pass, size_t n) {
+    item *it = calloc(n ? n : 1, sizeof *it);
     size_t ni = 0;
     if (!it)
         return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu calibrations", n);
     for (size_t k = 0; k < n; k++)
-        if (!list[k]->calibrated && window_of(a, list[k], 0.0, &it[ni].w) == 0)
-            it[ni++].s = list[k];
+        if (pass[k].calibrate) {
+            it[ni].s = pass[k].s;
+            it[ni].w = pass[k].w;
+            it[ni++].w.r = 0.0;
+        }
     tsm_discord *disc = NULL;
     tsm_status st = ni ? run_groups(ctx, it, ni, "calibration", &disc) : TSM_OK;
     for (size_t k = 0; k < ni; k++) {
@@ -237,38 +243,56 @@ tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list,
     *out = NULL;
     for (size_t k = 0; k < n; k++)
         list[k]->since_pass = 0;
-    tsm_status st = calibrate_all(ctx, a, list, n);
     tss_passes *p = calloc(1, sizeof *p);
     item *it = calloc(n ? n : 1, sizeof *it);
     if (!p || !it) {
         free(p);
         free(it);
-        return worse(st, tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu passes", n));
+        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu passes", n);
     }
     size_t ni = 0;
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
-        if (!s->calibrated && !s->p.motif)
-            continue;
         if (window_of(a, s, s->calibrated ? s->r : INFINITY, &it[ni].w) != 0)
             continue;
         it[ni].s = s;
         it[ni].w0 = tss_stream_window_seq(s);
+        it[ni].calibrate = !s->calibrated;
         it[ni++].motif = s->p.motif;
     }
     p->it = it;
     p->ni = ni;
     *out = p;
-    return st;
+    return TSM_OK;
+}
+
+/* After the calibrations: the items that still have a pass to run (a discord pass at
+ * their r, or MK), compacted to the front; returns their count. */
+static size_t regular(item *it, size_t n) {
+    size_t ni = 0;
+    for (size_t k = 0; k < n; k++) {
+        tss_stream *s = it[k].s;
+        if (it[k].calibrate && !s->calibrated && !s->p.motif)
+            continue; /* no usable r yet, and nothing else to run */
+        it[ni] = it[k];
+        it[ni].w.r = s->calibrated ? s->r : INFINITY;
+        it[ni++].calibrate = 0;
+    }
+    return ni;
 }
 
 void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nworkers) {
     item *it = p->it;
-    const size_t ni = p->ni;
     tsm_discord *disc = NULL;
     p->st = TSM_OK;
+    for (size_t k = 0; k < p->ni; k++)
+        if (it[k].calibrate) {
+            p->st = calibrate_all(ctx, it, p->ni);
+            break;
+        }
+    const size_t ni = regular(it, p->ni);
     if (ni)
-        p->st = run_groups(ctx, it, ni, "window passes", &disc);
+        p->st = worse(p->st, run_groups(ctx, it, ni, "window passes", &disc));
     const int threads = ni < 2 || nworkers < 2 ? 1 : nworkers;
     (void)threads; /* a build without OpenMP ignores the pragma */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)

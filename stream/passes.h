@@ -14,20 +14,21 @@ typedef struct tss_stream tss_stream;
 /* The passes of the n due streams of list over their windows in the arena a, in three
  * steps so that the second can run on another thread while the engine goes on:
  *
- * tss_passes_start (the engine's thread): resets since_pass, calibrates r = auto
- * streams first (their passes run now, on ctx, the arena's ctx), and describes every
- * window (*out; NULL only when out of memory). Returns the calibration's status.
+ * tss_passes_start (the engine's thread): resets since_pass and describes every
+ * window (*out; NULL only when out of memory). Returns TSM_OK or TSM_ENOMEM.
  *
  * tss_passes_execute (any ONE thread; ctx: a CUDA ctx of its own when that is not the
  * engine's thread): ONE tsm_window_passes call per group of streams with equal (m,
  * excl, motif on/off), never a call per stream; the per-window results then become
  * alerts over the streams in parallel (OpenMP), thread t using workers[t] (CPU ctxs,
- * nworkers of them) for the de-duplication. It writes only the streams' pass_out,
- * pass_fail, pass counters, alerted set and last motif: the engine may meanwhile run
- * the online phase of one more round of these streams (their windows in the arena are
- * not overwritten: a round appends at most the ring's slack) as long as it neither
- * restarts their windows nor grows the arena. One group's failure does not stop the
- * others.
+ * nworkers of them) for the de-duplication. First the calibration passes of the
+ * streams not calibrated yet (r = auto), which write their r, calibrated and cal_nn.
+ * It writes only those and the streams' pass_out, pass_fail, pass counters, alerted
+ * set and last motif: the engine may meanwhile run the online phase of one more round
+ * of the calibrated ones (their windows in the arena are not overwritten: a round
+ * appends at most the ring's slack) as long as it neither restarts their windows nor
+ * grows the arena; a calibrating stream must wait for tss_passes_end (its r is being
+ * written). One group's failure does not stop the others.
  *
  * tss_passes_end (the engine's thread, after execute): fills the alerts' timestamps
  * from the host rings, hands each pass_fail over to fail, frees *p and returns

@@ -61,8 +61,10 @@ struct tss_stream {
     tss_alert_buf out;
     /* the windowed passes of this stream (passes.h; with overlap_passes they run on a
      * thread while the engine goes on): their DISCORD and MOTIF alerts and their first
-     * failure, handed over when the engine joins them. inflight: launched, not joined. */
-    int inflight;
+     * failure, handed over when the engine joins them. inflight: launched, not joined;
+     * waiting: at a pass point, not launched yet; held: launched to calibrate r, takes
+     * no samples until joined (its r is written by the passes; engine.c). */
+    int inflight, waiting, held;
     tss_alert_buf pass_out;
     char pass_fail[512];
     double sec_discord, sec_motif;

@@ -433,28 +433,35 @@ static void assert_same_per_stream(const st_log *a, const st_log *b, const char 
     }
 }
 
-static void run_case(st_env *env, const st_input *in, size_t nin, int threads, uint64_t seed,
-                     size_t max_batch) {
+/* Feeds in to a new engine of env in random batches, finishes its passes; returns how
+ * many pass points were reached while passes were in flight. */
+static uint64_t run_case(st_env *env, const st_input *in, size_t nin, int threads, uint64_t seed,
+                         size_t max_batch) {
     tss_engine *e = st_engine(env, threads, 0);
     tu_rng_init(seed);
     st_feed(e, in, nin, max_batch, 0.5);
     char err[512] = "";
     if (tss_engine_flush(e, err, sizeof err) != 0) /* passes still running (overlap) */
         fail_msg("flush: %s", err);
+    tss_engine_counters c;
+    tss_engine_counters_get(e, &c);
     tss_engine_destroy(&e);
+    return c.pass_waits;
 }
 
 /* 1 and 2 threads give identical alerts in identical order; the passes overlapped with
  * the next rounds (overlap_passes: a thread and a second device stream on the CUDA
- * backend) give each stream's alerts in the same order, interleaved differently across
- * streams; other batch sizes and tick points give the same alerts (bit for bit), only
- * grouped differently. */
+ * backend; TSS_OVERLAP_ALWAYS: a thread on the CPU too, with small batches so that
+ * streams reach pass points while passes are in flight and wait) give each stream's
+ * alerts in the same order, interleaved differently across streams; other batch sizes
+ * and tick points give the same alerts (bit for bit), only grouped differently. */
 static void test_threads_and_batching(void **state) {
     (void)state;
     tu_case_seed(99);
     const char *ids[] = {"s0", "s1", "s2", "s3", "s4"};
     st_input in[5];
     st_env env1 = {0}, env2 = {0}, env3 = {0}, env4 = {.overlap_passes = 1};
+    st_env env5 = {.overlap_passes = TSS_OVERLAP_ALWAYS};
     for (int s = 0; s < 5; s++) {
         in[s] = st_make_input(ids[s], 700 + 50 * (size_t)s, 0, 300, s == 2 ? 10 : 0);
         tss_params p = params(96 + 8 * (uint32_t)s, 8 + (uint32_t)s, 16, 0, NAN);
@@ -462,18 +469,24 @@ static void test_threads_and_batching(void **state) {
         st_env_add(&env2, ids[s], p);
         st_env_add(&env3, ids[s], p);
         st_env_add(&env4, ids[s], p);
+        st_env_add(&env5, ids[s], p);
     }
     run_case(&env1, in, 5, 1, 5, 40);
     run_case(&env2, in, 5, 2, 5, 40);
     run_case(&env3, in, 5, 2, 6, 7);
     run_case(&env4, in, 5, 2, 5, 40);
+    uint64_t waits = run_case(&env5, in, 5, 2, 6, 7);
+    print_message("overlapped passes on every backend: %llu pass points waited\n",
+                  (unsigned long long)waits);
     assert_true(env1.log.n > 0);
     assert_same_log(&env1.log, &env2.log, 0);
     assert_same_per_stream(&env1.log, &env4.log, ids, 5);
+    assert_same_per_stream(&env1.log, &env5.log, ids, 5);
     assert_same_log(&env1.log, &env3.log, 1); /* sorts both */
     for (int s = 0; s < 5; s++)
         st_input_free(&in[s]);
     st_env_free(&env1), st_env_free(&env2), st_env_free(&env3), st_env_free(&env4);
+    st_env_free(&env5);
 }
 
 /* Each stream's alerts come in the same order (not only the same set) whatever the
