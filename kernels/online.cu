@@ -8,23 +8,33 @@
  * since the CPU's last exact refresh) is a multiple of OB_C, which depends on the
  * stream's history only, not on how its samples were split into calls: the values are
  * the same for every batching. Three launches per slice of jobs:
- *   1. plan (a block per job, thread 0 in sample order, over the samples staged in
- *      shared memory): trailing run and statistics of every new subsequence
- *      (tsmi_complete_stats), the outputs of samples that complete none (NAN) or have
- *      no left neighbour (+inf), the CPU's exact-refresh row kx if one falls in the
- *      call (age_qt >= TSM_QT_REFRESH: recentre, as online.c) and the state written
- *      back. The stored means of the window are NOT shifted here (step 3 does it).
+ *   1. plan (a block per job, over the samples staged in shared memory): trailing
+ *      run and statistics of every new subsequence, the outputs of samples that
+ *      complete none (NAN) or have no left neighbour (+inf), the CPU's exact-refresh
+ *      row kx if one falls in the call (age_qt >= TSM_QT_REFRESH: recentre, as
+ *      online.c) and the state written back. The stored means of the window are NOT
+ *      shifted here (step 3 does it). Only the moments form a chain (online_step.h),
+ *      and it restarts from exact moments every TSM_STATS_REFRESH + 1 steps: the
+ *      lanes of warp 0 run its pieces side by side, a tile of OB_TILE subsequences
+ *      at a time (a tile ends at kx, whose recentre moves the centre of the later
+ *      pieces), then every thread finishes the statistics of its subsequences (the
+ *      run looked back from the samples, the kind, the inverse norm); the rows, chunk
+ *      starts and kx follow from the state's ages in closed form. The values are
+ *      those of the chain in sample order.
  *   2. rows (a block per chunk): the chunk's rows in groups of up to OB_G rows, as
  *      the single-block kernel did: warp w takes the direct dot of each row's largest
  *      lag (j = base); thread x owns the lags excl + x, excl + x + OB_T, ..., reads
  *      its QT entry once per group, runs it through the group's rows by the
  *      recurrence of dot.h on the centred series
  *        QT[i][j] = QT[i-1][j-1] - a (t[j-1] - c) + b (t[j+m-1] - c),
- *      takes each row's distance and best (d2, j), and writes the lag back. Chunk 0
- *      (the call's rows before its first chunk start; often empty) continues the
- *      stored QT row; every other chunk's first row is computed directly (every lag a
- *      centred dot product, O(W m)). Row kx (age 0) always starts a chunk, so it is
- *      direct, as on the CPU. Each chunk keeps its row in scratch.
+ *      takes each row's distance and best (d2, j), and writes the lag back. Below
+ *      the group's direct lags a cell needs no test: row q's neighbour is
+ *      j0 + q, at fixed offsets from one address per lag. Chunk 0 (the call's rows
+ *      before its first chunk start; often empty) continues the stored QT row; every
+ *      other chunk's first row is computed directly (every lag a centred dot product,
+ *      O(W m), four neighbouring lags per thread sharing their samples). Row kx
+ *      (age 0) always starts a chunk, so it is direct, as on the CPU, and a chunk's
+ *      rows share their centre. Each chunk keeps its row in scratch.
  *      Means: from kx on, a stored mean of j <= ix (the window at kx) counts as
  *      mu[j] - delta, the value online.c stores there at kx.
  *   3. finish (a block per job): the last chunk's row into the job's QT row; the
@@ -53,11 +63,14 @@
 
 #define OB_T     256 /* threads per block */
 #define OB_NW    (OB_T / 32)
-#define OB_G     8                    /* rows per group */
-#define OB_STAGE 4096                 /* samples the plan block stages in shared memory */
-#define OB_SEGS  (OB_PASS / OB_C + 4) /* chunk starts of a pass, and the end */
+#define OB_G     8                       /* rows per group */
+#define OB_STAGE 3072                    /* samples the plan block stages in shared memory */
+#define OB_TILE  1024                    /* subsequences whose moments the plan block holds */
+#define OB_PIECE (TSM_STATS_REFRESH + 1) /* an exact moment and the sliding steps after it */
+#define OB_SEGS  (OB_PASS / OB_C + 4)    /* chunk starts of a pass, and the end */
 #define OB_FULL  0xffffffffu
 #define OB_NONE  UINT32_MAX
+static_assert(1 + (OB_TILE + OB_PIECE - 1) / OB_PIECE <= 32, "a tile's pieces fit one warp");
 
 /* What the plan launch tells the other two about a job (device scratch). */
 typedef struct {
@@ -71,94 +84,318 @@ typedef struct {
     double c0, c1;         /* centre before kx, from kx on */
 } ob_plan;
 
-/* Launch 1: the plan of job blockIdx.x (see the top of the file). */
-__global__ static void __launch_bounds__(OB_T)
-    plan_kernel(const tsm_online_job *jobs, ob_plan *plans) {
-    __shared__ double xs[OB_STAGE];
-    tsm_online_job jb = jobs[blockIdx.x];
-    const double *x = jb.ring + jb.pos0;
-    const size_t m = jb.m, W = jb.window, excl = jb.excl;
-    /* every sample the steps read: x[fill - m .. fill + nnew - 1] */
-    const size_t lo = jb.fill > m ? jb.fill - m : 0, hi = (size_t)jb.fill + jb.nnew;
-    const bool staged = hi - lo <= OB_STAGE;
-    for (size_t p = lo + threadIdx.x; staged && p < hi; p += OB_T)
-        xs[p - lo] = x[p];
-    __syncthreads();
-    if (threadIdx.x != 0)
+/* The run of equal samples ending at x[e] (e >= fill), capped at m: the value that
+ * the chain of tsmi_next_run from run0 (the run at x[fill - 1]) reaches at e, found
+ * by looking back from e (at most m - 1 samples), so that every sample's run is known
+ * without the ones before it. */
+__device__ static uint32_t run_at(const double *x, size_t e, size_t fill, uint32_t run0,
+                                  uint32_t m) {
+    for (uint32_t d = 0;; e--) { /* d: equal neighbours found after x[e] */
+        if (e == 0 || x[e] != x[e - 1])
+            return min(d + 1, m); /* the run restarts at e */
+        d++;
+        if (e == fill)
+            return min(run0 + d, m);
+        if (d >= m - 1)
+            return m; /* the run before e is at least 1 */
+    }
+}
+
+/* The first new sample of jb that completes a subsequence (*kc) and the first whose
+ * subsequence has a left neighbour (*k0), nnew where none: the tests of online.c
+ * (e + 1 - base >= m, i - base >= excl) solved for e, both being monotone in e. */
+__device__ static void first_rows(const tsm_online_job *jb, uint32_t *kc, uint32_t *k0) {
+    const uint64_t m = jb->m, fill = jb->fill, nnew = jb->nnew;
+    const uint64_t ec = m - 1, e0 = m - 1 + jb->excl; /* the first e of each */
+    *kc = (uint32_t)min(nnew, fill >= ec ? 0 : ec - fill);
+    *k0 = (uint64_t)jb->window - m < jb->excl ? (uint32_t)nnew
+                                              : (uint32_t)min(nnew, fill >= e0 ? 0 : e0 - fill);
+}
+
+/* The chunk starts of the rows k0 .. nnew - 1 into p->seg, and the exact-refresh row
+ * p->kx: row k gets age_qt a0 + 1 + (k - k0) before kx (a0: the state's), 0 at kx
+ * (the first row whose age before it is >= TSM_QT_REFRESH), k - kx after; a chunk
+ * starts at k0 and at every row whose age is a multiple of OB_C (the sequence of
+ * online.c's age_qt in closed form). Returns age_qt after the call. */
+__device__ static uint32_t chunk_starts(ob_plan *p, uint32_t k0, uint32_t nnew, uint32_t a0) {
+    p->nseg = 0, p->kx = OB_NONE;
+    if (k0 >= nnew)
+        return a0;
+    const uint32_t kx = a0 >= TSM_QT_REFRESH ? k0 : k0 + (TSM_QT_REFRESH - a0);
+    p->seg[p->nseg++] = k0;
+    for (uint32_t k = k0 + (OB_C - (a0 + 1) % OB_C) % OB_C; k < min(kx, nnew); k += OB_C)
+        p->seg[p->nseg++] = k;
+    for (uint32_t k = kx; k < nnew; k += OB_C)
+        p->seg[p->nseg++] = k;
+    if (kx >= nnew)
+        return a0 + (nnew - k0);
+    p->kx = kx;
+    return nnew - 1 - kx;
+}
+
+/* The moments of subsequences i0 + s, s in [sa, sb), into mu[s - sa], m2[s - sa], by
+ * the chain of tsmi_online_moments from st, split into pieces, lane L of the calling
+ * warp taking the L-th: the chain recomputes exactly every OB_PIECE steps
+ * (age_stats), so a piece that starts at an exact step needs nothing of the ones
+ * before it; piece 0 (up to the first exact step) continues st. The lane that ends
+ * the range leaves its state in st. O(m + OB_PIECE) per lane. */
+__device__ static void moments_pieces(const double *x, size_t i0, size_t m, uint32_t sa,
+                                      uint32_t sb, tsm_online_state *st, double *mu, double *m2) {
+    const uint32_t lane = threadIdx.x & 31;
+    tsm_online_state ls = *st;
+    __syncwarp(); /* every lane has read st before one writes it */
+    /* the first exact step: tsmi_online_moments' test (i == 0 or the age) */
+    const uint32_t f = i0 + sa == 0 || ls.age_stats >= TSM_STATS_REFRESH
+                           ? sa
+                           : sa + (TSM_STATS_REFRESH - ls.age_stats);
+    const uint32_t b = lane == 0 ? sa : f + (lane - 1) * OB_PIECE,
+                   e = lane == 0 ? min(f, sb) : min(b + OB_PIECE, sb);
+    if (b >= e)
         return;
-    tsm_online_state st, *home = jb.state;
+    if (lane > 0)
+        ls.age_stats = TSM_STATS_REFRESH; /* starts exact, as the chain does there */
+    for (uint32_t s = b; s < e; s++) {
+        tsmi_online_moments(x, i0 + s, m, &ls);
+        mu[s - sa] = ls.mu, m2[s - sa] = ls.m2;
+    }
+    if (e == sb)
+        st->mu = ls.mu, st->m2 = ls.m2, st->age_stats = ls.age_stats;
+}
+
+/* The state of a job: its stored state, or a rebuilt one (thread 0). */
+__device__ static void load_state(tsm_online_job jb, const double *x, tsm_online_state *st) {
+    const tsm_online_state *home = jb.state;
     /* a state to rebuild may never have been written (a new stream's arena region):
      * read only its flag then, rebuild writes every field */
     if (home->valid)
-        st = *home;
+        *st = *home;
     else
-        st.valid = 0;
-    jb.state = &st;
-    if (!st.valid)
+        st->valid = 0;
+    jb.state = st;
+    if (!st->valid)
         tsmi_online_rebuild(&jb, x);
-    const double *xr = staged ? xs - lo : x; /* xr[e] = x[e] for e >= lo */
-    ob_plan p;
-    p.nseg = 0, p.k0 = jb.nnew, p.kx = OB_NONE, p.ix = p.bx = 0;
-    p.delta = 0.0, p.c0 = p.c1 = st.c;
-    for (uint32_t k = 0; k < jb.nnew; k++) {
-        const size_t e = jb.fill + k, base = e + 1 > W ? e + 1 - W : 0;
-        st.run = tsmi_next_run(xr, e, st.run, m);
-        if (e + 1 - base < m) { /* no subsequence complete yet */
-            jb.nn[k] = NAN;
-            jb.nn_index[k] = -1;
-            continue;
-        }
-        const size_t i = e + 1 - m;
-        tsmi_complete_stats(&jb, xr, i);
-        if (i - base < excl) { /* no left neighbour in the window */
-            jb.nn[k] = INFINITY;
-            jb.nn_index[k] = -1;
-            continue;
-        }
-        if (p.k0 == jb.nnew)
-            p.k0 = k, p.seg[p.nseg++] = k;
-        if (st.age_qt >= TSM_QT_REFRESH) {
-            p.delta = tsmi_online_recentre(&st);
-            p.kx = k, p.ix = (uint32_t)i, p.bx = (uint32_t)base, p.c1 = st.c;
-            st.age_qt = 0;
-        } else {
-            st.age_qt++;
-        }
-        /* direct rows where the age of the row (steps since the CPU's exact row) is a
-         * multiple of OB_C: the same rows however the samples come in calls, so the
-         * values do not depend on the batching */
-        if (st.age_qt % OB_C == 0)
-            p.seg[p.nseg++] = k;
-    }
-    for (uint32_t b = p.nseg; b < OB_SEGS; b++)
-        p.seg[b] = jb.nnew;
-    *home = st;
-    plans[blockIdx.x] = p;
 }
 
-/* A group of rows (shared memory): rows k .. k + n - 1 of the chunk. */
+/* Launch 1: the plan of job blockIdx.x (see the top of the file). Thread 0 loads (or
+ * rebuilds) the state and lays out the rows in closed form; then, a tile of
+ * subsequences at a time, warp 0 runs the moments' chain in pieces and every thread
+ * stores the statistics (run, kind, inverse norm) of the tile's subsequences. The
+ * tile ends at kx's subsequence, whose recentre (thread 0) the chain after it uses. */
+__global__ static void __launch_bounds__(OB_T)
+    plan_kernel(const tsm_online_job *jobs, ob_plan *plans) {
+    __shared__ double xs[OB_STAGE];
+    __shared__ double smu[OB_TILE], sm2[OB_TILE];
+    __shared__ tsm_online_state st;
+    __shared__ ob_plan p;
+    __shared__ uint32_t kc, k0, age_qt;
+    tsm_online_job jb = jobs[blockIdx.x];
+    const int tid = threadIdx.x;
+    const double *x = jb.ring + jb.pos0;
+    const size_t m = jb.m, W = jb.window, fill = jb.fill;
+    const uint32_t nnew = jb.nnew;
+    /* every sample the steps read: x[fill - m .. fill + nnew - 1] */
+    const size_t lo = fill > m ? fill - m : 0, hi = fill + nnew;
+    const bool staged = hi - lo <= OB_STAGE;
+    for (size_t q = lo + tid; staged && q < hi; q += OB_T)
+        xs[q - lo] = x[q];
+    if (tid == 0) {
+        load_state(jb, x, &st);
+        first_rows(&jb, &kc, &k0);
+        age_qt = chunk_starts(&p, k0, nnew, st.age_qt);
+        p.k0 = k0, p.ix = p.bx = 0, p.delta = 0.0, p.c0 = p.c1 = st.c;
+        if (p.kx != OB_NONE) {
+            const size_t e = fill + p.kx;
+            p.ix = (uint32_t)(e + 1 - m), p.bx = (uint32_t)(e + 1 > W ? e + 1 - W : 0);
+        }
+        for (uint32_t b = p.nseg; b < OB_SEGS; b++)
+            p.seg[b] = nnew;
+    }
+    __syncthreads();
+    const double *xr = staged ? xs - lo : x; /* xr[e] = x[e] for e >= lo */
+    const uint32_t run0 = st.run;
+    for (uint32_t k = tid; k < k0; k += OB_T) { /* no subsequence, or no left neighbour */
+        jb.nn[k] = k < kc ? NAN : INFINITY;
+        jb.nn_index[k] = -1;
+    }
+    /* subsequence s of the call: i0 + s, completed by sample kc + s */
+    const size_t i0 = fill + kc + 1 - m;
+    const uint32_t ns = nnew - kc, sx = p.kx == OB_NONE ? ns : p.kx - kc;
+    for (uint32_t sa = 0, sb; sa < ns; sa = sb) {
+        sb = min(ns, sa + OB_TILE);
+        if (sx >= sa && sx < sb)
+            sb = sx + 1;
+        if (tid < 32)
+            moments_pieces(xr, i0, m, sa, sb, &st, smu, sm2);
+        __syncthreads();
+        if (tid == 0 && sb == sx + 1) { /* the exact refresh at kx: recentre, as online.c */
+            p.delta = tsmi_online_recentre(&st);
+            p.c1 = st.c;
+        }
+        for (uint32_t s = sa + tid; s < sb; s += OB_T)
+            tsmi_store_stats(&jb, i0 + s, run_at(xr, fill + kc + s, fill, run0, (uint32_t)m),
+                             smu[s - sa], sm2[s - sa]);
+        __syncthreads(); /* the tile's moments are read, the state is the chain's */
+    }
+    if (tid == 0) {
+        if (nnew)
+            st.run = run_at(xr, fill + nnew - 1, fill, run0, (uint32_t)m);
+        st.age_qt = age_qt;
+        *jb.state = st;
+        plans[blockIdx.x] = p;
+    }
+}
+
+/* A group of rows (shared memory): rows k .. k + n - 1 of the chunk, subsequences
+ * i[0] + q. */
 typedef struct {
     uint32_t i[OB_G], L[OB_G];
-    double a[OB_G], b[OB_G], c[OB_G], mu[OB_G], inv[OB_G], dd[OB_G];
-    uint8_t kind[OB_G], shift[OB_G];
+    double2 ab[OB_G]; /* a, b of the recurrence: x[i - 1] - c, x[i + m - 1] - c */
+    double2 mi[OB_G]; /* mean and inverse norm of i */
+    double dd[OB_G];
+    uint8_t kind[OB_G];
 } ob_group;
+
+/* What the rows of a chunk read: the job's window and statistics (from x[0]), the
+ * centre and whether the stored means of kx's window count shifted. Both are the
+ * chunk's: kx starts a chunk, so its rows all come before kx or all from kx on. */
+typedef struct {
+    const double *x, *mu, *inv;
+    const uint8_t *kind;
+    double c, delta;
+    uint32_t ix, m, K, excl;
+    int shift;
+} ob_view;
 
 /* The mean of subsequence j as online.c has it stored when it scores a row: shifted
  * by the exact refresh when the row comes at or after kx and j was in kx's window. */
-__device__ static inline double mean_at(const double *mu, const ob_plan *p, int shift, size_t j) {
-    return shift && j <= p->ix ? mu[j] - p->delta : mu[j];
+__device__ static inline double mean_at(const ob_view *v, uint32_t j) {
+    return v->shift && j <= v->ix ? v->mu[j] - v->delta : v->mu[j];
+}
+
+/* Row q of group g at lag l: its distance (QT value qv, neighbour j = i_q - l). */
+__device__ static inline double cell_d2(const ob_view *v, const ob_group *g, int q, uint32_t j,
+                                        double qv) {
+    return tsm_d2_pair(g->kind[q], v->kind[j], qv, g->mi[q].x, g->mi[q].y, mean_at(v, j), v->inv[j],
+                       v->m);
+}
+
+/* (d, j) into a thread's best of a row if smaller, ties to the smaller j. */
+__device__ static inline void keep_best(double d, uint32_t j, double *bd, uint32_t *bj) {
+    if (d < *bd || (d == *bd && j < *bj))
+        *bd = d, *bj = j;
+}
+
+/* The direct first row of a chunk (group g: one row i, lags excl .. L), thread tid's
+ * lags into row and (bd, bj): every lag but L a centred dot product summed in
+ * tsmi_centred_dot's order, lag L (j = base) the warp's g->dd[0]. A thread takes
+ * four neighbouring lags l + t (j = i - l - t) at once, so that each sample is loaded
+ * and centred once for the four: w0..w3 hold x[i - l - 3 + h .. i - l + h] - c. */
+__device__ static void direct_row(const ob_view *v, const ob_group *g, double *row, double *bd,
+                                  uint32_t *bj) {
+    const double *x = v->x, c = v->c;
+    const uint32_t i = g->i[0], L = g->L[0];
+    for (uint32_t l = v->excl + 4 * threadIdx.x; l < L; l += 4 * OB_T) {
+        const uint32_t j = i - l;
+        double acc[4] = {0.0, 0.0, 0.0, 0.0};
+        double w0 = l + 3 < L ? x[j - 3] - c : 0.0, w1 = l + 2 < L ? x[j - 2] - c : 0.0,
+               w2 = l + 1 < L ? x[j - 1] - c : 0.0;
+        for (uint32_t h = 0; h < v->m; h++) {
+            const double u = x[i + h] - c, w3 = x[j + h] - c;
+            acc[0] += u * w3, acc[1] += u * w2, acc[2] += u * w1, acc[3] += u * w0;
+            w0 = w1, w1 = w2, w2 = w3;
+        }
+#pragma unroll
+        for (uint32_t t = 0; t < 4; t++) {
+            if (l + t >= L)
+                break;
+            row[v->K - l - t] = acc[t];
+            keep_best(cell_d2(v, g, 0, j - t, acc[t]), j - t, bd, bj);
+        }
+    }
+    if (threadIdx.x == 0) {
+        row[v->K - L] = g->dd[0];
+        keep_best(cell_d2(v, g, 0, i - L, g->dd[0]), i - L, bd, bj);
+    }
+}
+
+/* The lags below L_0 of group_rows (every row continues its predecessor's value by
+ * the recurrence; row q's neighbour is j0 + q, j0 = i_0 - l: one base address per
+ * lag, fixed offsets per row, no test per cell), from lag *lp on; *lp: the first lag
+ * left. SHIFT: the chunk's v->shift (the test of mean_at, out of the loop). */
+template <bool SHIFT>
+__device__ static void group_main(const ob_view *v, const ob_group *g, uint32_t n,
+                                  const double *src, double *row, double *bd, uint32_t *bj,
+                                  uint32_t *lp) {
+    const double c = v->c;
+    const uint32_t m = v->m, K = v->K, i0 = g->i[0], L0 = g->L[0];
+    const double2 *ab = g->ab, *mi = g->mi; /* shared: the rows' constants stay out of registers */
+    const uint8_t *ki = g->kind;
+    uint32_t l = *lp;
+    for (; l < L0; l += OB_T) {
+        const uint32_t j0 = i0 - l;
+        const double *xa = v->x + j0 - 1, *xb = v->x + j0 + m - 1, *mu = v->mu + j0,
+                     *inv = v->inv + j0;
+        const uint8_t *kind = v->kind + j0;
+        double qv = src[K - l];
+#pragma unroll
+        for (int q = 0; q < OB_G; q++) {
+            if (q >= (int)n)
+                break;
+            qv = qv - ab[q].x * (xa[q] - c) + ab[q].y * (xb[q] - c);
+            const double muj = SHIFT && j0 + q <= v->ix ? mu[q] - v->delta : mu[q];
+            const double d = tsm_d2_pair(ki[q], kind[q], qv, mi[q].x, mi[q].y, muj, inv[q], m);
+            if (d <= bd[q])
+                bd[q] = d, bj[q] = j0 + q;
+        }
+        row[K - l] = qv;
+    }
+    *lp = l;
+}
+
+/* Rows 0 .. n - 1 of group g (none direct), thread tid's lags l = excl + tid + s OB_T,
+ * into row and (bd, bj). src holds the previous row. A lag's j falls as l grows, so a
+ * later equal distance has the smaller j (d <= best). Below L_0, the group's
+ * smallest direct lag, every row continues (group_main); lags from L_0 on (at most
+ * OB_G) start with a direct dot (row q's new lag is L_0 + q), so src is not read
+ * there. */
+__device__ static void group_rows(const ob_view *v, const ob_group *g, uint32_t n,
+                                  const double *src, double *row, double *bd, uint32_t *bj) {
+    const double *x = v->x, c = v->c;
+    const uint32_t m = v->m, K = v->K, Lmax = g->L[n - 1];
+    uint32_t l = v->excl + threadIdx.x;
+    if (v->shift)
+        group_main<true>(v, g, n, src, row, bd, bj, &l);
+    else
+        group_main<false>(v, g, n, src, row, bd, bj, &l);
+    for (; l <= Lmax; l += OB_T) {
+        double qv = 0.0;
+#pragma unroll
+        for (int q = 0; q < OB_G; q++) {
+            if (q >= (int)n || l > g->L[q])
+                continue;
+            const uint32_t j = g->i[q] - l;
+            if (l == g->L[q])
+                qv = g->dd[q]; /* j = base: direct */
+            else
+                qv = qv - g->ab[q].x * (x[j - 1] - c) + g->ab[q].y * (x[j + m - 1] - c);
+            const double d = cell_d2(v, g, q, j, qv);
+            if (d <= bd[q])
+                bd[q] = d, bj[q] = j;
+        }
+        row[K - l] = qv;
+    }
 }
 
 /* Launch 2: the rows of chunk blockIdx.x (see the top of the file). rows: the chunks'
  * QT rows, job q's chunk c at rows + off[q].row + c (W - m + 1). */
-__global__ static void __launch_bounds__(OB_T)
+__global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks per SM */
     rows_kernel(const tsm_online_job *jobs, const ob_plan *plans, const ob_chunk *chunks,
                 const ob_place *off, double *rows) {
     __shared__ tsm_online_job jb;
     __shared__ ob_plan p;
     __shared__ ob_group g;
     __shared__ double red_v[OB_NW][OB_G];
-    __shared__ long long red_j[OB_NW][OB_G];
+    __shared__ uint32_t red_j[OB_NW][OB_G];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const ob_chunk ch = chunks[blockIdx.x];
     if (tid == 0)
@@ -167,11 +404,14 @@ __global__ static void __launch_bounds__(OB_T)
     const uint32_t kbeg = p.seg[ch.c], kend = p.seg[ch.c + 1];
     if (kbeg >= kend)
         return;
-    const double *x = jb.ring + jb.pos0;
-    const size_t m = jb.m, W = jb.window, K = W - m, excl = jb.excl;
-    const double *mu = jb.mu + jb.pos0, *inv = jb.inv + jb.pos0;
-    const uint8_t *kind = jb.kind + jb.pos0;
-    double *row = rows + off[ch.q].row + (size_t)ch.c * (K + 1);
+    ob_view v;
+    v.x = jb.ring + jb.pos0, v.mu = jb.mu + jb.pos0, v.inv = jb.inv + jb.pos0;
+    v.kind = jb.kind + jb.pos0;
+    v.shift = kbeg >= p.kx, v.c = v.shift ? p.c1 : p.c0, v.delta = p.delta, v.ix = p.ix;
+    v.m = jb.m, v.K = jb.window - jb.m, v.excl = jb.excl;
+    const double *x = v.x, c = v.c;
+    const size_t m = jb.m, W = jb.window;
+    double *row = rows + off[ch.q].row + (size_t)ch.c * (v.K + 1);
     const int64_t idx0 = off[ch.q].shift; /* the pass's x[0] in the job's x */
     for (uint32_t k = kbeg; k < kend;) {
         const bool direct = k == kbeg && ch.c > 0; /* chunk 0 continues the stored row */
@@ -180,19 +420,17 @@ __global__ static void __launch_bounds__(OB_T)
         __syncthreads(); /* the previous group's g and reductions are read */
         if (tid < (int)n) {
             const size_t e = jb.fill + k + tid, i = e + 1 - m, base = e + 1 > W ? e + 1 - W : 0;
-            const int shift = k + tid >= p.kx;
-            const double c = shift ? p.c1 : p.c0;
             g.i[tid] = (uint32_t)i, g.L[tid] = (uint32_t)(i - base);
-            g.a[tid] = x[i - 1] - c, g.b[tid] = x[i + m - 1] - c, g.c[tid] = c;
-            g.mu[tid] = mean_at(mu, &p, shift, i), g.inv[tid] = inv[i], g.kind[tid] = kind[i];
-            g.shift[tid] = (uint8_t)shift;
+            g.ab[tid] = make_double2(x[i - 1] - c, x[i + m - 1] - c);
+            g.mi[tid] = make_double2(mean_at(&v, (uint32_t)i), v.inv[i]);
+            g.kind[tid] = v.kind[i];
         }
         __syncthreads();
         for (int q = warp; q < (int)n; q += OB_NW) { /* direct dot of lag L_q, lanes over m */
-            const double *u = x + g.i[q], *v = x + g.i[q] - g.L[q], c = g.c[q];
+            const double *u = x + g.i[q], *w = x + g.i[q] - g.L[q];
             double s = 0.0;
             for (size_t h = lane; h < m; h += 32)
-                s += (u[h] - c) * (v[h] - c);
+                s += (u[h] - c) * (w[h] - c);
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1)
                 s += __shfl_xor_sync(OB_FULL, s, o);
@@ -202,47 +440,27 @@ __global__ static void __launch_bounds__(OB_T)
         __syncthreads();
 
         double bd[OB_G];
-        long long bj[OB_G];
+        uint32_t bj[OB_G];
 #pragma unroll
         for (int q = 0; q < OB_G; q++)
-            bd[q] = INFINITY, bj[q] = LLONG_MAX;
-        const size_t Lmax = g.L[n - 1]; /* lags only grow within a group */
-        for (size_t l = excl + tid; l <= Lmax; l += OB_T) {
-            /* lags from L_0 on start with a direct dot (rows are consecutive: row q's
-             * new lag is L_0 + q), so src holds them only once written: not read */
-            double qv = direct || l >= g.L[0] ? 0.0 : src[K - l];
-#pragma unroll
-            for (int q = 0; q < OB_G; q++) {
-                if (q >= (int)n || l > g.L[q])
-                    continue;
-                const size_t iq = g.i[q], j = iq - l;
-                const double c = g.c[q];
-                if (l == g.L[q])
-                    qv = g.dd[q]; /* j = base: direct */
-                else if (direct)
-                    qv = tsmi_centred_dot(x + iq, x + j, c, m);
-                else
-                    qv = qv - g.a[q] * (x[j - 1] - c) + g.b[q] * (x[j + m - 1] - c);
-                const double d = tsm_d2_pair(g.kind[q], kind[j], qv, g.mu[q], g.inv[q],
-                                             mean_at(mu, &p, g.shift[q], j), inv[j], m);
-                if (d < bd[q] || (d == bd[q] && (long long)j < bj[q]))
-                    bd[q] = d, bj[q] = (long long)j;
-            }
-            row[K - l] = qv;
-        }
-        /* per-row minima: warps, then one thread per row over the warps' slots */
+            bd[q] = INFINITY, bj[q] = UINT32_MAX;
+        /* the thread's lags, then the per-row minima: warps, then one thread per row
+         * over the warps' slots */
+        if (direct)
+            direct_row(&v, &g, row, bd, bj);
+        else
+            group_rows(&v, &g, n, src, row, bd, bj);
 #pragma unroll
         for (int q = 0; q < OB_G; q++) {
             if (q >= (int)n)
                 break;
             double d = bd[q];
-            long long j = bj[q];
+            uint32_t j = bj[q];
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) {
                 const double d2 = __shfl_xor_sync(OB_FULL, d, o);
-                const long long j2 = __shfl_xor_sync(OB_FULL, j, o);
-                if (d2 < d || (d2 == d && j2 < j))
-                    d = d2, j = j2;
+                const uint32_t j2 = __shfl_xor_sync(OB_FULL, j, o);
+                keep_best(d2, j2, &d, &j);
             }
             if (lane == 0)
                 red_v[warp][q] = d, red_j[warp][q] = j;
@@ -250,10 +468,9 @@ __global__ static void __launch_bounds__(OB_T)
         __syncthreads();
         if (tid < (int)n) {
             double d = red_v[0][tid];
-            long long j = red_j[0][tid];
+            uint32_t j = red_j[0][tid];
             for (int w = 1; w < OB_NW; w++)
-                if (red_v[w][tid] < d || (red_v[w][tid] == d && red_j[w][tid] < j))
-                    d = red_v[w][tid], j = red_j[w][tid];
+                keep_best(red_v[w][tid], red_j[w][tid], &d, &j);
             jb.nn[k + tid] = sqrt(d);
             jb.nn_index[k + tid] = (int64_t)j + idx0;
         }

@@ -1,6 +1,6 @@
 /* online_step.h - the per-stream scalar steps of the online left-NN (online.h),
  * written once for both backends: online.c runs them per job on a CPU thread,
- * online.cu on thread 0 of the job's block (the row loops are the backends' own).
+ * online.cu in the job's plan block (the row loops are the backends' own).
  * Internal (tsmi_ prefix): not part of the library's interface. */
 #ifndef TSM_ONLINE_STEP_H
 #define TSM_ONLINE_STEP_H
@@ -66,18 +66,25 @@ static inline TSM_HD uint32_t tsmi_next_run(const double *x, size_t e, uint32_t 
     return run < m ? run + 1 : (uint32_t)m;
 }
 
+/* Mean, kind and inverse norm of subsequence i into the mirrored arrays, from its
+ * moments (mu, m2) and the run of equal samples ending at its last sample. O(1). */
+static inline TSM_HD void tsmi_store_stats(tsm_online_job *jb, size_t i, uint32_t run, double mu,
+                                           double m2) {
+    const size_t m = jb->m;
+    uint8_t kind = run >= m ? TSM_SUB_CONSTANT : TSM_SUB_NORMAL;
+    double sig, inv;
+    tsm_finish_moments(&kind, m2, m, &sig, &inv);
+    tsmi_put_d(jb->mu, jb, i, mu);
+    tsmi_put_d(jb->inv, jb, i, inv);
+    tsmi_put_u8(jb->kind, jb, i, kind);
+}
+
 /* Statistics of subsequence i (moments, kind, inverse norm) into the state and the
  * mirrored arrays. O(1), O(m) on an exact refresh of the moments. */
 static inline TSM_HD void tsmi_complete_stats(tsm_online_job *jb, const double *x, size_t i) {
     tsm_online_state *st = jb->state;
-    const size_t m = jb->m;
-    tsmi_online_moments(x, i, m, st);
-    uint8_t kind = st->run >= m ? TSM_SUB_CONSTANT : TSM_SUB_NORMAL;
-    double sig, inv;
-    tsm_finish_moments(&kind, st->m2, m, &sig, &inv);
-    tsmi_put_d(jb->mu, jb, i, st->mu);
-    tsmi_put_d(jb->inv, jb, i, inv);
-    tsmi_put_u8(jb->kind, jb, i, kind);
+    tsmi_online_moments(x, i, jb->m, st);
+    tsmi_store_stats(jb, i, st->run, st->mu, st->m2);
 }
 
 /* Rebuilds the state of a window whose arrays are not valid (restart or restore): the
