@@ -1,86 +1,144 @@
-/* publisher.c - the alert publisher thread and its bounded queue (publisher.h).
+/* publisher.c - the alert publisher thread and its bounded queues (publisher.h).
  *
- * The queue is a ring of bytes holding variable-size entries, so that short stream
+ * Each queue is a ring of bytes holding variable-size entries, so that short stream
  * ids take little room: an entry is a uint64_t size (the entry's bytes, a multiple of
  * 8) followed by a tsd_alert_rec cut after its stream id's NUL (the id is the last
  * field). An entry never wraps: when one does not fit before the end, a size of 0
- * marks the rest of the ring as skipped and the entry goes at offset 0. */
+ * marks the rest of the ring as skipped and the entry goes at offset 0.
+ *
+ * Two lanes. A pass join hands over its DISCORD and MOTIF alerts in bursts of tens of
+ * thousands; a LEFT_DISCORD (the low-latency alert) or GAP queued behind such a burst
+ * would wait for all of it. So those go to the urgent lane, which the thread drains
+ * before every entry of the bulk lane, unless their stream has bulk entries queued
+ * or being sent: then they take the bulk lane behind them. Each stream's alerts thus
+ * leave in queue order: an urgent one follows only bulk ones already sent, and a bulk
+ * one queued after an urgent one of its stream waits for the urgent lane to drain.
+ * Streams are told apart by a hash of their id into TSD_PUB_BUCKETS counters of bulk
+ * entries in flight; a collision only sends an alert by the bulk lane (in order). */
 #include "publisher.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define TSD_PUB_BUCKETS (1u << 16)
+#define URGENT_SHARE    8 /* the urgent lane gets 1/URGENT_SHARE of the capacity */
+
+typedef struct {
+    unsigned char *ring; /* cap bytes, 8-aligned; [head, head + n) mod cap are queued */
+    size_t cap, head, n; /* under mu */
+} lane;
+
 struct tsd_publisher {
     pthread_mutex_t mu;
-    pthread_cond_t wake;  /* the queue became non-empty, or stop */
-    unsigned char *ring;  /* cap bytes, 8-aligned; [head, head + n) mod cap are queued */
-    size_t cap, head, n;  /* under mu */
-    int stop;             /* under mu */
-    tsd_alert_sends sent; /* under mu */
-    void *pub;            /* the thread's only */
-    tsd_ratelimit limit;  /* the thread's only */
+    pthread_cond_t wake;    /* a lane became non-empty, or stop */
+    lane urgent, bulk;      /* under mu */
+    atomic_size_t urgent_n; /* urgent.n, read by the thread without mu between entries */
+    int stop;               /* under mu */
+    int held;               /* under mu: tsd_publisher_hold (tests) */
+    tsd_alert_sends sent;   /* under mu */
+    atomic_uint *in_bulk;   /* per bucket: bulk entries queued or being sent */
+    void *pub;              /* the thread's only */
+    tsd_ratelimit limit;    /* the thread's only */
     pthread_t thread;
 };
 
-/* Sends the entries in the take bytes from head; returns where they end. */
-static size_t send_entries(tsd_publisher *p, size_t head, size_t take, tsd_alert_sends *sent) {
-    while (take > 0) {
-        uint64_t size;
-        memcpy(&size, p->ring + head, sizeof size);
-        if (size == 0) { /* the rest of the ring was skipped */
-            take -= p->cap - head;
-            head = 0;
-            continue;
-        }
-        tsd_alerts_send(p->pub, (const tsd_alert_rec *)(p->ring + head + sizeof size), sent,
-                        &p->limit);
-        take -= size;
-        head = head + size == p->cap ? 0 : head + size;
-    }
-    return head;
+/* The bucket of a stream id (FNV-1a). */
+static uint32_t bucket(const char *id) {
+    uint32_t h = 2166136261u;
+    for (; *id; id++)
+        h = (h ^ (unsigned char)*id) * 16777619u;
+    return h & (TSD_PUB_BUCKETS - 1);
 }
 
-/* The thread: waits for alerts, sends all that are queued (their bytes stay taken
- * until they are sent, so push cannot overwrite them), frees them, and so on until
- * stop with an empty queue. */
+/* Sends the entries in the take bytes from *head of q (bulk: decrementing their
+ * buckets, and stopping early once urgent entries wait); advances *head and returns
+ * the bytes consumed. */
+static size_t send_entries(tsd_publisher *p, const lane *q, size_t *head, size_t take, int bulk,
+                           tsd_alert_sends *sent) {
+    size_t done = 0;
+    while (done < take) {
+        if (bulk && atomic_load_explicit(&p->urgent_n, memory_order_relaxed))
+            break;
+        uint64_t size;
+        memcpy(&size, q->ring + *head, sizeof size);
+        if (size == 0) { /* the rest of the ring was skipped */
+            done += q->cap - *head;
+            *head = 0;
+            continue;
+        }
+        const tsd_alert_rec *r = (const tsd_alert_rec *)(q->ring + *head + sizeof size);
+        tsd_alerts_send(p->pub, r, sent, &p->limit);
+        if (bulk)
+            atomic_fetch_sub_explicit(&p->in_bulk[bucket(r->stream_id)], 1, memory_order_release);
+        done += size;
+        *head = *head + size == q->cap ? 0 : *head + size;
+    }
+    return done;
+}
+
+/* Sends what q holds now (outside the lock; the bytes stay taken until sent, so push
+ * cannot overwrite them) and frees it. Called and returns with mu held. */
+static void drain(tsd_publisher *p, lane *q, int bulk) {
+    size_t head = q->head;
+    const size_t take = q->n;
+    pthread_mutex_unlock(&p->mu);
+    tsd_alert_sends sent = {0};
+    const size_t done = send_entries(p, q, &head, take, bulk, &sent);
+    pthread_mutex_lock(&p->mu);
+    q->n -= done;
+    q->head = q->n ? head : 0; /* empty: start over, so that a queue that keeps up stays
+                                * in the ring's first pages (memory touched) */
+    if (!bulk)
+        atomic_store_explicit(&p->urgent_n, q->n, memory_order_relaxed);
+    tsd_alert_sends_add(&p->sent, &sent);
+}
+
+/* The thread: waits for alerts and sends them, the urgent lane first (and again
+ * whenever urgent entries arrive while a bulk batch is being sent), until stop with
+ * both lanes empty. */
 static void *run(void *arg) {
     tsd_publisher *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->n == 0 && !p->stop)
+        while ((p->urgent.n == 0 && p->bulk.n == 0 && !p->stop) || (p->held && !p->stop))
             pthread_cond_wait(&p->wake, &p->mu);
-        if (p->n == 0)
+        if (p->urgent.n)
+            drain(p, &p->urgent, 0);
+        else if (p->bulk.n)
+            drain(p, &p->bulk, 1);
+        else
             break; /* stop, and everything sent */
-        const size_t head = p->head, take = p->n;
-        pthread_mutex_unlock(&p->mu);
-        tsd_alert_sends sent = {0};
-        const size_t end = send_entries(p, head, take, &sent);
-        pthread_mutex_lock(&p->mu);
-        p->n -= take;
-        p->head = p->n ? end : 0; /* empty: start over, so that a queue that keeps up
-                                   * stays in the ring's first pages (memory touched) */
-        tsd_alert_sends_add(&p->sent, &sent);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
+/* Allocates q's ring of cap bytes (a multiple of 8); 0 or -1. */
+static int lane_init(lane *q, size_t cap) {
+    *q = (lane){.ring = malloc(cap ? cap : 8), .cap = cap};
+    return q->ring ? 0 : -1;
+}
+
 int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
                         char *err, size_t errlen) {
     *out = NULL;
-    capacity &= ~(size_t)7;
+    const size_t urgent = (capacity / URGENT_SHARE) & ~(size_t)7;
     tsd_publisher *p = calloc(1, sizeof *p);
-    unsigned char *ring = capacity ? malloc(capacity) : NULL;
-    if (!p || !ring) {
+    if (p)
+        p->in_bulk = calloc(TSD_PUB_BUCKETS, sizeof *p->in_bulk);
+    if (!p || !p->in_bulk || lane_init(&p->urgent, urgent) != 0 ||
+        lane_init(&p->bulk, (capacity - urgent) & ~(size_t)7) != 0) {
+        if (p)
+            free(p->in_bulk), free(p->urgent.ring), free(p->bulk.ring);
         free(p);
-        free(ring);
         snprintf(err, errlen, "publisher: out of memory for a queue of %zu bytes", capacity);
         return -1;
     }
-    p->ring = ring, p->cap = capacity, p->pub = pub;
+    p->pub = pub;
     tsd_ratelimit_init(&p->limit, log_rate_per_s);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
@@ -89,7 +147,7 @@ int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_
         snprintf(err, errlen, "publisher: pthread_create: %s", strerror(rc));
         pthread_cond_destroy(&p->wake);
         pthread_mutex_destroy(&p->mu);
-        free(ring);
+        free(p->in_bulk), free(p->urgent.ring), free(p->bulk.ring);
         free(p);
         return -1;
     }
@@ -97,29 +155,56 @@ int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_
     return 0;
 }
 
+/* Copies the entry (size bytes, r cut to bytes) into q; 0, or -1 when it does not fit.
+ * Under mu. */
+static int put(lane *q, const tsd_alert_rec *r, size_t bytes, uint64_t size) {
+    size_t tail = q->head + q->n;
+    tail = tail >= q->cap ? tail - q->cap : tail;
+    const size_t skip = tail + size > q->cap ? q->cap - tail : 0; /* wrap to offset 0 */
+    if (q->n + skip + size > q->cap)
+        return -1;
+    if (skip) {
+        memset(q->ring + tail, 0, sizeof size); /* a size of 0: skipped to the end */
+        tail = 0;
+    }
+    memcpy(q->ring + tail, &size, sizeof size);
+    memcpy(q->ring + tail + sizeof size, r, bytes);
+    q->n += skip + size;
+    return 0;
+}
+
 int tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r) {
     const size_t bytes = offsetof(tsd_alert_rec, stream_id) + strlen(r->stream_id) + 1;
     const uint64_t size = (sizeof size + bytes + 7) & ~(uint64_t)7;
+    const uint32_t b = bucket(r->stream_id);
+    const int kind_urgent =
+        r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP;
     pthread_mutex_lock(&p->mu);
-    size_t tail = p->head + p->n;
-    tail = tail >= p->cap ? tail - p->cap : tail;
-    const size_t skip = tail + size > p->cap ? p->cap - tail : 0; /* wrap to offset 0 */
-    if (p->n + skip + size > p->cap) {
+    /* the thread decrements a bucket only after sending: 0 = nothing of this stream
+     * left in the bulk lane (read under mu, so in order with the pushes) */
+    int urgent = kind_urgent && atomic_load_explicit(&p->in_bulk[b], memory_order_acquire) == 0;
+    const int was_empty = p->urgent.n == 0 && p->bulk.n == 0;
+    if (urgent && put(&p->urgent, r, bytes, size) != 0)
+        urgent = 0; /* the urgent lane is full: behind the bulk ones, still in order */
+    if (!urgent && put(&p->bulk, r, bytes, size) != 0) {
         pthread_mutex_unlock(&p->mu);
         return -1;
     }
-    if (skip) {
-        memset(p->ring + tail, 0, sizeof size); /* a size of 0: skipped to the end */
-        tail = 0;
-    }
-    memcpy(p->ring + tail, &size, sizeof size);
-    memcpy(p->ring + tail + sizeof size, r, bytes);
-    const int was_empty = p->n == 0;
-    p->n += skip + size;
+    if (urgent)
+        atomic_store_explicit(&p->urgent_n, p->urgent.n, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&p->in_bulk[b], 1, memory_order_relaxed);
     if (was_empty)
-        pthread_cond_signal(&p->wake); /* the thread waits only on an empty queue */
+        pthread_cond_signal(&p->wake); /* the thread waits only when both are empty */
     pthread_mutex_unlock(&p->mu);
     return 0;
+}
+
+void tsd_publisher_hold(tsd_publisher *p, int hold) {
+    pthread_mutex_lock(&p->mu);
+    p->held = hold;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void tsd_publisher_counts(tsd_publisher *p, tsd_alert_sends *out) {
@@ -139,6 +224,8 @@ void tsd_publisher_stop(tsd_publisher **pp, tsd_alert_sends *out) {
     *out = p->sent;
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
-    free(p->ring);
+    free(p->in_bulk);
+    free(p->urgent.ring);
+    free(p->bulk.ring);
     free(p);
 }

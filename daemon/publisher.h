@@ -1,12 +1,16 @@
 /* publisher.h - the thread that encodes and sends alerts (alerts.h, threaded mode), so
  * that the main loop only numbers and queues them.
  *
- * A bounded FIFO of numbered alerts (a ring of bytes: an alert takes about 80 bytes
+ * Bounded queues of numbered alerts (rings of bytes: an alert takes about 80 bytes
  * plus its stream id) between one producer (the main thread) and the thread: push
- * never blocks (it refuses when the queue is full: the caller counts a
- * drop); the thread takes every queued alert at once, sends them outside the lock in
- * queue order and frees their slots. Only the thread uses the PUB socket while it
- * runs. */
+ * never blocks (it refuses when the queue is full: the caller counts a drop); the
+ * thread takes what is queued, sends it outside the lock and frees the slots. Two
+ * lanes: LEFT_DISCORD and GAP alerts of a stream with nothing in the bulk lane go
+ * ahead of the bulk lane (DISCORD and MOTIF, which come in bursts from the passes),
+ * so the low-latency alert never waits behind another stream's burst; each stream's
+ * alerts still leave in the order they were queued (publisher.c says why). Across
+ * streams the order, and so the order of alert_id, may differ from the queue's. Only
+ * the thread uses the PUB socket while it runs. */
 #ifndef TSD_PUBLISHER_H
 #define TSD_PUBLISHER_H
 
@@ -20,6 +24,9 @@ int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_
                         char *err, size_t errlen);
 /* Queues a copy of r; 0, or -1 when the queue is full. O(1). */
 int tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r);
+/* TEST ONLY: hold = 1 stops the thread from taking more alerts (those it is sending
+ * still leave; pushes still queue), 0 lets it go on; stop ends a hold. */
+void tsd_publisher_hold(tsd_publisher *p, int hold);
 /* What the thread has counted so far. */
 void tsd_publisher_counts(tsd_publisher *p, tsd_alert_sends *out);
 /* Sends everything queued, joins the thread, returns its final counts in *out and

@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "alerts.h"
+#include "publisher.h"
 #include "config.h"
 #include "sockets.h"
 #include "tsmine.pb-c.h"
@@ -319,11 +320,68 @@ static void test_publisher_thread_keeps_order(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* The publisher's two lanes (publisher.h), with the thread held while they fill:
+ * a LEFT_DISCORD of a stream with nothing in the bulk lane leaves first, ahead of a
+ * burst of DISCORDs of another stream, and a GAP of a third stream right after it;
+ * the bursting stream's own LEFT_DISCORD and GAP stay behind its burst, and a
+ * DISCORD queued after the urgent ones goes last. So every stream's alerts arrive in
+ * the order they were queued (alert_id increasing per stream). */
+static void test_publisher_urgent_lane(void **state) {
+    (void)state;
+    enum { BURST = 1000 };
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
+    tsd_alerts a;
+    tsd_alerts_init(&a, pub, 5);
+    char err[256] = "";
+    if (tsd_alerts_start(&a, 1u << 20, err, sizeof err) != 0)
+        fail_msg("tsd_alerts_start: %s", err);
+    tsd_publisher_hold(a.thread, 1);
+    tss_alert disc = {.kind = TSS_ALERT_DISCORD, .length = 16, .distance = 3.5};
+    tss_alert left = {.kind = TSS_ALERT_LEFT_DISCORD, .length = 16, .distance = 4.5};
+    tss_alert gap = {.kind = TSS_ALERT_GAP, .length = 3};
+    for (int k = 0; k < BURST; k++) /* ids 1 .. BURST */
+        tsd_alerts_publish(&a, "burst/x", &disc);
+    tsd_alerts_publish(&a, "burst/x", &left); /* BURST + 1: behind its burst */
+    tsd_alerts_publish(&a, "quick/y", &left); /* BURST + 2: first of all */
+    tsd_alerts_publish(&a, "burst/x", &gap);  /* BURST + 3: behind its burst */
+    tsd_alerts_publish(&a, "gap/z", &gap);    /* BURST + 4: second */
+    tsd_alerts_publish(&a, "quick/y", &disc); /* BURST + 5: bulk, last */
+    tsd_publisher_hold(a.thread, 0);
+    tsd_alerts_stop(&a);
+    assert_int_equal(a.drops, 0);
+
+    /* the order of arrival: the two urgent ones, the burst, then the bulk lane's rest */
+    static const uint64_t head[] = {BURST + 2, BURST + 4};
+    static const uint64_t tail[] = {BURST + 1, BURST + 3, BURST + 5};
+    char topic[64];
+    uint8_t body[512];
+    size_t len = 0;
+    uint64_t got = 0;
+    while (receive(sub, 500, topic, body, sizeof body, &len) == 2) {
+        Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
+        assert_non_null(m);
+        uint64_t want = got < 2 ? head[got] : got < BURST + 2 ? got - 1 : tail[got - BURST - 2];
+        if (m->alert_id != want)
+            fail_msg("alert %llu arrived %llu-th, expected alert %llu",
+                     (unsigned long long)m->alert_id, (unsigned long long)got + 1,
+                     (unsigned long long)want);
+        got++;
+        tsmine__v1__alert__free_unpacked(m, NULL);
+    }
+    assert_int_equal(got, BURST + 5);
+
+    zmq_close(sub);
+    zmq_close(pub);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_subscriber_loses_only_its_own),
         cmocka_unit_test(test_seq_per_stream_survives_checkpoint),
         cmocka_unit_test(test_publisher_thread_keeps_order),
+        cmocka_unit_test(test_publisher_urgent_lane),
     };
     return cmocka_run_group_tests_name("daemon_alerts", tests, NULL, NULL);
 }
