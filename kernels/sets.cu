@@ -6,19 +6,22 @@
  *
  * MERGE_PATH (the default unless one side is far smaller and the larger one is not
  * emitted): the method of the fast GPU set libraries (ModernGPU, Thrust), one pass:
- *   1. cut_kernel: one thread per tile boundary computes the balanced-path cut of the
+ *   1. cut_kernel: four lanes per tile boundary compute the balanced-path cut of the
  *      merged order at diagonal t * NV (the rule of tsmi_set_split in sets.inc:
- *      merge-path bisection, then pairing the copies of a key that runs across the
- *      cut), so every tile of NV = NT * VT merged elements has the same work; it also
- *      resets the tiles' look-back states;
+ *      merge-path search, 4-ary over the lanes, then pairing the copies of a key that
+ *      runs across the cut, the four bounds of its run one per lane), so every tile of
+ *      NV = NT * VT merged elements has the same work; it also resets the tiles'
+ *      look-back states;
  *   2. tile_kernel: a block loads its tile's slices of A and B into shared memory
  *      (coalesced 16-byte vectors of the arrays' own alignment, all of a thread's loads
- *      in flight before the stores); each thread cuts the tile once, at
- *      its own diagonal threadIdx * VT (same rule on the tile's local runs, 32-bit
- *      indices) and takes the end of its piece from its neighbour's cut; it runs the
- *      operation serially over its piece (at most VT + 1 steps, fully unrolled, the
- *      current keys of A and B in registers, the results in registers with a bit mask
- *      of what is emitted); a block scan of the threads' counts and the tile's offset
+ *      in flight before the stores; a full tile also the key after each slice); each
+ *      thread cuts the tile once, at its own diagonal threadIdx * VT (same rule on the
+ *      tile's local runs, 32-bit indices, a branch-free search) and takes the end of its
+ *      piece from its neighbour's cut; it runs the operation serially over its piece
+ *      (at most VT + 1 steps, fully unrolled, the current keys of A and B in registers,
+ *      the results in registers with a bit mask of what is emitted; in a full tile the
+ *      keys after the slices stand in for sides that run out, so a step only compares
+ *      two keys: merge_sentinel); a block scan of the threads' counts and the tile's offset
  *      from a decoupled look-back over the tiles before (CUB's tile states) give every
  *      result its position; the block stages its results in shared memory at the
  *      alignment of their place in the output and writes them out in 16-byte vectors.
@@ -63,24 +66,27 @@
 
 /* Threads per tile, and merged elements per thread for 32- and 64-bit keys: odd (fewer
  * shared-memory bank conflicts when a thread's results are staged), fewer for wider keys
- * (registers, shared memory); the largest that fit 64 registers without spilling: the
- * kernel is bound by instruction issue (ncu on the H100: about 60% of the issue slots
- * busy, as in Thrust's), and more keys per thread share the per-thread search and scan
- * (docs/performance.md, session 4). Overridable at compile time for tuning runs. */
+ * (registers, shared memory); within 64 registers without spilling, and VT + 1 <= 32 (a
+ * thread's results are a 32-bit mask): the kernel is bound by instruction issue (ncu on
+ * the H100: about 60% of the issue slots busy, as in Thrust's), and more keys per thread
+ * share the per-thread search and scan (docs/performance.md, sessions 4 and 5: 31 / 17
+ * beat 23 / 13 and 27 / 15 on every shape). Overridable at compile time for tuning
+ * runs. */
 #ifndef SET_NT
 #define SET_NT 256
 #endif
 #ifndef SET_VT32
-#define SET_VT32 23
+#define SET_VT32 31
 #endif
 #ifndef SET_VT64
-#define SET_VT64 13
+#define SET_VT64 17
 #endif
 #ifndef SET_MINB /* resident tiles per SM asked of the compiler: at most 64 registers */
 #define SET_MINB (1024 / SET_NT)
 #endif
 template <typename K> struct set_tuning {
     enum { VT = sizeof(K) == 4 ? SET_VT32 : SET_VT64, NV = SET_NT * VT };
+    static_assert(VT + 1 <= 32, "a thread's results are flagged in a 32-bit mask");
 };
 
 /* Size ratio from which AUTO may take RANGE_SEARCH (see gpu_method). */
@@ -131,9 +137,12 @@ static __host__ __device__ I d_upper(const K *x, I lo, I hi, K key) {
 /* The same bounds found by galloping from the end where the answer is expected: the
  * lower bound near hi (the start of a run that ends at a cut), the upper bound near lo
  * (its end after the cut). O(log distance) instead of O(log(hi - lo)): a run's length
- * rather than the tile's or the array's. */
+ * rather than the tile's or the array's. A run that reaches the far end of the range
+ * (all keys equal, a tile inside one long run) is answered by one probe there. */
 template <typename K, typename I>
 static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key) {
+    if (hi > lo && !(x[lo] < key))
+        return lo;
     for (I step = 1; hi > lo; step *= 2) { /* the answer is <= hi */
         I probe = hi - lo > step ? hi - step : lo;
         if (x[probe] < key) {
@@ -147,6 +156,8 @@ static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key) {
 
 template <typename K, typename I>
 static __host__ __device__ I d_upper_fwd(const K *x, I lo, I hi, K key) {
+    if (lo < hi && !(key < x[hi - 1]))
+        return hi;
     for (I step = 1; lo < hi; step *= 2) { /* the answer is >= lo */
         I probe = hi - lo > step ? lo + step - 1 : hi - 1;
         if (key < x[probe]) {
@@ -172,24 +183,44 @@ static __device__ I d_merge_path(const K *a, I na, const K *b, I nb, I d) {
     return lo;
 }
 
-/* The balanced-path cut at diagonal d (sets.h, tsmi_set_split): on global arrays with
- * I = size_t, on a tile in shared memory with I = unsigned. */
+/* d_merge_path on a tile (fewer than 2^LOG keys a side) by LOG halving steps of fixed
+ * count and no branch (binary lifting: a[c - 1] <= b[d - c] holds for the c up to the
+ * answer); a probe past the range is clamped into it and not taken. */
+template <int LOG, typename K>
+static __device__ unsigned tile_merge_path(const K *a, unsigned na, const K *b, unsigned nb,
+                                           unsigned d) {
+    unsigned lo = d > nb ? d - nb : 0;
+    const unsigned hi = d < na ? d : na;
+    if (hi <= lo)
+        return lo;
+#pragma unroll
+    for (int k = LOG - 1; k >= 0; k--) {
+        const unsigned c = lo + (1u << k), m = (c < hi ? c : hi) - 1; /* lo <= m < hi */
+        const bool take = (c <= hi) & (a[m] <= b[d - 1 - m]);
+        lo = take ? c : lo;
+    }
+    return lo;
+}
+
+/* The key x at a merge-path cut (i, j), the first after it in the merge, when its run
+ * crosses the cut (a copy of x just before it in a or b); false otherwise. */
 template <typename K, typename I>
-static __device__ void d_split(const K *a, I na, const K *b, I nb, I d, I *pi, I *pj) {
-    I i = d_merge_path(a, na, b, nb, d), j = d - i;
-    *pi = i, *pj = j;
-    K x;
+static __device__ bool d_run_at(const K *a, I na, const K *b, I nb, I i, I j, K *x) {
     if (i < na && (j >= nb || a[i] <= b[j]))
-        x = a[i];
+        *x = a[i];
     else if (j < nb)
-        x = b[j];
+        *x = b[j];
     else
-        return;
-    if (!((i > 0 && a[i - 1] == x) || (j > 0 && b[j - 1] == x)))
-        return;
-    I la = d_lower_back(a, (I)0, i, x), lb = d_lower_back(b, (I)0, j, x);
-    I ca = d_upper_fwd(a, i, na, x) - la, cb = d_upper_fwd(b, j, nb, x) - lb;
-    I t = (i - la) + (j - lb), mn = ca < cb ? ca : cb, ra, rb;
+        return false;
+    return (i > 0 && a[i - 1] == *x) || (j > 0 && b[j - 1] == *x);
+}
+
+/* The balanced cut in a run that crosses the cut (i, j): the run is a[la, ua) and
+ * b[lb, ub); the copies before the cut are paired, or all of the shorter run come
+ * first (sets.h, tsmi_set_split). */
+template <typename I> static __device__ void d_pair_run(I la, I ua, I lb, I ub, I *pi, I *pj) {
+    const I ca = ua - la, cb = ub - lb, t = (*pi - la) + (*pj - lb), mn = ca < cb ? ca : cb;
+    I ra, rb;
     if (t <= 2 * mn)
         ra = rb = t / 2;
     else if (ca >= cb)
@@ -199,23 +230,81 @@ static __device__ void d_split(const K *a, I na, const K *b, I nb, I d, I *pi, I
     *pi = la + ra, *pj = lb + rb;
 }
 
+/* The balanced-path correction of a merge-path cut (i, j) (sets.h, tsmi_set_split). */
+template <typename K, typename I>
+static __device__ void d_balance(const K *a, I na, const K *b, I nb, I *pi, I *pj) {
+    const I i = *pi, j = *pj;
+    K x;
+    if (!d_run_at(a, na, b, nb, i, j, &x))
+        return;
+    d_pair_run(d_lower_back(a, (I)0, i, x), d_upper_fwd(a, i, na, x), d_lower_back(b, (I)0, j, x),
+               d_upper_fwd(b, j, nb, x), pi, pj);
+}
+
+/* The balanced-path cut at diagonal d (sets.h, tsmi_set_split) on global arrays. */
+template <typename K, typename I>
+static __device__ void d_split(const K *a, I na, const K *b, I nb, I d, I *pi, I *pj) {
+    I i = d_merge_path(a, na, b, nb, d), j = d - i;
+    *pi = i, *pj = j;
+    d_balance(a, na, b, nb, pi, pj);
+}
+
 /* ---- MERGE_PATH ------------------------------------------------------------------------- */
 
 typedef unsigned long long set_count; /* counts and offsets on the device */
 typedef cub::ScanTileState<set_count> set_tile_state;
 
-/* Thread t < ncuts = tiles + 1: the cut at diagonal min(t * NV, na + nb); it also resets
- * the look-back state of tile t (one thread per tile: CUB's InitializeStatus). */
+/* d_merge_path by the four lanes of a group (lane & ~3 .. + 3, all with the same
+ * arguments): each round lanes 1-3 probe the quarter points of the range and a ballot
+ * keeps the quarter that holds the answer, so the dependent loads are log4 of the
+ * range instead of log2. */
+template <typename K>
+static __device__ size_t d_merge_path4(const K *a, size_t na, const K *b, size_t nb, size_t d,
+                                       unsigned lane) {
+    const unsigned r = lane & 3, group = 0xfu << (lane & ~3u);
+    size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+    while (lo < hi) { /* the answer is in [lo, hi]; a[m] <= b[d - 1 - m] for m below it */
+        const size_t n = hi - lo, m = lo + r * n / 4;
+        const bool below = r != 0 && a[m] <= b[d - 1 - m];
+        const unsigned k = __popc(__ballot_sync(group, below)); /* lanes 1..k */
+        const size_t lo1 = k ? lo + k * n / 4 + 1 : lo;
+        hi = k < 3 ? lo + (k + 1) * n / 4 : hi;
+        lo = lo1;
+    }
+    return lo;
+}
+
+/* Lanes 4t .. 4t + 3 of a warp, for t < ncuts = tiles + 1: the cut at diagonal
+ * min(t * NV, na + nb) (d_split), with the merge-path search shared by the four lanes
+ * (d_merge_path4) and the four searches for the bounds of a run that crosses it done
+ * one per lane: the kernel is bound by the latency of loads that depend on each other
+ * (on long runs each bound takes O(log run) of them). Every thread also resets the
+ * look-back state of its index (CUB's InitializeStatus). */
 template <typename K>
 static __global__ void cut_kernel(const K *__restrict__ a, size_t na, const K *__restrict__ b,
                                   size_t nb, size_t ncuts, size_t *cut_a, size_t *cut_b,
                                   set_tile_state tiles) {
-    const size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x, total = na + nb;
+    const size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x, total = na + nb;
+    const size_t t = g / 4 < ncuts ? g / 4 : ncuts - 1; /* all lanes take part in the shuffles */
+    const unsigned lane = threadIdx.x & 31, r = lane & 3;
     tiles.InitializeStatus((int)(ncuts - 1));
-    if (t >= ncuts)
+    const size_t d = t * (size_t)set_tuning<K>::NV < total ? t * (size_t)set_tuning<K>::NV : total;
+    size_t i = d_merge_path4(a, na, b, nb, d, lane), j = d - i, bound = 0;
+    K x;
+    const bool run = d_run_at(a, na, b, nb, i, j, &x);
+    if (run)
+        bound = r == 0   ? d_lower_back(a, (size_t)0, i, x)
+                : r == 1 ? d_upper_fwd(a, i, na, x)
+                : r == 2 ? d_lower_back(b, (size_t)0, j, x)
+                         : d_upper_fwd(b, j, nb, x);
+    const unsigned first = lane & ~3u;
+    const size_t la = __shfl_sync(~0u, bound, first), ua = __shfl_sync(~0u, bound, first + 1),
+                 lb = __shfl_sync(~0u, bound, first + 2), ub = __shfl_sync(~0u, bound, first + 3);
+    if (r != 0 || g / 4 >= ncuts)
         return;
-    size_t d = t * (size_t)set_tuning<K>::NV;
-    d_split(a, na, b, nb, d < total ? d : total, &cut_a[t], &cut_b[t]);
+    if (run)
+        d_pair_run(la, ua, lb, ub, &i, &j);
+    cut_a[t] = i, cut_b[t] = j;
 }
 
 /* What a tiled kernel does with a tile's results. */
@@ -253,6 +342,7 @@ template <typename K> static __device__ unsigned misalign(const K *x) {
  * when it is misaligned or its end is) key by key, so nothing outside x is read. */
 template <typename K> struct vec_slice {
     const K *x;
+    const uint4 *vp; /* grid vector v0 */
     size_t n, v0;
     unsigned off, lead, nv, full_lo, full_hi;
 };
@@ -263,6 +353,7 @@ static __device__ vec_slice<K> slice_of(const K *x, size_t n, size_t s0, unsigne
     vec_slice<K> sl;
     sl.x = x, sl.n = n, sl.off = misalign(x);
     sl.v0 = (s0 + sl.off) / W, sl.lead = (unsigned)((s0 + sl.off) % W);
+    sl.vp = reinterpret_cast<const uint4 *>(x - sl.off) + sl.v0;
     sl.nv = len ? (sl.lead + len + W - 1) / W : 0;
     const size_t head = sl.off ? 1 : 0, end = (n + sl.off) / W; /* full grid vectors */
     sl.full_lo = sl.v0 < head ? (unsigned)(head - sl.v0) : 0;
@@ -274,7 +365,7 @@ static __device__ vec_slice<K> slice_of(const K *x, size_t n, size_t s0, unsigne
 template <typename K> static __device__ uint4 load_vec(const vec_slice<K> &sl, unsigned u) {
     enum { W = set_vec<K>::W };
     if (u >= sl.full_lo && u < sl.full_hi)
-        return __ldg(reinterpret_cast<const uint4 *>(sl.x - sl.off) + (sl.v0 + u));
+        return __ldg(sl.vp + u);
     union {
         uint4 v;
         K k[W];
@@ -366,10 +457,11 @@ static __device__ void put_tile(const K (&res)[ITEMS], unsigned mask, uint4 *sta
 
 /* Shared-memory sizes of tile_kernel, in 16-byte vectors: LOADV for a tile's inputs,
  * loaded by vectors of their own alignment (each slice may take two vectors more than
- * its keys fill; at most NV + 1 keys for sorted input, where cuts are d or d - 1), CAPK
- * the keys that always fit (a tile of unsorted input is clipped to it), ROOM_V the whole
- * buffer: the inputs, or the staged results (NT * (VT + 1) + W keys), plus one vector
- * that the merge may read past the inputs' end. */
+ * its keys fill; at most NV + 1 keys for sorted input, where cuts are d or d - 1, plus
+ * the two sentinels of merge_sentinel), CAPK the keys that always fit (a tile of
+ * unsorted input is clipped to it), ROOM_V the whole buffer: the inputs and the VT + 1
+ * keys that merge_sentinel may read past them, or the staged results (NT * (VT + 1) +
+ * W keys), plus one vector. LOG: bits of a tile-local index (tile_merge_path). */
 template <typename K> struct set_tile_room {
     enum {
         W = set_vec<K>::W,
@@ -377,91 +469,49 @@ template <typename K> struct set_tile_room {
         VQ = (VT * SET_NT + 1 + 4 * W + SET_NT * W - 1) / (SET_NT * W), /* vectors per thread */
         LOADV = SET_NT * VQ,
         CAPK = (LOADV - 4) * W,
+        READV = LOADV + (VT + W) / W,
         STAGEV = (SET_NT * (VT + 1) + W + W - 1) / W,
-        ROOM_V = (LOADV > STAGEV ? LOADV : STAGEV) + 1,
+        ROOM_V = (READV > STAGEV ? READV : STAGEV) + 1,
+        LOG = CAPK < 4096    ? 12
+              : CAPK < 8192  ? 13
+              : CAPK < 16384 ? 14
+                             : 15,
     };
+    static_assert(CAPK < 32768, "LOG covers a tile's keys");
 };
 
-/* Block t: tile t, between cuts t and t + 1, of A (na keys) and B (nb); OP is the
- * operation (compile-time, so the merge step has no run-time flags). The tile's slices
- * of A and B are loaded into shared memory in 16-byte vectors (set_tile_room), then its
- * results are staged there (put_tile). For unsorted input the result is unspecified, but
- * both passes compute the same counts and nothing is read or written out of bounds.
- * gate (SET_WRITE, may be NULL): the counting pass's total; the tile writes nothing when
- * min(*gate, bound) > cap. */
-template <typename K, int OP, set_pass PASS>
-static __global__ void __launch_bounds__(SET_NT, SET_MINB)
-    tile_kernel(const K *__restrict__ a, size_t na_all, const K *__restrict__ b, size_t nb_all,
-                const size_t *__restrict__ cut_a, const size_t *__restrict__ cut_b,
-                set_tile_state tiles, set_count *d_count, const set_count *gate, set_count bound,
-                K *__restrict__ out, size_t cap) {
-    typedef set_tile_room<K> room;
-    enum { VT = set_tuning<K>::VT, W = room::W, VQ = room::VQ, CAPK = room::CAPK };
-    __shared__ uint4 keys_v[room::ROOM_V];
-    __shared__ unsigned cut_ij[SET_NT + 1]; /* a thread's cut: i << 16 | j */
-    __shared__ set_put_smem put_smem;
-    constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
-                            : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
-                            : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
-                                                       : set_emits{1, 1, 0};
-    static_assert(room::ROOM_V * W < 65536, "a tile's cut is packed in 16 + 16 bits");
-    K *const keys = reinterpret_cast<K *>(keys_v);
-    const unsigned tid = threadIdx.x;
-    const int t = blockIdx.x;
-    if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
-        return; /* every block leaves: nobody waits on a look-back */
+/* The emitted keys of an operation (compile-time), as op_emits. */
+template <int OP> struct set_op_emits {
+    static constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
+                                   : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
+                                   : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
+                                                              : set_emits{1, 1, 0};
+};
 
-    /* The tile's slices, clipped to CAPK keys, in vectors of their arrays' aligned
-     * grids: A's nva vectors, then B's nvb; x[s] is grid key s + misalign(x). */
-    const size_t a0 = cut_a[t], b0 = cut_b[t];
-    size_t a1 = cut_a[t + 1], b1 = cut_b[t + 1];
-    a1 = a1 < a0 ? a0 : a1;
-    b1 = b1 < b0 ? b0 : b1;
-    const unsigned na = (unsigned)(a1 - a0 < CAPK ? a1 - a0 : CAPK);
-    const unsigned nb = (unsigned)(b1 - b0 < CAPK - na ? b1 - b0 : CAPK - na);
-    const vec_slice<K> sla = slice_of(a, na_all, a0, na), slb = slice_of(b, nb_all, b0, nb);
-    const unsigned nva = sla.nv, nvb = slb.nv;
-    {
-        uint4 v[VQ];
-#pragma unroll
-        for (int q = 0; q < VQ; q++) {
-            const unsigned u = tid + q * SET_NT;
-            if (u < nva)
-                v[q] = load_vec(sla, u);
-            else if (u < nva + nvb)
-                v[q] = load_vec(slb, u - nva);
-        }
-#pragma unroll
-        for (int q = 0; q < VQ; q++) {
-            const unsigned u = tid + q * SET_NT;
-            if (u < nva + nvb)
-                keys_v[u] = v[q];
-        }
+/* Reads keys of shared memory by their 32-bit shared-memory byte addresses (ld.shared:
+ * the address needs no conversion and no register for the buffer's base). */
+template <typename K> static __device__ K lds_key(unsigned at) {
+    if (sizeof(K) == 4) {
+        unsigned v;
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(at));
+        return (K)v;
     }
-    __syncthreads();
+    unsigned long long v;
+    asm volatile("ld.shared.u64 %0, [%1];" : "=l"(v) : "r"(at));
+    return (K)v;
+}
 
-    /* This thread's piece: from its cut at diagonal tid * VT to the next thread's. */
-    const K *sa = keys + sla.lead, *sb = keys + nva * W + slb.lead;
-    const unsigned tot = na + nb;
-    unsigned i, j;
-    {
-        unsigned d = tid * VT < tot ? tid * VT : tot;
-        d_split(sa, na, sb, nb, d, &i, &j);
-        cut_ij[tid] = i << 16 | j;
-        if (tid == 0)
-            cut_ij[SET_NT] = na << 16 | nb;
-    }
-    __syncthreads();
-    const unsigned i1 = cut_ij[tid + 1] >> 16, j1 = cut_ij[tid + 1] & 0xffff;
-
-    /* The operation over the piece: each step takes one element of A, one of B, or a
-     * pair, and emits at most one key; a piece has at most VT + 1 elements. The current
-     * keys of A and B stay in registers, and a step reads the next key of the side(s) it
-     * took (sa[i1] and sb[j1] lie in the buffer: they may be any key, never used). */
-    K res[VT + 1];
+/* The operation OP over one thread's piece of a tile, from sa + i and sb + j to
+ * sa + i1 and sb + j1: each step takes one key of A, one of B, or a pair, and emits at
+ * most one (res[q], with bit q of the returned mask); a piece has at most VT + 1
+ * elements. The current keys of A and B stay in registers, and a step reads the next
+ * key of the side(s) it took (sa[i1] and sb[j1] lie in the buffer: they may be any key,
+ * never used). Any tile; merge_sentinel is the faster form for full ones. */
+template <typename K, int OP, int VT>
+static __device__ unsigned merge_checked(const K *pa, const K *pb, unsigned ra, unsigned rb,
+                                         K (&res)[VT + 1]) {
+    constexpr set_emits e = set_op_emits<OP>::e;
     unsigned mask = 0;
-    const K *pa = sa + i, *pb = sb + j;
-    unsigned ra = i1 > i ? i1 - i : 0, rb = j1 > j ? j1 - j : 0; /* keys left */
     K x = *pa, y = *pb;
 #pragma unroll
     for (int q = 0; q < VT + 1; q++) {
@@ -477,6 +527,136 @@ static __global__ void __launch_bounds__(SET_NT, SET_MINB)
                 y = *++pb, rb--;
         }
     }
+    return mask;
+}
+
+/* merge_checked on a piece of a full tile (at least VT - 1 elements) whose sides are
+ * each followed in the buffer by the next key of their array (the tile's sentinels).
+ * For sorted input cut by balanced paths, when one side of a piece runs out, the key
+ * after it is larger than every key left on the other side (a balanced cut keeps the
+ * copies of a key that runs across it paired, or all of the shorter run before it):
+ * so a step only compares the current keys, as if neither had run out. Its first VT / 2
+ * steps lie surely in the piece; a later one counts only while the keys taken so far
+ * are fewer than the piece's: oa + ob < lim, with oa and ob the byte offsets of the
+ * current keys in buf and lim the sum of the piece's ends. It may read up to VT keys
+ * past a side's start (never used); for unsorted input the result is unspecified. */
+template <typename K, int OP, int VT>
+static __device__ unsigned merge_sentinel(const K *buf, unsigned oa, unsigned ob, unsigned lim,
+                                          K (&res)[VT + 1]) {
+    constexpr set_emits e = set_op_emits<OP>::e;
+    const unsigned base = (unsigned)__cvta_generic_to_shared(buf);
+    oa += base, ob += base, lim += 2 * base; /* shared-memory addresses from here on */
+    unsigned mask = 0;
+    K x = lds_key<K>(oa), y = lds_key<K>(ob);
+#pragma unroll
+    for (int q = 0; q < VT + 1; q++) {
+        const bool lt = x < y, gt = y < x;
+        bool emit = OP == TSM_SET_INTERSECT    ? !lt && !gt
+                    : OP == TSM_SET_UNION      ? true
+                    : OP == TSM_SET_DIFFERENCE ? lt
+                                               : lt || gt;
+        if (q >= VT / 2)
+            emit = emit && oa + ob < lim;
+        res[q] = e.b && gt ? y : x;
+        if (emit)
+            mask |= 1u << q;
+        if (q < VT) {
+            if (!gt) {
+                oa += sizeof(K);
+                x = lds_key<K>(oa);
+            }
+            if (!lt) {
+                ob += sizeof(K);
+                y = lds_key<K>(ob);
+            }
+        }
+    }
+    return mask;
+}
+
+/* Block t: tile t, between cuts t and t + 1, of A (na keys) and B (nb); OP is the
+ * operation (compile-time, so the merge step has no run-time flags). The tile's slices
+ * of A and B are loaded into shared memory in 16-byte vectors (set_tile_room), then its
+ * results are staged there (put_tile). A full tile (NV - 1 to NV + 1 keys) whose sides
+ * both have a next key in their arrays loads those keys too, after its slices, and
+ * takes merge_sentinel; the others (the last tiles, unsorted input) merge_checked. For
+ * unsorted input the result is unspecified, but both passes compute the same counts and
+ * nothing is read or written out of bounds. gate (SET_WRITE, may be NULL): the counting
+ * pass's total; the tile writes nothing when min(*gate, bound) > cap. */
+template <typename K, int OP, set_pass PASS>
+static __global__ void __launch_bounds__(SET_NT, SET_MINB)
+    tile_kernel(const K *__restrict__ a, size_t na_all, const K *__restrict__ b, size_t nb_all,
+                const size_t *__restrict__ cut_a, const size_t *__restrict__ cut_b,
+                set_tile_state tiles, set_count *d_count, const set_count *gate, set_count bound,
+                K *__restrict__ out, size_t cap) {
+    typedef set_tile_room<K> room;
+    enum { VT = set_tuning<K>::VT, NV = set_tuning<K>::NV, W = room::W, VQ = room::VQ };
+    enum { CAPK = room::CAPK };
+    __shared__ uint4 keys_v[room::ROOM_V];
+    __shared__ unsigned cut_ij[SET_NT + 1]; /* a thread's cut: i << 16 | j */
+    __shared__ set_put_smem put_smem;
+    static_assert(room::ROOM_V * W < 65536, "a tile's cut is packed in 16 + 16 bits");
+    K *const keys = reinterpret_cast<K *>(keys_v);
+    const unsigned tid = threadIdx.x;
+    const int t = blockIdx.x;
+    if (PASS == SET_WRITE && gate && (*gate < bound ? *gate : bound) > cap)
+        return; /* every block leaves: nobody waits on a look-back */
+
+    /* The tile's slices, clipped to CAPK keys (and the sentinels of a full tile), in
+     * vectors of their arrays' aligned grids: A's nva vectors, then B's nvb; x[s] is
+     * grid key s + misalign(x). */
+    const size_t a0 = cut_a[t], b0 = cut_b[t];
+    size_t a1 = cut_a[t + 1], b1 = cut_b[t + 1];
+    a1 = a1 < a0 ? a0 : a1;
+    b1 = b1 < b0 ? b0 : b1;
+    const unsigned na = (unsigned)(a1 - a0 < CAPK ? a1 - a0 : CAPK);
+    const unsigned nb = (unsigned)(b1 - b0 < CAPK - na ? b1 - b0 : CAPK - na);
+    const unsigned tot = na + nb;
+    const bool full = a1 < na_all && b1 < nb_all && tot + 1 >= NV && tot <= NV + 1;
+    const vec_slice<K> sla = slice_of(a, na_all, a0, na + full),
+                       slb = slice_of(b, nb_all, b0, nb + full);
+    const unsigned nva = sla.nv, nvb = slb.nv;
+    {
+        uint4 v[VQ];
+#pragma unroll
+        for (int q = 0; q < VQ; q++) {
+            const unsigned u = tid + q * SET_NT;
+            if (u < nva + nvb)
+                v[q] = u < nva ? load_vec(sla, u) : load_vec(slb, u - nva);
+        }
+#pragma unroll
+        for (int q = 0; q < VQ; q++) {
+            const unsigned u = tid + q * SET_NT;
+            if (u < nva + nvb)
+                keys_v[u] = v[q];
+        }
+    }
+    __syncthreads();
+
+    /* This thread's piece: from its cut at diagonal tid * VT to the next thread's. */
+    const unsigned oa0 = sla.lead, ob0 = nva * W + slb.lead; /* sides' starts in keys */
+    const K *sa = keys + oa0, *sb = keys + ob0;
+    unsigned i, j;
+    {
+        unsigned d = tid * VT < tot ? tid * VT : tot;
+        i = tile_merge_path<room::LOG>(sa, na, sb, nb, d), j = d - i;
+        d_balance(sa, na, sb, nb, &i, &j);
+        cut_ij[tid] = i << 16 | j;
+        if (tid == 0)
+            cut_ij[SET_NT] = na << 16 | nb;
+    }
+    __syncthreads();
+    const unsigned i1 = cut_ij[tid + 1] >> 16, j1 = cut_ij[tid + 1] & 0xffff;
+
+    K res[VT + 1];
+    unsigned mask;
+    if (full)
+        mask = merge_sentinel<K, OP, VT>(keys, (oa0 + i) * (unsigned)sizeof(K),
+                                         (ob0 + j) * (unsigned)sizeof(K),
+                                         (oa0 + i1 + ob0 + j1) * (unsigned)sizeof(K), res);
+    else
+        mask =
+            merge_checked<K, OP, VT>(sa + i, sb + j, i1 > i ? i1 - i : 0, j1 > j ? j1 - j : 0, res);
     put_tile<K, VT + 1, PASS>(res, mask, keys_v, put_smem, tiles, d_count, bound, out, cap);
 }
 
@@ -551,7 +731,7 @@ static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *
         return st;
     {
         size_t *cut_a = (size_t *)cuts, *cut_b = cut_a + tiles + 1;
-        cut_kernel<<<tsmi_blocks(tiles + 1, TSMI_THREADS), TSMI_THREADS, 0, s>>>(
+        cut_kernel<<<tsmi_blocks(4 * (tiles + 1), TSMI_THREADS), TSMI_THREADS, 0, s>>>(
             d_a, na, d_b, nb, tiles + 1, cut_a, cut_b, state);
         TSM_CUDA_LAUNCHED(ctx);
         st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
