@@ -187,16 +187,25 @@ static void gaps(tss_engine *e, const char *const *ids, int nids, uint64_t from,
         fail_msg("tick: %s", err);
 }
 
-/* Receives every alert queued for sub and checks that each stream's seq goes on from
- * next[i] by one; returns how many it received. */
-static int expect_consecutive(void *sub, const char *const *ids, int nids, uint64_t *next) {
+/* The next alert queued for sub within timeout_ms, unpacked (the caller frees it), or
+ * NULL when none came. */
+static Tsmine__V1__Alert *next_alert(void *sub, int timeout_ms) {
     char topic[64];
     uint8_t body[512];
     size_t len = 0;
+    if (receive(sub, timeout_ms, topic, body, sizeof body, &len) != 2)
+        return NULL;
+    Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
+    assert_non_null(m);
+    return m;
+}
+
+/* Receives every alert queued for sub and checks that each stream's seq goes on from
+ * next[i] by one; returns how many it received. */
+static int expect_consecutive(void *sub, const char *const *ids, int nids, uint64_t *next) {
     int got = 0;
-    while (receive(sub, 200, topic, body, sizeof body, &len) == 2) {
-        Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
-        assert_non_null(m);
+    Tsmine__V1__Alert *m;
+    while ((m = next_alert(sub, 200)) != NULL) {
         int i = 0;
         while (i < nids && strcmp(ids[i], m->stream_id) != 0)
             i++;
@@ -301,13 +310,9 @@ static void test_publisher_thread_keeps_order(void **state) {
     print_message("queue of 256 bytes: %llu of 2000 dropped\n", (unsigned long long)a.drops);
     assert_int_equal(a.published[TSS_ALERT_DISCORD] + a.drops, 2000);
     assert_int_equal(a.errors, 0);
-    char topic[64];
-    uint8_t body[512];
-    size_t len = 0;
     uint64_t got = 0, last = 0;
-    while (receive(sub, 200, topic, body, sizeof body, &len) == 2) {
-        Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
-        assert_non_null(m);
+    Tsmine__V1__Alert *m;
+    while ((m = next_alert(sub, 200)) != NULL) {
         assert_true(m->alert_id > last && m->alert_id <= 2000);
         last = m->alert_id, got++;
         tsmine__v1__alert__free_unpacked(m, NULL);
@@ -354,13 +359,9 @@ static void test_publisher_urgent_lane(void **state) {
     /* the order of arrival: the two urgent ones, the burst, then the bulk lane's rest */
     static const uint64_t head[] = {BURST + 2, BURST + 4};
     static const uint64_t tail[] = {BURST + 1, BURST + 3, BURST + 5};
-    char topic[64];
-    uint8_t body[512];
-    size_t len = 0;
     uint64_t got = 0;
-    while (receive(sub, 500, topic, body, sizeof body, &len) == 2) {
-        Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
-        assert_non_null(m);
+    Tsmine__V1__Alert *m;
+    while ((m = next_alert(sub, 500)) != NULL) {
         uint64_t want = got < 2 ? head[got] : got < BURST + 2 ? got - 1 : tail[got - BURST - 2];
         if (m->alert_id != want)
             fail_msg("alert %llu arrived %llu-th, expected alert %llu",
