@@ -68,18 +68,6 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
         out->published[r->alert.kind]++;
 }
 
-/* The per-stream sequence number of the alert being published: the engine's count of
- * the stream's alerts (every kind), which already includes this one. One hash lookup. */
-static uint64_t stream_seq(const tsd_alerts *a, const char *stream_id) {
-    tss_stream_info info;
-    if (!a->engine || tss_engine_stream_find(a->engine, stream_id, &info) != 0)
-        return 0;
-    uint64_t n = 0;
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        n += info.alerts[k];
-    return n;
-}
-
 void tsd_alerts_sync(tsd_alerts *a) {
     tsd_alert_sends sent = a->own;
     if (a->thread) {
@@ -113,7 +101,7 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) 
     tsd_alert_rec r;
     r.alert = *al;
     r.alert_id = a->next_id++;
-    r.seq = stream_seq(a, stream_id);
+    r.seq = al->seq; /* the engine's per-stream count */
     r.detected_at_ns = tsd_realtime_ns();
     size_t n = strnlen(stream_id, TSS_MAX_ID);
     memcpy(r.stream_id, stream_id, n);

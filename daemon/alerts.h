@@ -15,8 +15,8 @@
  *
  * Two modes. Without a publisher thread (tsd_alerts_start not called, or stopped),
  * tsd_alerts_publish encodes and sends on the caller's thread. With one (publisher.h),
- * tsd_alerts_publish only numbers the alert (alert_id, seq, detected_at_ns: the
- * caller's thread owns the engine) and queues it; the thread encodes and sends in
+ * tsd_alerts_publish only numbers the alert (alert_id, detected_at_ns; seq comes
+ * with the alert from the engine) and queues it; the thread encodes and sends in
  * queue order, so each stream's alerts keep their order and seq. The counters below
  * are the caller's thread's: tsd_alerts_sync folds in what the thread counted. */
 #ifndef TSD_ALERTS_H
@@ -53,8 +53,6 @@ static inline void tsd_alert_sends_add(tsd_alert_sends *a, const tsd_alert_sends
 
 typedef struct {
     void *pub;                           /* the PUB socket (not owned) */
-    const tss_engine *engine;            /* per-stream alert counts -> seq (not owned);
-                                          * NULL: seq left 0 */
     uint64_t next_id;                    /* alert_id of the next alert (from 1) */
     uint64_t found[TSS_ALERT_KINDS];     /* handed to tsd_alerts_publish, by kind */
     uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
@@ -82,8 +80,8 @@ void tsd_alerts_sync(tsd_alerts *a);
 
 /* Numbers one alert and sends it (or queues it for the publisher thread); the
  * engine's on_alert callback (user = the tsd_alerts). O(length of the stream id);
- * consumes an alert_id even when the send fails. seq: the stream's count of alerts so
- * far, this one included (the engine counts each alert before its callback and
+ * consumes an alert_id even when the send fails. seq: alert->seq, the stream's count of
+ * alerts so far, this one included (the engine sets it before its callback and
  * checkpoints the counts), so 1, 2, 3, ... per stream. */
 void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *alert);
 

@@ -116,7 +116,6 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         goto fail;
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
-    d->alerts.engine = d->engine; /* per-stream alert seq (alerts.h) */
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;

@@ -296,9 +296,12 @@ static void emit(tss_engine *e, tss_stream *s) {
     for (int q = 0; q < 2; q++) {
         tss_alert_buf *b = bufs[q];
         for (size_t k = 0; k < b->n; k++) {
-            const tss_alert *a = &b->item[k];
+            tss_alert *a = &b->item[k];
             s->alerts[a->kind]++;
             e->c.alerts[a->kind]++;
+            a->seq = 0;
+            for (int kind = 0; kind < TSS_ALERT_KINDS; kind++)
+                a->seq += s->alerts[kind];
             if (e->opt.on_alert)
                 e->opt.on_alert(e->opt.user, s->id, a);
         }

@@ -63,6 +63,8 @@ typedef struct {
     double distance;            /* nn distance (MOTIF: the pair's distance; GAP: 0) */
     uint64_t neighbor_seq;      /* the neighbour's (or other motif member's) start */
     double threshold;           /* r in force when it was found (MOTIF, GAP: 0) */
+    uint64_t seq;               /* set when the engine hands it over: the stream's alerts so far, of
+                                 * every kind, this one included (1, 2, ...; kept across checkpoints) */
 } tss_alert;
 
 /* Receives each alert; stream_id stays valid only during the call. */

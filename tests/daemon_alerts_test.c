@@ -168,7 +168,6 @@ static tss_engine *gap_engine(tsd_alerts *a) {
     char err[256] = "";
     if (tss_engine_new(&opt, &e, err, sizeof err) != 0)
         fail_msg("tss_engine_new: %s", err);
-    a->engine = e;
     return e;
 }
 

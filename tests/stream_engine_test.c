@@ -114,7 +114,7 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, size_t excl, model_sta
             ms->alerted[ms->nalerted++] = seq;
             expect_push(x,
                         (tss_alert){TSS_ALERT_DISCORD, seq, (int64_t)seq * ST_PERIOD, (uint32_t)m,
-                                    d[k].distance, w0 + (uint64_t)d[k].neighbor, ms->r},
+                                    d[k].distance, w0 + (uint64_t)d[k].neighbor, ms->r, 0},
                         0);
         }
         free(d);
@@ -130,7 +130,7 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, size_t excl, model_sta
             ms->have_motif = 1, ms->ma = a, ms->mb = b;
             expect_push(x,
                         (tss_alert){TSS_ALERT_MOTIF, a, (int64_t)a * ST_PERIOD, (uint32_t)m,
-                                    mo.distance, b, 0.0},
+                                    mo.distance, b, 0.0, 0},
                         0);
         }
     }
@@ -160,7 +160,7 @@ static void model_left(tsm_ctx *ctx, const st_input *in, const tss_params *p, si
                  in->id, i, d, lmp);
     expect_push(x,
                 (tss_alert){TSS_ALERT_LEFT_DISCORD, in->seq[i], (int64_t)in->seq[i] * ST_PERIOD,
-                            (uint32_t)m, d, in->seq[bj], ms->r},
+                            (uint32_t)m, d, in->seq[bj], ms->r, 0},
                 d < ms->r * (1 + REL));
 }
 
@@ -174,7 +174,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, expect 
             uint64_t from = in->seq[k - 1] + 1;
             expect_push(x,
                         (tss_alert){TSS_ALERT_GAP, from, (int64_t)from * ST_PERIOD,
-                                    (uint32_t)(in->seq[k] - from), 0, 0, 0},
+                                    (uint32_t)(in->seq[k] - from), 0, 0, 0, 0},
                         0);
             seg0 = k;
         }
@@ -386,9 +386,9 @@ static int by_everything(const void *a, const void *b) {
     return by_start(&x->a, &y->a);
 }
 
-/* Field by field, doubles bit for bit. */
+/* Field by field, doubles bit for bit, the per-stream seq too. */
 static int same_alert(const tss_alert *x, const tss_alert *y) {
-    return x->kind == y->kind && x->start_seq == y->start_seq &&
+    return x->kind == y->kind && x->seq == y->seq && x->start_seq == y->start_seq &&
            x->start_timestamp_ns == y->start_timestamp_ns && x->length == y->length &&
            memcmp(&x->distance, &y->distance, sizeof x->distance) == 0 &&
            x->neighbor_seq == y->neighbor_seq &&
