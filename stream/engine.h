@@ -28,7 +28,8 @@
  * pass's DISCORDs, by start, then its MOTIF, right after the sample of its pass point),
  * and that per-stream order does not depend on how samples were grouped into batches
  * and ticks, nor on the thread count. The interleaving of different streams does
- * depend on the grouping (it is deterministic for a given sequence of calls).
+ * depend on the grouping (it is deterministic for a given sequence of calls; with
+ * overlap_passes also on when the passes finish).
  *
  * Sequence numbers: a batch must start at the stream's next expected sequence number.
  * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
