@@ -191,7 +191,7 @@ static void w_stream(writer *w, const tss_stream *s) {
 }
 
 int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
-    tssi_engine_settle(e, NULL, 0); /* the pending passes change the alerted sets */
+    tss_engine_flush(e, NULL, 0); /* the pending passes change the alerted sets */
     writer *w = calloc(1, sizeof *w);
     if (!w) {
         tssi_say(err, errlen, "checkpoint: out of memory");

@@ -204,18 +204,24 @@ tsm_backend tss_engine_backend(const tss_engine *e) {
     return e->backend;
 }
 
-int tssi_engine_reserve_dirty(tss_engine *e, size_t more) {
-    if (more <= e->dirty_cap - e->ndirty)
+/* Room for need entries in the stream list *list of capacity *cap (grown by doubling);
+ * 0, or -1 when out of memory (the list unchanged). */
+static int reserve_streams(tss_stream ***list, size_t *cap, size_t need) {
+    if (need <= *cap)
         return 0;
-    size_t cap = e->dirty_cap ? 2 * e->dirty_cap : 64;
-    while (cap - e->ndirty < more)
-        cap *= 2;
-    tss_stream **d = realloc(e->dirty, cap * sizeof *d);
-    if (!d)
+    size_t c = *cap ? 2 * *cap : 64;
+    while (c < need)
+        c *= 2;
+    tss_stream **l = realloc(*list, c * sizeof *l);
+    if (!l)
         return -1;
-    e->dirty = d;
-    e->dirty_cap = cap;
+    *list = l;
+    *cap = c;
     return 0;
+}
+
+int tssi_engine_reserve_dirty(tss_engine *e, size_t more) {
+    return reserve_streams(&e->dirty, &e->dirty_cap, e->ndirty + more);
 }
 
 int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s) {
@@ -261,18 +267,6 @@ static uint32_t plan(tss_stream *s) {
     chunk = chunk < to_pass ? chunk : to_pass;
     s->chunk = (uint32_t)(chunk < slack ? chunk : slack);
     return s->chunk;
-}
-
-/* Room on the waiting list for n streams; 0 or -1 (out of memory). */
-static int reserve_wait(tss_engine *e, size_t n) {
-    if (n <= e->wait_cap)
-        return 0;
-    tss_stream **w = realloc(e->wait, n * sizeof *w);
-    if (!w)
-        return -1;
-    e->wait = w;
-    e->wait_cap = n;
-    return 0;
 }
 
 static int by_index(const void *a, const void *b) {
@@ -356,13 +350,8 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
  * overlap_passes, else at once (joined by the caller). Returns tss_passes_start's
  * status (message on e->wide). */
 static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
-    if (n > e->fly_cap) {
-        tss_stream **f = realloc(e->fly, n * sizeof *f);
-        if (!f)
-            return tsm_fail(e->wide, TSM_ENOMEM, "out of memory for %zu passes", n);
-        e->fly = f;
-        e->fly_cap = n;
-    }
+    if (reserve_streams(&e->fly, &e->fly_cap, n) != 0)
+        return tsm_fail(e->wide, TSM_ENOMEM, "out of memory for %zu passes", n);
     double t0 = tssi_now();
     tsm_status st = tss_passes_start(e->wide, &e->arena, due, n, &e->passes);
     memcpy(e->fly, due, n * sizeof *due);
@@ -407,15 +396,11 @@ static int advance_passes(tss_engine *e, int block, char *err, unsigned errlen) 
     return rc;
 }
 
-int tssi_engine_settle(tss_engine *e, char *err, unsigned errlen) {
-    int rc = advance_passes(e, 1, err, errlen);
+int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
+    int rc = advance_passes(e, 1, err, errlen); /* joins, launches the waiting */
     if (e->nfly && tssi_engine_join(e, 1, rc ? NULL : err, errlen) != 0)
         rc = -1;
     return rc;
-}
-
-int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
-    return tssi_engine_settle(e, err, errlen);
 }
 
 /* Whether a dirty stream has staged samples that wait for its passes (to be launched,
@@ -527,7 +512,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
         return advance_passes(e, 0, err, errlen); /* the passes of earlier ticks */
     e->ticks_with_work++;
     tss_stream **act = malloc(e->ndirty * sizeof *act);
-    if (!act || reserve_wait(e, e->nwait + e->ndirty) != 0) {
+    if (!act || reserve_streams(&e->wait, &e->wait_cap, e->nwait + e->ndirty) != 0) {
         free(act);
         tssi_say(err, errlen, "out of memory for a tick over %zu streams", e->ndirty);
         return -1;
@@ -555,7 +540,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
 
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
     size_t len = strlen(prefix), n = 0;
-    tssi_engine_settle(e, NULL, 0); /* the passes read r */
+    tss_engine_flush(e, NULL, 0); /* the passes read r */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         if (isnan(s->p.range) && strncmp(s->id, prefix, len) == 0) {
@@ -580,7 +565,7 @@ size_t tss_engine_reparam(tss_engine *e) {
     size_t n = 0;
     if (!e->opt.params_for)
         return 0;
-    tssi_engine_settle(e, NULL, 0); /* a new shape frees the window the passes read */
+    tss_engine_flush(e, NULL, 0); /* a new shape frees the window the passes read */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         tss_params p;

@@ -54,9 +54,6 @@ int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
 /* Joins the passes in flight (engine.c); emit = 0 drops their alerts (destroy). 0, or
  * -1 with the message in err. */
 int tssi_engine_join(tss_engine *e, int emit, char *err, unsigned errlen);
-/* Joins the passes in flight, launches the waiting ones and joins those too: afterwards
- * no pass is pending and every alert has been handed over. 0, or -1 with err. */
-int tssi_engine_settle(tss_engine *e, char *err, unsigned errlen);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
 

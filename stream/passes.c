@@ -284,12 +284,7 @@ static size_t regular(item *it, size_t n) {
 void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nworkers) {
     item *it = p->it;
     tsm_discord *disc = NULL;
-    p->st = TSM_OK;
-    for (size_t k = 0; k < p->ni; k++)
-        if (it[k].calibrate) {
-            p->st = calibrate_all(ctx, it, p->ni);
-            break;
-        }
+    p->st = calibrate_all(ctx, it, p->ni);
     const size_t ni = regular(it, p->ni);
     if (ni)
         p->st = worse(p->st, run_groups(ctx, it, ni, "window passes", &disc));
