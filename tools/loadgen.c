@@ -248,11 +248,8 @@ static int receive_alert(lg_run *r, void *sock, lg_arena *arena) {
 static void *subscriber(void *arg) {
     lg_run *r = arg;
     void *sock = client_socket(r->zctx, ZMQ_SUB, r->o.alerts, 0, 0, "loadgen");
-    lg_arena *arena = malloc(sizeof *arena);
-    if (!sock || !arena) {
-        if (sock)
-            zmq_close(sock);
-        free(arena);
+    lg_arena arena;
+    if (!sock) {
         r->failed = 1;
         return NULL;
     }
@@ -263,10 +260,9 @@ static void *subscriber(void *arg) {
         zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
         if (zmq_poll(&item, 1, 50) <= 0)
             continue;
-        for (int k = 0; k < 65536 && receive_alert(r, sock, arena) == 0; k++)
+        for (int k = 0; k < 65536 && receive_alert(r, sock, &arena) == 0; k++)
             ;
     }
-    free(arena);
     zmq_close(sock);
     return NULL;
 }
