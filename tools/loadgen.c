@@ -18,9 +18,13 @@
  * Latency: for each planted anomaly (m samples of a period-5 sine of amplitude 10 in place of the
  * walk: no smooth walk resembles it), the first LEFT_DISCORD alert whose subsequence overlaps it;
  * measured from the send of the message holding the subsequence's last sample to the alert's
- * arrival here (one process, one monotonic clock). The daemon's parameters (window, m, hop, range)
- * come from its own configuration: this program only publishes, and needs m and the
- * window only to plant anomalies where a warm window can see them. */
+ * arrival here (one process, one monotonic clock). "daemon_p50_ms" and "daemon_p99_ms" are the
+ * daemon's part of it: from the same send to the alert's detected_at_ns, when the daemon's engine
+ * handed it over (both CLOCK_REALTIME of this host); the rest is the publisher's queue, ZeroMQ and
+ * this subscriber. The subscriber has a ZeroMQ context (an I/O thread) of its own, so that the
+ * senders' traffic does not delay the alerts it reads. The daemon's parameters (window, m, hop,
+ * range) come from its own configuration: this program only publishes, and needs m and the window
+ * only to plant anomalies where a warm window can see them. */
 #include "client.h"
 
 #include <errno.h>
@@ -56,10 +60,12 @@ typedef struct {
     size_t nbatches;          /* per stream */
     size_t nanom;             /* anomalies per stream */
     _Atomic int64_t *sent_ns; /* [stream][batch]: monotonic ns when it was handed to ZeroMQ */
+    int64_t *sent_rt_ns;      /* the same moment by CLOCK_REALTIME (ordered by sent_ns) */
     unsigned char *matched;   /* [stream][anomaly]: its latency was taken (subscriber only) */
     double *lat_ms;           /* latencies, in arrival order (subscriber only) */
+    double *daemon_ms;        /* their daemon parts (subscriber only) */
     size_t nlat, unmatched, alerts_by_kind[5];
-    void *zctx;
+    void *zctx, *sub_zctx; /* the senders' and control's; the subscriber's */
     atomic_int stop;
     int failed;
 } lg_run;
@@ -147,6 +153,7 @@ static void *sender(void *arg) {
                 while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
                 }
             }
+            r->sent_rt_ns[s * r->nbatches + b] = client_realtime_ns();
             atomic_store_explicit(&r->sent_ns[s * r->nbatches + b], mono_ns(),
                                   memory_order_release);
             if (len == 0 || zmq_send(sock, buf, len, 0) < 0) {
@@ -187,6 +194,8 @@ static void take_alert(lg_run *r, const Tsmine__V1__Alert *al, int64_t now) {
                 r->matched[s * r->nanom + k] = 1;
                 int64_t t =
                     atomic_load_explicit(&r->sent_ns[s * r->nbatches + b], memory_order_acquire);
+                r->daemon_ms[r->nlat] =
+                    1e-6 * (double)(al->detected_at_ns - r->sent_rt_ns[s * r->nbatches + b]);
                 r->lat_ms[r->nlat++] = 1e-6 * (double)(now - t);
             }
             return;
@@ -247,7 +256,7 @@ static int receive_alert(lg_run *r, void *sock, lg_arena *arena) {
  * after each poll. */
 static void *subscriber(void *arg) {
     lg_run *r = arg;
-    void *sock = client_socket(r->zctx, ZMQ_SUB, r->o.alerts, 0, 0, "loadgen");
+    void *sock = client_socket(r->sub_zctx, ZMQ_SUB, r->o.alerts, 0, 0, "loadgen");
     lg_arena arena;
     if (!sock) {
         r->failed = 1;
@@ -314,7 +323,8 @@ static void print_counters(const char *key, Tsmine__V1__Counter **c, size_t n) {
 
 /* Prints ,"time_split":{"PHASE":share,...} of the daemon's busy time between two
  * STATUS replies (every ns_PHASE counter but ns_busy), then busy_s and busy_share
- * (busy over the wall time `seconds`). */
+ * (busy over the wall time `seconds`), and the same share of the wall time for each of
+ * the daemon's other threads (thread_ns_NAME counters: "threads_busy":{NAME:share}). */
 static void print_split(const Tsmine__V1__ControlReply *a, const Tsmine__V1__ControlReply *b,
                         double seconds) {
     double busy = 1e-9 * (double)(counter_of(b, "ns_busy") - counter_of(a, "ns_busy"));
@@ -331,6 +341,18 @@ static void print_split(const Tsmine__V1__ControlReply *a, const Tsmine__V1__Con
     }
     printf("},\"busy_s\":%.3f,\"busy_share\":", busy);
     client_print_double(stdout, seconds > 0 ? busy / seconds : NAN);
+    printf(",\"threads_busy\":{");
+    first = 1;
+    for (size_t i = 0; i < b->n_counters; i++) {
+        const char *name = b->counters[i]->name;
+        if (strncmp(name, "thread_ns_", 10) != 0)
+            continue;
+        double t = 1e-9 * (double)(b->counters[i]->value - counter_of(a, name));
+        printf("%s\"%s\":", first ? "" : ",", name + 10);
+        client_print_double(stdout, seconds > 0 ? t / seconds : NAN);
+        first = 0;
+    }
+    printf("}");
 }
 
 /* Prints the JSON result line; a and b are the daemon's STATUS before the first send
@@ -341,6 +363,7 @@ static void report(lg_run *r, double seconds, double seconds_accepted, int64_t g
     const lg_opts *o = &r->o;
     size_t total = o->streams * o->samples;
     qsort(r->lat_ms, r->nlat, sizeof *r->lat_ms, cmp_double);
+    qsort(r->daemon_ms, r->nlat, sizeof *r->daemon_ms, cmp_double);
     printf("{\"bench\":\"daemon_ingest\",\"streams\":%zu,\"window\":%zu,\"m\":%zu,\"hop\":",
            o->streams, o->window, o->m);
     client_print_double(stdout, o->hop ? (double)o->hop : NAN);
@@ -356,6 +379,10 @@ static void report(lg_run *r, double seconds, double seconds_accepted, int64_t g
     client_print_double(stdout, quantile(r->lat_ms, r->nlat, 0.99));
     printf(",\"max_ms\":");
     client_print_double(stdout, quantile(r->lat_ms, r->nlat, 1.0));
+    printf(",\"daemon_p50_ms\":");
+    client_print_double(stdout, quantile(r->daemon_ms, r->nlat, 0.5));
+    printf(",\"daemon_p99_ms\":");
+    client_print_double(stdout, quantile(r->daemon_ms, r->nlat, 0.99));
     printf(",\"left_discords_unmatched\":%zu,\"alerts\":{\"DISCORD\":%zu,\"LEFT_DISCORD\":%zu,"
            "\"MOTIF\":%zu,\"GAP\":%zu}",
            r->unmatched, r->alerts_by_kind[1], r->alerts_by_kind[2], r->alerts_by_kind[3],
@@ -410,10 +437,14 @@ static int bench(lg_opts *o) {
            anomaly_at(o, 0, r.nanom) + o->m <= o->samples)
         r.nanom++;
     r.sent_ns = calloc(o->streams * r.nbatches, sizeof *r.sent_ns);
+    r.sent_rt_ns = calloc(o->streams * r.nbatches, sizeof *r.sent_rt_ns);
     r.matched = calloc(o->streams * r.nanom + 1, 1);
     r.lat_ms = calloc(o->streams * r.nanom + 1, sizeof *r.lat_ms);
+    r.daemon_ms = calloc(o->streams * r.nanom + 1, sizeof *r.daemon_ms);
     r.zctx = zmq_ctx_new();
-    if (!r.sent_ns || !r.matched || !r.lat_ms || !r.zctx) {
+    r.sub_zctx = zmq_ctx_new();
+    if (!r.sent_ns || !r.sent_rt_ns || !r.matched || !r.lat_ms || !r.daemon_ms || !r.zctx ||
+        !r.sub_zctx) {
         fprintf(stderr, "tsmine-loadgen: out of memory\n");
         return EX_SOFTWARE;
     }
@@ -469,8 +500,9 @@ out:
         tsmine__v1__control_reply__free_unpacked(base, NULL);
     if (last)
         tsmine__v1__control_reply__free_unpacked(last, NULL);
-    free(r.sent_ns), free(r.matched), free(r.lat_ms);
+    free(r.sent_ns), free(r.sent_rt_ns), free(r.matched), free(r.lat_ms), free(r.daemon_ms);
     zmq_ctx_term(r.zctx);
+    zmq_ctx_term(r.sub_zctx);
     return rc;
 }
 
