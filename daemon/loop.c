@@ -4,9 +4,12 @@
  * Each iteration: wait for input at most until the next deadline (tick, watchdog);
  * read up to DRAIN_BATCH messages per ingest socket (a bound, so that control
  * requests and ticks are never starved by a flood); serve control requests; tick
- * when tick_ms has passed since the last tick began or when PENDING_TICK samples wait;
- * then the periodic duties (checkpoint, STATUS= line, metrics snapshot) and the
- * signal flags. A sticky device error (tss_engine_device_lost) ends the loop with a
+ * as soon as the ingest sockets are empty and samples wait, or when PENDING_TICK
+ * samples wait, or when tick_ms has passed since the last tick began (the batching is
+ * adaptive: a tick takes what arrived during the one before, so a sample waits for at
+ * most the tick in progress under any load, and ticks grow with the load by
+ * themselves); then the periodic duties (checkpoint, STATUS= line, metrics snapshot)
+ * and the signal flags. A sticky device error (tss_engine_device_lost) ends the loop with a
  * checkpoint and TSD_EXIT_DEVICE_LOST (DESIGN 2; device_lost below). The time of
  * each iteration outside zmq_poll is the daemon's busy time (metrics.h splits it by
  * phase). */
@@ -23,11 +26,13 @@
 
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024
-/* Staged samples that trigger a tick before tick_ms (bounds latency and staging
- * memory under heavy load). Under saturation a drain stages far more than this, so
- * ticks grow by themselves; below it, this is the wait for a tick: 1.6 ms at 10^7
- * samples/s (the GPU bar, issue 4). */
+/* Staged samples that trigger a tick even while the ingest sockets still hold more
+ * (bounds latency and staging memory under a flood: a full drain stages up to
+ * DRAIN_BATCH messages first). */
 #define PENDING_TICK (1u << 14)
+/* The metrics snapshot's interval: it walks every stream (ring occupancy), too much
+ * to do after every tick with 10^4 streams; a scrape sees counters at most this old. */
+#define METRICS_NS 100000000ull
 /* On SIGTERM, messages still read from the ingest queues before stopping. */
 #define STOP_DRAIN_MAX (64u * DRAIN_BATCH)
 /* STATUS= line interval. */
@@ -37,7 +42,7 @@
 #define PUBLISH_QUEUE (32u << 20)
 
 typedef struct {
-    uint64_t next_tick, next_checkpoint, next_status;
+    uint64_t next_tick, next_checkpoint, next_status, next_metrics;
     uint64_t status_samples; /* samples at the last STATUS= line */
     uint64_t status_at;
 } timers;
@@ -197,17 +202,19 @@ static int run(tsd_daemon *d) {
             break;
         }
         uint64_t woke = tsd_now_ns();
+        int more = 0; /* a drain stopped at its bound: the socket may hold more */
         if (items[0].revents & ZMQ_POLLIN)
-            drain(d, d->sock.ingest, 0, DRAIN_BATCH);
+            more |= drain(d, d->sock.ingest, 0, DRAIN_BATCH) == DRAIN_BATCH;
         if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
-            drain(d, d->sock.sub, 1, DRAIN_BATCH);
+            more |= drain(d, d->sock.sub, 1, DRAIN_BATCH) == DRAIN_BATCH;
         if (items[1].revents & ZMQ_POLLIN) {
             tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);
         }
 
         now = tsd_now_ns();
-        if (now >= t.next_tick || tss_engine_pending(d->engine) >= PENDING_TICK) {
+        const size_t pending = tss_engine_pending(d->engine);
+        if (now >= t.next_tick || pending >= PENDING_TICK || (pending && !more)) {
             uint64_t started = now;
             if ((rc = tick(d)) != 0)
                 break;
@@ -217,10 +224,13 @@ static int run(tsd_daemon *d) {
              * however long ticks take; after an overrun the next tick runs at once
              * (after one drain), without catching up on the ones missed. */
             t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
+        }
+        if (d->metrics && now >= t.next_metrics) {
             tsd_metrics_snapshot snap;
             tsd_alerts_sync(&d->alerts);
             tsd_daemon_snapshot(d, &snap);
             tsd_metrics_publish(d->metrics, &snap);
+            t.next_metrics = now + METRICS_NS;
         }
         if (d->cfg.checkpoint_interval_s && now >= t.next_checkpoint) {
             tsd_daemon_checkpoint(d);

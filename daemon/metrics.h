@@ -2,8 +2,8 @@
  *
  * Threads: the HTTP server (libmicrohttpd) answers from its own thread. It never
  * touches the engine or the daemon's counters: the main loop copies them into a
- * snapshot after every tick (tsd_metrics_publish, a mutex-protected memcpy of a few
- * hundred bytes) and the handler formats its own copy of the latest snapshot. */
+ * snapshot every 100 ms at most (tsd_metrics_publish, a mutex-protected memcpy of a
+ * few hundred bytes) and the handler formats its own copy of the latest snapshot. */
 #ifndef TSD_METRICS_H
 #define TSD_METRICS_H
 
@@ -49,6 +49,7 @@ typedef struct {
     uint64_t pending;   /* accepted, not yet processed */
     uint64_t ticks;
     uint64_t busy_ns;              /* main thread outside zmq_poll */
+    uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
     uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
     tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
 } tsd_metrics_snapshot;
