@@ -80,6 +80,15 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
         snprintf(err, errlen, "zmq_ctx_new: %s", zmq_strerror(errno));
         return -1;
     }
+    /* Two I/O threads: the alerts' (PUB: hundreds of thousands of small frames a second
+     * at full load) apart from the ingest's and control's, so that a burst of alerts
+     * never delays the samples coming in (ZMQ_AFFINITY below picks the thread). */
+    if (zmq_ctx_set(s->zctx, ZMQ_IO_THREADS, 2) != 0) {
+        snprintf(err, errlen, "zmq_ctx_set(ZMQ_IO_THREADS): %s", zmq_strerror(errno));
+        tsd_sockets_close(s);
+        return -1;
+    }
+    const uint64_t io_in = 1, io_alerts = 2; /* bit k: I/O thread k */
     /* CURVE (security.h): keys and the ZAP handler before any socket can take a peer. */
     if (cfg->curve_secret_key_file[0] &&
         tsd_security_open(&s->security, s->zctx, cfg->curve_secret_key_file,
@@ -95,6 +104,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
     int64_t maxmsg = 2 * (int64_t)cfg->max_message_size;
 
     if (!(s->ingest = new_socket(s->zctx, s->security, ZMQ_PULL, 0, "ingest", err, errlen)) ||
+        setopt(s->ingest, ZMQ_AFFINITY, io_in, sizeof io_in, "ingest", err, errlen) ||
         setopt(s->ingest, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
         setopt(s->ingest, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
         goto fail;
@@ -105,6 +115,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
     if (cfg->n_ingest_sub_endpoints) {
         if (!(s->sub = new_socket(s->zctx, s->security, ZMQ_SUB, 0, "ingest (subscribe)", err,
                                   errlen)) ||
+            setopt(s->sub, ZMQ_AFFINITY, io_in, sizeof io_in, "ingest", err, errlen) ||
             setopt(s->sub, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
             setopt(s->sub, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
             goto fail;
@@ -123,6 +134,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
      * queue plus the kernel's send buffer: fixed at TSD_ALERTS_SNDBUF rather than
      * autotuned (up to tcp_wmem's maximum, 4 MiB on Linux), so that bound is known. */
     if (!(s->pub = new_socket(s->zctx, s->security, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
+        setopt(s->pub, ZMQ_AFFINITY, io_alerts, sizeof io_alerts, "alerts", err, errlen) ||
         setopt(s->pub, ZMQ_SNDHWM, cfg->alerts_hwm, sizeof(int), "alerts", err, errlen) ||
         setopt(s->pub, ZMQ_SNDBUF, TSD_ALERTS_SNDBUF, sizeof(int), "alerts", err, errlen) ||
         attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
@@ -136,6 +148,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
      * (tests/integration/hostile_test.py --case raw). A ROUTER drops a reply to a gone
      * or full peer and nothing else. */
     if (!(s->control = new_socket(s->zctx, s->security, ZMQ_ROUTER, 0, "control", err, errlen)) ||
+        setopt(s->control, ZMQ_AFFINITY, io_in, sizeof io_in, "control", err, errlen) ||
         setopt(s->control, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
                errlen) ||
         (!s->security && refuse_zmtp1(s->control, "control", err, errlen)) ||
