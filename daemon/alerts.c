@@ -78,6 +78,7 @@ void tsd_alerts_sync(tsd_alerts *a) {
     memcpy(a->published, sent.published, sizeof a->published);
     a->drops = sent.drops + a->queue_drops;
     a->errors = sent.errors;
+    a->ns_send = sent.ns_send;
 }
 
 int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen) {

@@ -42,13 +42,14 @@ typedef struct {
     uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
     uint64_t drops;                      /* not handed to ZeroMQ */
     uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
+    uint64_t ns_send;                    /* time spent encoding and sending them */
 } tsd_alert_sends;
 
 /* Adds b's counts into a. */
 static inline void tsd_alert_sends_add(tsd_alert_sends *a, const tsd_alert_sends *b) {
     for (int k = 0; k < TSS_ALERT_KINDS; k++)
         a->published[k] += b->published[k];
-    a->drops += b->drops, a->errors += b->errors;
+    a->drops += b->drops, a->errors += b->errors, a->ns_send += b->ns_send;
 }
 
 typedef struct {
@@ -58,6 +59,7 @@ typedef struct {
     uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
     uint64_t drops;                      /* not handed to ZeroMQ: sent to no subscriber */
     uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
+    uint64_t ns_send;                    /* the publisher thread's time sending */
     uint64_t ns_publish;                 /* time in tsd_alerts_publish (threaded: numbering
                                           * and queueing only) */
     tsd_ratelimit limit;                 /* log lines about failed sends */

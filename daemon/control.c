@@ -151,6 +151,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"ns_busy", s.busy_ns},
         {"thread_ns_discord", (uint64_t)(s.pass_seconds[TSD_PASS_DISCORD] * 1e9)},
         {"thread_ns_motif", (uint64_t)(s.pass_seconds[TSD_PASS_MOTIF] * 1e9)},
+        {"thread_ns_publisher", s.publisher_ns},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);

@@ -155,6 +155,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
     s->alert_drops = d->alerts.drops;
     s->busy_ns = d->ns_busy;
+    s->publisher_ns = d->alerts.ns_send;
     uint64_t *ph = s->phase_ns;
     ph[TSD_PHASE_DECODE] = in->ns_decode;
     ph[TSD_PHASE_STAGE] = in->ns_stage;

@@ -26,6 +26,9 @@
 
 #define TSD_PUB_BUCKETS (1u << 16)
 #define URGENT_SHARE    8 /* the urgent lane gets 1/URGENT_SHARE of the capacity */
+/* Bytes of entries sent between two returns of their room to the lane (a few hundred
+ * alerts): taking a whole burst at once would keep its room until the last was sent. */
+#define SLICE_BYTES (64u << 10)
 
 typedef struct {
     unsigned char *ring; /* cap bytes, 8-aligned; [head, head + n) mod cap are queued */
@@ -80,14 +83,18 @@ static size_t send_entries(tsd_publisher *p, const lane *q, size_t *head, size_t
     return done;
 }
 
-/* Sends what q holds now (outside the lock; the bytes stay taken until sent, so push
- * cannot overwrite them) and frees it. Called and returns with mu held. */
+/* Sends about SLICE_BYTES of what q holds (outside the lock; the bytes stay taken
+ * until sent, so push cannot overwrite them) and frees them. Called and returns with
+ * mu held. */
 static void drain(tsd_publisher *p, lane *q, int bulk) {
     size_t head = q->head;
-    const size_t take = q->n;
+    /* whole entries: the last one may end past SLICE_BYTES */
+    const size_t take = q->n < SLICE_BYTES ? q->n : SLICE_BYTES;
     pthread_mutex_unlock(&p->mu);
     tsd_alert_sends sent = {0};
+    const uint64_t t0 = tsd_now_ns();
     const size_t done = send_entries(p, q, &head, take, bulk, &sent);
+    sent.ns_send = tsd_now_ns() - t0;
     pthread_mutex_lock(&p->mu);
     q->n -= done;
     q->head = q->n ? head : 0; /* empty: start over, so that a queue that keeps up stays
