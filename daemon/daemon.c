@@ -82,6 +82,13 @@ static int open_engine(tsd_daemon *d) {
     }
     tsd_log(TSD_LOG_INFO, "backend: %s%s", tsm_backend_name(tss_engine_backend(d->engine)),
             want == TSM_BACKEND_AUTO ? " (auto)" : "");
+    const char *why;
+    int sms = tss_engine_pass_sms(d->engine, &why);
+    if (sms)
+        tsd_log(TSD_LOG_INFO, "passes: confined to %d SMs, the others kept for the rounds", sms);
+    else if (tss_engine_backend(d->engine) == TSM_BACKEND_CUDA)
+        tsd_log(TSD_LOG_WARNING, "passes: not confined, they share every SM with the rounds: %s",
+                why);
     return 0;
 }
 

@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 #ifdef TSMINE_HAVE_CUDA
-#include "cuda.h"
+#include "cuda_backend.h"
 #endif
 
 struct tsm_ctx {
@@ -71,6 +71,17 @@ tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx) {
         return tsmi_cuda_set_urgent(ctx, ctx->stream);
 #endif
     (void)ctx;
+    return TSM_OK;
+}
+
+tsm_status tsm_ctx_set_sm_share(tsm_ctx *ctx, double share, int *sms) {
+    *sms = 0;
+    if (!(share > 0 && share < 1))
+        return tsm_fail(ctx, TSM_EINVAL, "SM share %g: not in (0, 1)", share);
+#ifdef TSMINE_HAVE_CUDA
+    if (ctx->backend == TSM_BACKEND_CUDA)
+        return tsmi_cuda_set_sm_share(ctx, ctx->stream, share, sms);
+#endif
     return TSM_OK;
 }
 

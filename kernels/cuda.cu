@@ -1,5 +1,5 @@
 /* cuda.cu - device probing, the ctx's CUDA state (stream, scratch) and the mapping of
- * CUDA errors to tsm_status (see cuda.h and cuda_util.cuh). */
+ * CUDA errors to tsm_status (see cuda_backend.h and cuda_util.cuh). */
 #include "cuda_util.cuh"
 
 #include <stdint.h>
@@ -70,10 +70,11 @@ extern "C" void tsmi_cuda_close(void *state) {
     }
     if (cs->stream)
         cudaStreamDestroy(cs->stream);
+    tsmi_cuda_green_release(cs);
     free(cs);
 }
 
-/* The grow-only buffer b of at least bytes (cuda.h, tsmi_scratch); pinned: host. */
+/* The grow-only buffer b of at least bytes (cuda_backend.h, tsmi_scratch); pinned: host. */
 static tsm_status grow(tsm_ctx *ctx, tsmi_buf *b, size_t bytes, int pinned, void **p) {
     tsm_status st = TSM_OK;
     const size_t mib = (size_t)1 << 20;
@@ -151,7 +152,7 @@ tsm_status tsmi_cuda_fail(tsm_ctx *ctx, cudaError_t err, const char *what, const
                     st == TSM_EDEVICE ? "; the GPU context is unusable for this process" : "");
 }
 
-/* The test-only trap (cuda.h): one thread executes a trap instruction, which aborts
+/* The test-only trap (cuda_backend.h): one thread executes a trap instruction, which aborts
  * the kernel and poisons the context (cudaErrorLaunchFailure). */
 __global__ static void trap_kernel() {
     __trap();

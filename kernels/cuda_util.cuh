@@ -1,11 +1,11 @@
 /* cuda_util.cuh - what every .cu file in kernels/ shares: turning CUDA errors into tsm_status
  * (STYLE.md "Kernels": check after every call and launch, never exit), the ctx's
  * CUDA state and stream, and plain device allocations (cudaMalloc, never managed
- * memory; per-call scratch through tsmi_scratch, cuda.h). */
+ * memory; per-call scratch through tsmi_scratch, cuda_backend.h). */
 #ifndef TSM_CUDA_UTIL_CUH
 #define TSM_CUDA_UTIL_CUH
 
-#include "cuda.h"
+#include "cuda_backend.h"
 #include "tsm.h"
 
 #include <cuda_runtime.h>
@@ -18,17 +18,20 @@
 tsm_status tsmi_cuda_fail(tsm_ctx *ctx, cudaError_t err, const char *what, const char *file,
                           int line);
 
-/* A grow-only buffer (cuda.h, tsmi_scratch). */
+/* A grow-only buffer (cuda_backend.h, tsmi_scratch). */
 typedef struct {
     void *p;
     size_t size;
 } tsmi_buf;
 
 /* The CUDA state of a ctx (tsmi_cuda_open): its non-blocking stream, on which every
- * kernel and copy of the ctx runs, and its scratch slots, device and pinned host. */
+ * kernel and copy of the ctx runs, and its scratch slots, device and pinned host; the
+ * green context the stream belongs to after tsmi_cuda_set_sm_share (else NULL) and the
+ * driver's function that destroys it. */
 typedef struct {
     cudaStream_t stream;
     tsmi_buf dev[TSMI_SCRATCH_SLOTS], host[TSMI_SCRATCH_SLOTS];
+    void *green, *green_destroy;
 } tsmi_cuda_state;
 
 static inline cudaStream_t tsmi_stream(const tsm_ctx *ctx) {

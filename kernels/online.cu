@@ -48,7 +48,7 @@
  * advanced over the samples done, its neighbours' indices shifted back), so a pass
  * holds at most one exact-refresh row. Jobs go in slices whose chunk rows fit
  * OB_ROWS_BYTES of scratch (online_slices.h, host code). Memory: the jobs, their
- * places and the chunk table go up per call through the ctx's scratch (cuda.h),
+ * places and the chunk table go up per call through the ctx's scratch (cuda_backend.h),
  * one copy; the chunk rows are device scratch. Cost per job: O(nnew W / OB_T) steps
  * per thread plus O(W m / OB_T) per chunk (its direct first row). */
 #include "cuda_util.cuh"

@@ -26,7 +26,7 @@
  *      result its position; the block stages its results in shared memory at the
  *      alignment of their place in the output and writes them out in 16-byte vectors.
  *      The last tile writes the total.
- *   Scratch (cuts, tile states) comes from the ctx's grow-only SETS slot (cuda.h): no
+ *   Scratch (cuts, tile states) comes from the ctx's grow-only SETS slot (cuda_backend.h): no
  *   allocation per call in the steady state.
  *   Inputs are read once and the result written once when the output surely has room
  *   (cap >= tsm_set_bound). Otherwise (and for a size-only call) a counting pass

@@ -14,7 +14,7 @@
  *                tsmi_split_better (a tree reduction in shared memory);
  * and at the end shp_reduce picks the best of the block bests in one block. The host
  * waits once, for one 40-byte result (and after each buffer only when a progress
- * callback asks for it). Memory comes from the ctx's grow-only scratch (cuda.h), so a
+ * callback asks for it). Memory comes from the ctx's grow-only scratch (cuda_backend.h), so a
  * discovery allocates nothing in the steady state.
  *
  * Euclidean kernel: seed 002 Algorithm 4 with its shared-memory tiling (Algorithm 3).

@@ -2,7 +2,7 @@
 #include "stats.h"
 
 #ifdef TSMINE_HAVE_CUDA
-#include "cuda.h"
+#include "cuda_backend.h"
 #endif
 
 #include <math.h>

@@ -57,6 +57,14 @@ int tsm_backend_parse(const char *s, tsm_backend *out);
  * failure (the ctx then keeps its stream). */
 tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx);
 
+/* Confines ctx's kernels to about `share` (0 < share < 1) of the GPU's multiprocessors,
+ * rounded to the device's partition granularity, so that the others are always free
+ * for the work of other ctxs (priorities alone do not preempt a resident block).
+ * Memory is shared as before. *sms gets the number of SMs ctx keeps (0 on the CPU
+ * backend, where this does nothing). Call before the ctx has work queued. TSM_OK, or a
+ * failure (e.g. a driver without green contexts: CUDA < 12.5) with ctx unchanged. */
+tsm_status tsm_ctx_set_sm_share(tsm_ctx *ctx, double share, int *sms);
+
 /* OpenMP threads the CPU backend uses; 0 (the default) means OpenMP's own default. */
 void tsm_ctx_set_threads(tsm_ctx *ctx, int threads);
 int tsm_ctx_threads(const tsm_ctx *ctx);

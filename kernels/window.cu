@@ -449,7 +449,7 @@ extern "C" tsm_status tsmi_window_passes_cuda(tsm_ctx *ctx, const tsm_window *w,
         S += w[b].n - (long long)m + 1;
         nmax = w[b].n > nmax ? w[b].n : nmax;
     }
-    /* Scratch of the ctx (cuda.h), nothing allocated per call. Device: the plan t, mu,
+    /* Scratch of the ctx (cuda_backend.h), nothing allocated per call. Device: the plan t, mu,
      * df, dg, inv (P each); per subsequence corr (S doubles), nb (S), next (2 (S + B)),
      * kind (S); the windows, results, discord list and its fill. Pinned host: the
      * windows, results and fill; the list in its own slot once its size is known. */

@@ -19,7 +19,7 @@
  * passes in flight are done and its own are launched. */
 #include "engine_impl.h"
 #ifdef TSMINE_HAVE_CUDA
-#include "cuda.h" /* tsmi_cuda_test_trap */
+#include "cuda_backend.h" /* tsmi_cuda_test_trap */
 #endif
 
 #include "online_round.h"
@@ -163,6 +163,15 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
             free(e);
             return -1;
         }
+        /* and they keep some SMs of their own; without (an old driver), the passes
+         * share every SM, slower rounds but the same results */
+        if (tsm_ctx_set_sm_share(e->side, TSS_PASS_SM_SHARE, &e->pass_sms) != TSM_OK)
+            tssi_say(e->pass_sms_why, sizeof e->pass_sms_why, "%s", tsm_ctx_error(e->side));
+        else if (!e->pass_sms)
+            tssi_say(e->pass_sms_why, sizeof e->pass_sms_why, "the %s backend has no SMs",
+                     tsm_backend_name(e->backend));
+    } else {
+        tssi_say(e->pass_sms_why, sizeof e->pass_sms_why, "the passes do not overlap the rounds");
     }
     tss_arena_init(&e->arena, e->wide);
     e->worker = calloc((size_t)e->threads, sizeof *e->worker);
@@ -179,6 +188,11 @@ nomem:
     tssi_say(err, errlen, "out of memory for the engine's %d contexts", e->threads);
     tss_engine_destroy(&e);
     return -1;
+}
+
+int tss_engine_pass_sms(const tss_engine *e, const char **why) {
+    *why = e->pass_sms_why;
+    return e->pass_sms;
 }
 
 void tss_engine_destroy(tss_engine **self_p) {

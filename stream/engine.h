@@ -127,6 +127,14 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
 void tss_engine_destroy(tss_engine **self_p);
 tsm_backend tss_engine_backend(const tss_engine *e);
 
+/* Share of the GPU's multiprocessors the overlapped passes may use; the others are
+ * always free for the rounds, whose LEFT_DISCORD latency would otherwise be that of
+ * the pass kernels resident beside them (tsm_ctx_set_sm_share). */
+#define TSS_PASS_SM_SHARE 0.66
+/* The multiprocessors the overlapped passes are confined to, or 0 with why (static or
+ * the engine's text) saying why they are not. */
+int tss_engine_pass_sms(const tss_engine *e, const char **why);
+
 /* Validates and appends n samples of stream_id starting at sequence number first_seq.
  * timestamps_ns: one per value, or NULL to use first_ts_ns + k * period_ns. O(n) plus
  * a hash lookup; no distances are computed here. A refused batch changes nothing. */

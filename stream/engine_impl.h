@@ -28,6 +28,8 @@ struct tss_engine {
     /* the passes in flight (engine.c): their streams (fly[0..nfly), creation order), the
      * thread that runs them and its CUDA ctx (overlap_passes) */
     tsm_ctx *side;
+    int pass_sms; /* side confined to that many SMs (0: not; pass_sms_why) */
+    char pass_sms_why[256];
     tss_passes *passes;
     tss_stream **fly;
     size_t nfly, fly_cap;

@@ -343,6 +343,43 @@ static void test_daemon_shape(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* A ctx confined to part of the GPU's multiprocessors (the daemon's passes,
+ * tsm_ctx_set_sm_share) gives the same results, bitwise, as b_run requires of any
+ * ctx; on the CPU the call does nothing. Shares outside (0, 1) are refused. */
+static void test_confined(void **state) {
+    (void)state;
+    tu_case_seed(404);
+    tsm_ctx *ctx = tu_ctx(), *cpu = cpu_ctx();
+    int sms = -1;
+    assert_int_equal(tsm_ctx_set_sm_share(ctx, 0.0, &sms), TSM_EINVAL);
+    assert_int_equal(tsm_ctx_set_sm_share(ctx, 1.0, &sms), TSM_EINVAL);
+    assert_int_equal(tsm_ctx_set_sm_share(ctx, 0.5, &sms), TSM_OK);
+    if (tu_on_device(ctx)) {
+#ifdef TSMINE_HAVE_CUDA
+        int dev, all;
+        assert_int_equal(cudaGetDevice(&dev), cudaSuccess);
+        assert_int_equal(cudaDeviceGetAttribute(&all, cudaDevAttrMultiProcessorCount, dev),
+                         cudaSuccess);
+        print_message("confined to %d of %d SMs\n", sms, all);
+        assert_true(sms > 0 && sms < all);
+#endif
+    } else {
+        assert_int_equal(sms, 0);
+    }
+    batch bt;
+    b_init(&bt, 3, 128, 128);
+    for (size_t b = 0; b < 3; b++) {
+        b_window(&bt, b, b + 1, 4096);
+        bt.r[b] = r_between(cpu, &bt, b, 0.99);
+    }
+    b_run(ctx, &bt, 1);
+    for (size_t b = 0; b < 3; b++)
+        check_against_kernels(cpu, &bt, b, 1);
+    b_free(&bt);
+    tsm_ctx_destroy(&cpu);
+    tsm_ctx_destroy(&ctx);
+}
+
 /* Invalid arguments are refused with a message naming the window. */
 static void test_rejects(void **state) {
     (void)state;
@@ -364,9 +401,8 @@ static void test_rejects(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mixed_lengths),
-        cmocka_unit_test(test_many_small),
-        cmocka_unit_test(test_daemon_shape),
+        cmocka_unit_test(test_mixed_lengths), cmocka_unit_test(test_many_small),
+        cmocka_unit_test(test_daemon_shape),  cmocka_unit_test(test_confined),
         cmocka_unit_test(test_rejects),
     };
     return TU_RUN_GROUP("window", tests, NULL, NULL);

@@ -1,9 +1,9 @@
-/* cuda.h - the C side of the CUDA backend: device probing, the per-ctx CUDA state
+/* cuda_backend.h - the C side of the CUDA backend: device probing, the per-ctx CUDA state
  * (its stream and grow-only scratch memory). Only built with TSMINE_HAVE_CUDA; ctx.c,
  * stats.c and stream/ call these, the .cu files implement them. Internal (tsmi_
  * prefix): not part of the library's interface. */
-#ifndef TSM_CUDA_H
-#define TSM_CUDA_H
+#ifndef TSM_CUDA_BACKEND_H
+#define TSM_CUDA_BACKEND_H
 
 #include "stats.h"
 #include "tsm.h"
@@ -58,6 +58,12 @@ tsm_status tsmi_cuda_test_trap(tsm_ctx *ctx);
 /* tsm_ctx_set_urgent on CUDA: replaces the stream of state (tsmi_cuda_open's) by one
  * of the device's highest priority. */
 tsm_status tsmi_cuda_set_urgent(tsm_ctx *ctx, void *state);
+
+/* tsm_ctx_set_sm_share on CUDA (sm_share.cu): replaces the stream of state by one of a
+ * green context over about `share` of the device's multiprocessors; *sms = how many. */
+tsm_status tsmi_cuda_set_sm_share(tsm_ctx *ctx, void *state, double share, int *sms);
+/* Destroys the green context of state, if any (after its stream). */
+void tsmi_cuda_green_release(void *state);
 
 /* The ctx's CUDA state (what tsmi_cuda_open made; cuda_util.cuh reads its stream). */
 void *tsmi_ctx_stream(const tsm_ctx *ctx);
