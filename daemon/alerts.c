@@ -90,36 +90,51 @@ int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen) {
 void tsd_alerts_stop(tsd_alerts *a) {
     if (!a->thread)
         return;
+    tsd_alerts_flush(a);
     tsd_alert_sends t;
     tsd_publisher_stop(&a->thread, &t); /* sends what is queued first */
     tsd_alert_sends_add(&a->own, &t);
     tsd_alerts_sync(a);
 }
 
+void tsd_alerts_flush(void *user) {
+    tsd_alerts *a = user;
+    if (!a->thread || a->nbatch == 0)
+        return;
+    uint64_t t0 = tsd_now_ns();
+    const size_t n = a->nbatch, queued = tsd_publisher_push(a->thread, a->batch, n);
+    a->nbatch = 0;
+    if (queued < n) {
+        a->queue_drops += n - queued, a->drops += n - queued; /* like EAGAIN, not an error */
+        uint64_t suppressed;
+        if (tsd_ratelimit_allow(&a->limit, t0, &suppressed))
+            tsd_log(TSD_LOG_WARNING,
+                    "alerts: %zu of alerts %llu-%llu not published: the publisher queue is "
+                    "full (%llu similar not logged)",
+                    n - queued, (unsigned long long)a->batch[0].alert_id,
+                    (unsigned long long)a->batch[n - 1].alert_id, (unsigned long long)suppressed);
+    }
+    a->ns_publish += tsd_now_ns() - t0;
+}
+
 void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) {
     tsd_alerts *a = user;
     uint64_t t0 = tsd_now_ns();
-    tsd_alert_rec r;
-    r.alert = *al;
-    r.alert_id = a->next_id++;
-    r.seq = al->seq; /* the engine's per-stream count */
-    r.detected_at_ns = tsd_realtime_ns();
+    tsd_alert_rec one, *r = a->thread ? &a->batch[a->nbatch++] : &one;
+    r->alert = *al;
+    r->alert_id = a->next_id++;
+    r->seq = al->seq; /* the engine's per-stream count */
+    r->detected_at_ns = tsd_realtime_ns();
     size_t n = strnlen(stream_id, TSS_MAX_ID);
-    memcpy(r.stream_id, stream_id, n);
-    r.stream_id[n] = '\0';
+    memcpy(r->stream_id, stream_id, n);
+    r->stream_id[n] = '\0';
     if ((unsigned)al->kind < TSS_ALERT_KINDS)
         a->found[al->kind]++;
     if (!a->thread) {
-        tsd_alerts_send(a->pub, &r, &a->own, &a->limit);
+        tsd_alerts_send(a->pub, r, &a->own, &a->limit);
         tsd_alerts_sync(a);
-    } else if (tsd_publisher_push(a->thread, &r) != 0) {
-        a->queue_drops++, a->drops++; /* no room: like EAGAIN, not an error */
-        uint64_t suppressed;
-        if (tsd_ratelimit_allow(&a->limit, tsd_now_ns(), &suppressed))
-            tsd_log(TSD_LOG_WARNING,
-                    "alerts: alert %llu not published: the publisher queue is full (%llu "
-                    "similar not logged)",
-                    (unsigned long long)r.alert_id, (unsigned long long)suppressed);
     }
     a->ns_publish += tsd_now_ns() - t0;
+    if (a->nbatch == TSD_ALERT_BATCH)
+        tsd_alerts_flush(a);
 }

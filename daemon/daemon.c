@@ -13,6 +13,11 @@ static void on_alert(void *user, const char *stream_id, const tss_alert *alert) 
     tsd_alerts_publish(&d->alerts, stream_id, alert);
 }
 
+static void on_alerts_end(void *user) {
+    tsd_daemon *d = user;
+    tsd_alerts_flush(&d->alerts);
+}
+
 static int params_for(void *user, const char *stream_id, tss_params *out) {
     tsd_daemon *d = user;
     *out = tsc_stream_params_for(&d->cfg, stream_id);
@@ -72,6 +77,7 @@ static int open_engine(tsd_daemon *d) {
                               .threads = d->cfg.threads,
                               .max_streams = d->cfg.max_streams,
                               .on_alert = on_alert,
+                              .on_alerts_end = on_alerts_end,
                               .params_for = params_for,
                               .user = d,
                               .overlap_passes = 1};

@@ -42,6 +42,7 @@ struct tsd_publisher {
     atomic_size_t urgent_n; /* urgent.n, read by the thread without mu between entries */
     int stop;               /* under mu */
     int held;               /* under mu: tsd_publisher_hold (tests) */
+    int asleep;             /* under mu: the thread waits on wake */
     tsd_alert_sends sent;   /* under mu */
     atomic_uint *in_bulk;   /* per bucket: bulk entries queued or being sent */
     void *pub;              /* the thread's only */
@@ -111,8 +112,11 @@ static void *run(void *arg) {
     tsd_publisher *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while ((p->urgent.n == 0 && p->bulk.n == 0 && !p->stop) || (p->held && !p->stop))
+        while ((p->urgent.n == 0 && p->bulk.n == 0 && !p->stop) || (p->held && !p->stop)) {
+            p->asleep = 1;
             pthread_cond_wait(&p->wake, &p->mu);
+            p->asleep = 0;
+        }
         if (p->urgent.n)
             drain(p, &p->urgent, 0);
         else if (p->bulk.n)
@@ -180,31 +184,36 @@ static int put(lane *q, const tsd_alert_rec *r, size_t bytes, uint64_t size) {
     return 0;
 }
 
-int tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r) {
+/* Queues r in its lane (under mu); 0, or -1 when neither lane has room. */
+static int push_locked(tsd_publisher *p, const tsd_alert_rec *r) {
     const size_t bytes = offsetof(tsd_alert_rec, stream_id) + strlen(r->stream_id) + 1;
     const uint64_t size = (sizeof size + bytes + 7) & ~(uint64_t)7;
     const uint32_t b = bucket(r->stream_id);
     const int kind_urgent =
         r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP;
-    pthread_mutex_lock(&p->mu);
     /* the thread decrements a bucket only after sending: 0 = nothing of this stream
      * left in the bulk lane (read under mu, so in order with the pushes) */
     int urgent = kind_urgent && atomic_load_explicit(&p->in_bulk[b], memory_order_acquire) == 0;
-    const int was_empty = p->urgent.n == 0 && p->bulk.n == 0;
     if (urgent && put(&p->urgent, r, bytes, size) != 0)
         urgent = 0; /* the urgent lane is full: behind the bulk ones, still in order */
-    if (!urgent && put(&p->bulk, r, bytes, size) != 0) {
-        pthread_mutex_unlock(&p->mu);
+    if (!urgent && put(&p->bulk, r, bytes, size) != 0)
         return -1;
-    }
     if (urgent)
         atomic_store_explicit(&p->urgent_n, p->urgent.n, memory_order_relaxed);
     else
         atomic_fetch_add_explicit(&p->in_bulk[b], 1, memory_order_relaxed);
-    if (was_empty)
-        pthread_cond_signal(&p->wake); /* the thread waits only when both are empty */
-    pthread_mutex_unlock(&p->mu);
     return 0;
+}
+
+size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n) {
+    size_t queued = 0;
+    pthread_mutex_lock(&p->mu);
+    for (size_t k = 0; k < n; k++)
+        queued += push_locked(p, &r[k]) == 0;
+    if (queued && p->asleep)
+        pthread_cond_signal(&p->wake); /* one wake-up for the whole batch */
+    pthread_mutex_unlock(&p->mu);
+    return queued;
 }
 
 void tsd_publisher_hold(tsd_publisher *p, int hold) {

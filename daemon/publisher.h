@@ -22,8 +22,9 @@
  * log lines about failed sends. 0, or -1 with a message in err. */
 int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
                         char *err, size_t errlen);
-/* Queues a copy of r; 0, or -1 when the queue is full. O(1). */
-int tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r);
+/* Queues copies of r[0..n) in order under one lock, waking the thread at most once;
+ * returns how many were queued (the others found the queue full). O(n). */
+size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n);
 /* TEST ONLY: hold = 1 stops the thread from taking more alerts (those it is sending
  * still leave; pushes still queue), 0 lets it go on; stop ends a hold. */
 void tsd_publisher_hold(tsd_publisher *p, int hold);

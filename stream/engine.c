@@ -292,6 +292,28 @@ static int by_index(const void *a, const void *b) {
  * come from samples before the round's) and folds s's pass counters
  * into the engine's first (so a callback sees the pass that found its alert counted).
  * Called after each phase of a round and at the end of the tick; O(alerts). */
+/* The end of a burst of emits (tss_engine_options.on_alerts_end). */
+static void emitted(tss_engine *e) {
+    if (e->opt.on_alerts_end)
+        e->opt.on_alerts_end(e->opt.user);
+}
+
+/* Hands b's alerts to the callback, numbering each (seq) by s's count. */
+static void emit_buf(tss_engine *e, tss_stream *s, tss_alert_buf *b) {
+    for (size_t k = 0; k < b->n; k++) {
+        tss_alert *a = &b->item[k];
+        s->alerts[a->kind]++;
+        e->c.alerts[a->kind]++;
+        a->seq = 0;
+        for (int kind = 0; kind < TSS_ALERT_KINDS; kind++)
+            a->seq += s->alerts[kind];
+        if (e->opt.on_alert)
+            e->opt.on_alert(e->opt.user, s->id, a);
+    }
+    b->n = 0;
+}
+
+/* The alerts and counts of s's joined passes, then what its rounds queued since. */
 static void emit(tss_engine *e, tss_stream *s) {
     e->c.passes_discord += s->passes_discord;
     e->c.passes_motif += s->passes_motif;
@@ -300,21 +322,8 @@ static void emit(tss_engine *e, tss_stream *s) {
     e->c.seconds_motif += s->sec_motif;
     s->passes_discord = s->passes_motif = s->pass_failures = 0;
     s->sec_discord = s->sec_motif = 0.0;
-    tss_alert_buf *bufs[2] = {&s->pass_out, &s->out}; /* the passes' samples came first */
-    for (int q = 0; q < 2; q++) {
-        tss_alert_buf *b = bufs[q];
-        for (size_t k = 0; k < b->n; k++) {
-            tss_alert *a = &b->item[k];
-            s->alerts[a->kind]++;
-            e->c.alerts[a->kind]++;
-            a->seq = 0;
-            for (int kind = 0; kind < TSS_ALERT_KINDS; kind++)
-                a->seq += s->alerts[kind];
-            if (e->opt.on_alert)
-                e->opt.on_alert(e->opt.user, s->id, a);
-        }
-        b->n = 0;
-    }
+    emit_buf(e, s, &s->pass_out);
+    emit_buf(e, s, &s->out);
 }
 
 /* Records a sticky device error: every later tick fails with its message. */
@@ -356,6 +365,7 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
         if (emit_them)
             emit(e, e->fly[k]);
     }
+    emitted(e);
     e->nfly = 0;
     return st == TSM_OK ? 0 : -1;
 }
@@ -457,9 +467,9 @@ static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
 /* The rounds of a tick over the dirty streams (sorted by creation); act has room for
  * ndirty streams and e->wait for nwait + ndirty. The passes never hold up a round:
  * streams that reach a pass point while passes are in flight wait (plan gives them no
- * samples) until those are done, and a stream whose passes are in flight keeps its
- * round's alerts until they are joined (theirs come first). The main thread waits for
- * the passes only when a waiting stream has more samples staged. Returns 0, or -1 with
+ * samples) until those are done; a stream whose passes are in flight still emits its
+ * round's alerts at once (theirs come at the join). The main thread waits for the
+ * passes only when a waiting stream has more samples staged. Returns 0, or -1 with
  * the first failure in err. */
 static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
     int failed = 0;
@@ -504,9 +514,9 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
                 e->wait[e->nwait++] = s;
                 e->c.pass_waits += e->nfly > 0;
             }
-            if (!s->inflight)
-                emit(e, s); /* GAP and LEFT_DISCORD of this round */
+            emit_buf(e, s, &s->out); /* GAP and LEFT_DISCORD of this round */
         }
+        emitted(e);
         if (e->device_lost)
             break; /* nothing more can run on the device */
         if (advance_passes(e, 0, msg, sizeof msg) != 0)
@@ -541,11 +551,11 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
             tssi_say(err, errlen, "%s", s->fail);
             failed = 1;
         }
-        if (!s->inflight)
-            emit(e, s); /* what a failed round left queued (else: at the join) */
+        emit_buf(e, s, &s->out); /* what a failed round left queued */
         tss_staging_compact(&s->stage);
         s->dirty = 0;
     }
+    emitted(e);
     e->ndirty = 0;
     free(act);
     e->c.seconds_tick += tssi_now() - t0;

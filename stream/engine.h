@@ -29,7 +29,11 @@
  * and that per-stream order does not depend on how samples were grouped into batches
  * and ticks, nor on the thread count. The interleaving of different streams does
  * depend on the grouping (it is deterministic for a given sequence of calls; with
- * overlap_passes also on when the passes finish).
+ * overlap_passes also on when the passes finish). With overlap_passes, a LEFT_DISCORD
+ * is not held back for the passes in flight of its stream either (DESIGN 5.3: it is
+ * published as soon as its subsequence completes), so a pass's DISCORD and MOTIF
+ * alerts may come after LEFT_DISCORDs of later samples; each kind's order per stream,
+ * and everything else above, holds all the same.
  *
  * Sequence numbers: a batch must start at the stream's next expected sequence number.
  * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
@@ -102,18 +106,21 @@ typedef struct {
     int threads;          /* CPU threads for the tick; 0 = OpenMP default */
     uint32_t max_streams; /* streams the engine accepts (0: TSS_MAX_STREAMS_DEFAULT) */
     tss_alert_fn on_alert;
+    /* Called after each burst of on_alert calls (a round's alerts, those of joined
+     * passes), so that a caller that batches alerts hands them on without waiting for
+     * the end of the tick; NULL: none. */
+    void (*on_alerts_end)(void *user);
     tss_params_fn params_for;
     void *user; /* passed to both callbacks */
     /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
      * stream) while the engine goes on; a round never waits for them: it joins them
      * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
      * the passes of the streams that reached a pass point meanwhile. Those streams take
-     * no samples until then, and a stream with passes in flight keeps its later
-     * alerts until they are joined, so the alert order of each stream is unchanged
-     * (below). A tick waits for passes only when a waiting stream has samples staged,
-     * and may return with passes in flight or waiting: later ticks move them on
-     * without waiting; tss_engine_flush, save, recalibrate and reparam finish them.
-     * 0 (and 1 on the CPU backend): every pass is joined before the tick returns.
+     * no samples until then. A stream's GAP and LEFT_DISCORD alerts are not held for
+     * its passes in flight (top of this file, "Alert order"). A tick waits for passes only when a
+     * waiting stream has samples staged, and may return with passes in flight or waiting: later
+     * ticks move them on without waiting; tss_engine_flush, save, recalibrate and reparam finish
+     * them. 0 (and 1 on the CPU backend): every pass is joined before the tick returns.
      * TSS_OVERLAP_ALWAYS: the same on every backend (on the CPU the passes and the
      * rounds then share the cores: for the tests of this path where no GPU is). */
     int overlap_passes;

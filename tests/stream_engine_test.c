@@ -421,14 +421,38 @@ static st_log only(const st_log *log, const char *id) {
     return out;
 }
 
-/* Each stream's alerts come in the same order in a and b (the order across streams
- * may differ), and there are as many in all. */
-static void assert_same_per_stream(const st_log *a, const st_log *b, const char *const *ids,
-                                   size_t nids) {
+/* With overlapped passes a stream's LEFT_DISCORDs are not held for its passes in
+ * flight (engine.h, "Alert order"), so its DISCORDs and MOTIFs may come later than in
+ * the synchronous log a: per stream, each kind's alerts are those of a in the same
+ * order (field by field, seq aside), and the stream's seq counts 1, 2, 3, ... in the
+ * order they came. */
+static void assert_same_per_stream_kind(const st_log *a, const st_log *b, const char *const *ids,
+                                        size_t nids) {
     assert_int_equal(a->n, b->n);
     for (size_t k = 0; k < nids; k++) {
         st_log x = only(a, ids[k]), y = only(b, ids[k]);
-        assert_same_log(&x, &y, 0);
+        assert_int_equal(x.n, y.n);
+        for (size_t q = 0; q < y.n; q++)
+            if (y.v[q].a.seq != q + 1)
+                fail_msg("%s: alert %zu has seq %llu", ids[k], q, (unsigned long long)y.v[q].a.seq);
+        for (unsigned kind = 0; kind < TSS_ALERT_KINDS; kind++) {
+            size_t i = 0, j = 0;
+            for (;;) {
+                while (i < x.n && (unsigned)x.v[i].a.kind != kind)
+                    i++;
+                while (j < y.n && (unsigned)y.v[j].a.kind != kind)
+                    j++;
+                if (i == x.n || j == y.n)
+                    break;
+                tss_alert u = x.v[i].a, v = y.v[j].a;
+                u.seq = v.seq = 0;
+                if (!same_alert(&u, &v))
+                    fail_msg("%s: kind %u: alert at %llu vs %llu", ids[k], kind,
+                             (unsigned long long)u.start_seq, (unsigned long long)v.start_seq);
+                i++, j++;
+            }
+            assert_true(i == x.n && j == y.n); /* as many of this kind */
+        }
         free(x.v), free(y.v);
     }
 }
@@ -453,7 +477,8 @@ static uint64_t run_case(st_env *env, const st_input *in, size_t nin, int thread
  * the next rounds (overlap_passes: a thread and a second device stream on the CUDA
  * backend; TSS_OVERLAP_ALWAYS: a thread on the CPU too, with small batches so that
  * streams reach pass points while passes are in flight and wait) give each stream's
- * alerts in the same order, interleaved differently across streams; other batch sizes
+ * alerts of each kind in the same order, interleaved differently across streams and
+ * kinds (assert_same_per_stream_kind); other batch sizes
  * and tick points give the same alerts (bit for bit), only grouped differently. */
 static void test_threads_and_batching(void **state) {
     (void)state;
@@ -480,8 +505,8 @@ static void test_threads_and_batching(void **state) {
                   (unsigned long long)waits);
     assert_true(env1.log.n > 0);
     assert_same_log(&env1.log, &env2.log, 0);
-    assert_same_per_stream(&env1.log, &env4.log, ids, 5);
-    assert_same_per_stream(&env1.log, &env5.log, ids, 5);
+    assert_same_per_stream_kind(&env1.log, &env4.log, ids, 5);
+    assert_same_per_stream_kind(&env1.log, &env5.log, ids, 5);
     assert_same_log(&env1.log, &env3.log, 1); /* sorts both */
     for (int s = 0; s < 5; s++)
         st_input_free(&in[s]);
