@@ -110,6 +110,11 @@ static tsm_status test_fault(tss_engine *e, tsm_status st) {
                     e->fault_after, e->fault_after);
 }
 
+static void *pass_thread(void *arg);
+
+/* OpenMP threads of the pass thread's team (tss_passes_execute's workers). */
+#define PASS_TEAM 4
+
 int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen) {
     *out = NULL;
     tss_engine *e = calloc(1, sizeof *e);
@@ -182,6 +187,15 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
             goto nomem;
         tsm_ctx_set_threads(e->worker[t], 1);
     }
+    if (e->side) { /* without the thread, the passes run at launch (no overlap) */
+        pthread_mutex_init(&e->mu, NULL);
+        pthread_cond_init(&e->cv, NULL);
+        e->have_thread = pthread_create(&e->thread, NULL, pass_thread, e) == 0;
+        if (!e->have_thread) {
+            pthread_cond_destroy(&e->cv);
+            pthread_mutex_destroy(&e->mu);
+        }
+    }
     *out = e;
     return 0;
 nomem:
@@ -199,6 +213,15 @@ void tss_engine_destroy(tss_engine **self_p) {
     if (*self_p) {
         tss_engine *e = *self_p;
         tssi_engine_join(e, 0, NULL, 0);
+        if (e->have_thread) {
+            pthread_mutex_lock(&e->mu);
+            e->stop = 1;
+            pthread_cond_broadcast(&e->cv);
+            pthread_mutex_unlock(&e->mu);
+            pthread_join(e->thread, NULL);
+            pthread_cond_destroy(&e->cv);
+            pthread_mutex_destroy(&e->mu);
+        }
         tss_registry_free(&e->reg);
         for (int t = 0; e->worker && t < e->threads; t++)
             tsm_ctx_destroy(&e->worker[t]);
@@ -337,12 +360,36 @@ int tss_engine_device_lost(const tss_engine *e) {
     return e->device_lost;
 }
 
-/* The pass thread: runs the passes in flight on the engine's second CUDA ctx. */
+/* The pass thread: runs each batch of passes handed to it (launch) on the engine's
+ * second ctx, until the engine stops it. */
 static void *pass_thread(void *arg) {
     tss_engine *e = arg;
-    tss_passes_execute(e->passes, e->side, e->worker, e->threads);
-    atomic_store_explicit(&e->passes_done, 1, memory_order_release);
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->work && !e->stop)
+            pthread_cond_wait(&e->cv, &e->mu);
+        if (e->stop)
+            break;
+        e->work = 0;
+        pthread_mutex_unlock(&e->mu);
+        /* the host side of a batch (de-duplication, alerts) is light: a small team,
+         * whose idle threads do not spin on cores the main and publisher threads need */
+        tss_passes_execute(e->passes, e->side, e->worker,
+                           e->threads < PASS_TEAM ? e->threads : PASS_TEAM);
+        pthread_mutex_lock(&e->mu);
+        atomic_store_explicit(&e->passes_done, 1, memory_order_release);
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
     return NULL;
+}
+
+/* Waits until the pass thread has finished the batch it was handed. */
+static void wait_passes(tss_engine *e) {
+    pthread_mutex_lock(&e->mu);
+    while (!atomic_load_explicit(&e->passes_done, memory_order_acquire))
+        pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
 }
 
 int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
@@ -350,9 +397,9 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
         return 0;
     double t0 = tssi_now();
     if (e->threaded)
-        pthread_join(e->thread, NULL);
+        wait_passes(e);
     e->threaded = 0;
-    tsm_ctx *ran = e->side ? e->side : e->wide;
+    tsm_ctx *ran = e->have_thread ? e->side : e->wide;
     tsm_status st = tss_passes_end(&e->passes, e->fly, e->nfly);
     e->c.seconds_passes += tssi_now() - t0;
     if (st != TSM_OK) {
@@ -383,9 +430,13 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
     for (size_t k = 0; k < n; k++)
         due[k]->inflight = 1, due[k]->held = !due[k]->calibrated;
     atomic_store_explicit(&e->passes_done, 0, memory_order_relaxed);
-    if (e->passes && e->side && pthread_create(&e->thread, NULL, pass_thread, e) == 0)
+    if (e->passes && e->have_thread) {
+        pthread_mutex_lock(&e->mu);
+        e->work = 1;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
         e->threaded = 1;
-    else if (e->passes)
+    } else if (e->passes)
         tss_passes_execute(e->passes, e->wide, e->worker, e->threads);
     e->c.seconds_passes += tssi_now() - t0;
     return st;

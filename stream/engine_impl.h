@@ -33,8 +33,15 @@ struct tss_engine {
     tss_passes *passes;
     tss_stream **fly;
     size_t nfly, fly_cap;
+    /* The pass thread lives as long as the engine (its OpenMP team with it: a thread
+     * per batch made libgomp build and tear down a team of `threads` each time, which
+     * held up every join by milliseconds). */
     pthread_t thread;
-    int threaded;           /* thread is running the passes */
+    int have_thread;        /* thread was started (overlap_passes) */
+    int threaded;           /* thread is running the passes in flight */
+    pthread_mutex_t mu;     /* the next three */
+    pthread_cond_t cv;      /* work for the thread, passes done, stop */
+    int work, stop;         /* under mu: passes to run; the thread ends */
     atomic_int passes_done; /* set by the thread when it has finished them */
     /* streams that reached a pass point while passes were in flight (engine.c): they
      * take no samples until their passes are launched, so their windows stay those of
