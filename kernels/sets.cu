@@ -11,7 +11,8 @@
  *      merge-path search, 4-ary over the lanes, then pairing the copies of a key that
  *      runs across the cut, the four bounds of its run one per lane), so every tile of
  *      NV = NT * VT merged elements has the same work; it also resets the tiles'
- *      look-back states;
+ *      look-back states. A run longer than CUT_REACH is left to balance_kernel, which
+ *      finds its bounds between the neighbouring cuts (a tile's keys away at most);
  *   2. tile_kernel: a block loads its tile's slices of A and B into shared memory
  *      (coalesced 16-byte vectors of the arrays' own alignment, all of a thread's loads
  *      in flight before the stores; a full tile also the key after each slice); each
@@ -138,11 +139,22 @@ static __host__ __device__ I d_upper(const K *x, I lo, I hi, K key) {
  * lower bound near hi (the start of a run that ends at a cut), the upper bound near lo
  * (its end after the cut). O(log distance) instead of O(log(hi - lo)): a run's length
  * rather than the tile's or the array's. A run that reaches the far end of the range
- * (all keys equal, a tile inside one long run) is answered by one probe there. */
+ * (all keys equal, a tile inside one long run) is answered by one probe there. With
+ * far, one more probe at `reach` from the expected end tells a bound further than that
+ * (a long run, left to balance_kernel: *far is set and the result is meaningless) from
+ * one within reach, which the gallop then finds. */
 template <typename K, typename I>
-static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key) {
+static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key, I reach = ~(I)0,
+                                          bool *far = nullptr) {
     if (hi > lo && !(x[lo] < key))
         return lo;
+    if (far && hi - lo > reach) { /* one probe says whether the answer is within reach */
+        if (!(x[hi - reach] < key)) {
+            *far = true;
+            return hi;
+        }
+        lo = hi - reach + 1;
+    }
     for (I step = 1; hi > lo; step *= 2) { /* the answer is <= hi */
         I probe = hi - lo > step ? hi - step : lo;
         if (x[probe] < key) {
@@ -155,9 +167,17 @@ static __host__ __device__ I d_lower_back(const K *x, I lo, I hi, K key) {
 }
 
 template <typename K, typename I>
-static __host__ __device__ I d_upper_fwd(const K *x, I lo, I hi, K key) {
+static __host__ __device__ I d_upper_fwd(const K *x, I lo, I hi, K key, I reach = ~(I)0,
+                                         bool *far = nullptr) {
     if (lo < hi && !(key < x[hi - 1]))
         return hi;
+    if (far && hi - lo > reach) { /* one probe says whether the answer is within reach */
+        if (!(key < x[lo + reach - 1])) {
+            *far = true;
+            return lo;
+        }
+        hi = lo + reach - 1;
+    }
     for (I step = 1; lo < hi; step *= 2) { /* the answer is >= lo */
         I probe = hi - lo > step ? lo + step - 1 : hi - 1;
         if (key < x[probe]) {
@@ -274,36 +294,99 @@ static __device__ size_t d_merge_path4(const K *a, size_t na, const K *b, size_t
     return lo;
 }
 
+/* What the first pass over the cuts leaves for the second (cut_kernel, balance_kernel). */
+enum { CUT_END, CUT_KEY, CUT_LONG }; /* no key after the cut; a key; a long run crosses it */
+
+/* A bound of a run further than this from the cut is left to balance_kernel. */
+#define CUT_REACH 64
+
 /* Lanes 4t .. 4t + 3 of a warp, for t < ncuts = tiles + 1: the cut at diagonal
  * min(t * NV, na + nb) (d_split), with the merge-path search shared by the four lanes
  * (d_merge_path4) and the four searches for the bounds of a run that crosses it done
- * one per lane: the kernel is bound by the latency of loads that depend on each other
- * (on long runs each bound takes O(log run) of them). Every thread also resets the
+ * one per lane, into cut_a, cut_b. The merge-path cut also goes to raw_a, raw_b and the
+ * key after it in the merge to key. A bound more than CUT_REACH away (a long run: one
+ * thread galloping took about 45 dependent loads in a run of millions of equal keys)
+ * makes the cut a CUT_LONG, which balance_kernel finishes. Every thread also resets the
  * look-back state of its index (CUB's InitializeStatus). */
 template <typename K>
 static __global__ void cut_kernel(const K *__restrict__ a, size_t na, const K *__restrict__ b,
                                   size_t nb, size_t ncuts, size_t *cut_a, size_t *cut_b,
+                                  size_t *raw_a, size_t *raw_b, K *key, unsigned char *kind,
                                   set_tile_state tiles) {
     const size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x, total = na + nb;
     const size_t t = g / 4 < ncuts ? g / 4 : ncuts - 1; /* all lanes take part in the shuffles */
-    const unsigned lane = threadIdx.x & 31, r = lane & 3;
+    const unsigned lane = threadIdx.x & 31, r = lane & 3, first = lane & ~3u;
     tiles.InitializeStatus((int)(ncuts - 1));
     const size_t d = t * (size_t)set_tuning<K>::NV < total ? t * (size_t)set_tuning<K>::NV : total;
     size_t i = d_merge_path4(a, na, b, nb, d, lane), j = d - i, bound = 0;
-    K x;
+    const size_t i0 = i, j0 = j, reach = CUT_REACH;
+    K x = 0;
+    bool far = false;
     const bool run = d_run_at(a, na, b, nb, i, j, &x);
     if (run)
-        bound = r == 0   ? d_lower_back(a, (size_t)0, i, x)
-                : r == 1 ? d_upper_fwd(a, i, na, x)
-                : r == 2 ? d_lower_back(b, (size_t)0, j, x)
-                         : d_upper_fwd(b, j, nb, x);
-    const unsigned first = lane & ~3u;
+        bound = r == 0   ? d_lower_back(a, (size_t)0, i, x, reach, &far)
+                : r == 1 ? d_upper_fwd(a, i, na, x, reach, &far)
+                : r == 2 ? d_lower_back(b, (size_t)0, j, x, reach, &far)
+                         : d_upper_fwd(b, j, nb, x, reach, &far);
     const size_t la = __shfl_sync(~0u, bound, first), ua = __shfl_sync(~0u, bound, first + 1),
                  lb = __shfl_sync(~0u, bound, first + 2), ub = __shfl_sync(~0u, bound, first + 3);
+    const bool is_long = (__ballot_sync(~0u, far) >> first) & 0xfu;
     if (r != 0 || g / 4 >= ncuts)
         return;
-    if (run)
+    if (run && !is_long)
         d_pair_run(la, ua, lb, ub, &i, &j);
+    raw_a[t] = i0, raw_b[t] = j0, key[t] = x;
+    kind[t] = is_long ? CUT_LONG : (i0 < na || j0 < nb) ? CUT_KEY : CUT_END;
+    if (!is_long)
+        cut_a[t] = i, cut_b[t] = j;
+}
+
+/* The first t in [lo, hi) whose cut key is >= x (upper: > x), hi if none; the keys are
+ * non-decreasing and only the last cut can be a CUT_END (after every key). */
+template <typename K>
+static __device__ size_t cut_search(const K *key, const unsigned char *kind, size_t lo, size_t hi,
+                                    K x, bool upper) {
+    while (lo < hi) {
+        const size_t m = lo + (hi - lo) / 2;
+        const bool below = kind[m] != CUT_END && (upper ? !(x < key[m]) : key[m] < x);
+        lo = below ? m + 1 : lo;
+        hi = below ? hi : m;
+    }
+    return lo;
+}
+
+/* Lanes 4t .. 4t + 3 for t < ncuts: the final cut t (d_split) of a CUT_LONG, moved
+ * along its run of key x (d_pair_run). The run's bounds lie between the merge-path cuts
+ * next to it: its start in a between the last cut with a smaller key (t0 - 1) and the
+ * first with key x (t0), its end between the last with key x and the first with a
+ * larger key (t1), since a merge-path prefix holds every element below the key that
+ * follows it. So each bound is a search over at most a tile's keys, one per lane,
+ * whatever the run's length. */
+template <typename K>
+static __global__ void balance_kernel(const K *__restrict__ a, size_t na, const K *__restrict__ b,
+                                      size_t nb, size_t ncuts, const size_t *raw_a,
+                                      const size_t *raw_b, const K *key, const unsigned char *kind,
+                                      size_t *cut_a, size_t *cut_b) {
+    const size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const size_t t = g / 4 < ncuts ? g / 4 : ncuts - 1;
+    const unsigned lane = threadIdx.x & 31, r = lane & 3, first = lane & ~3u;
+    const bool is_long = kind[t] == CUT_LONG;
+    size_t bound = 0;
+    if (is_long) {
+        const K x = key[t];
+        const size_t t0 = cut_search(key, kind, 0, t, x, false),
+                     t1 = cut_search(key, kind, t, ncuts, x, true); /* < ncuts: the end cut */
+        bound = r == 0   ? d_lower(a, t0 ? raw_a[t0 - 1] : 0, raw_a[t0], x)
+                : r == 1 ? d_upper(a, raw_a[t1 - 1], raw_a[t1], x)
+                : r == 2 ? d_lower(b, t0 ? raw_b[t0 - 1] : 0, raw_b[t0], x)
+                         : d_upper(b, raw_b[t1 - 1], raw_b[t1], x);
+    }
+    const size_t la = __shfl_sync(~0u, bound, first), ua = __shfl_sync(~0u, bound, first + 1),
+                 lb = __shfl_sync(~0u, bound, first + 2), ub = __shfl_sync(~0u, bound, first + 3);
+    if (r != 0 || g / 4 >= ncuts || !is_long)
+        return;
+    size_t i = raw_a[t], j = raw_b[t];
+    d_pair_run(la, ua, lb, ub, &i, &j);
     cut_a[t] = i, cut_b[t] = j;
 }
 
@@ -726,13 +809,22 @@ static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *
     set_count *count = (set_count *)d_count;
     set_tile_state state;
     void *cuts = NULL;
-    st = tile_scratch(ctx, tiles, 2 * (tiles + 1) * sizeof(size_t), &cuts, &state);
+    /* the final cuts, the first pass's cuts, their keys and kinds */
+    const size_t nc = tiles + 1;
+    st = tile_scratch(ctx, tiles, 4 * nc * sizeof(size_t) + nc * (sizeof(K) + 1), &cuts, &state);
     if (st != TSM_OK)
         return st;
     {
-        size_t *cut_a = (size_t *)cuts, *cut_b = cut_a + tiles + 1;
-        cut_kernel<<<tsmi_blocks(4 * (tiles + 1), TSMI_THREADS), TSMI_THREADS, 0, s>>>(
-            d_a, na, d_b, nb, tiles + 1, cut_a, cut_b, state);
+        size_t *cut_a = (size_t *)cuts, *cut_b = cut_a + nc, *raw_a = cut_b + nc,
+               *raw_b = raw_a + nc;
+        K *key = (K *)(raw_b + nc);
+        unsigned char *kind = (unsigned char *)(key + nc);
+        const unsigned blocks = tsmi_blocks(4 * nc, TSMI_THREADS);
+        cut_kernel<<<blocks, TSMI_THREADS, 0, s>>>(d_a, na, d_b, nb, nc, cut_a, cut_b, raw_a, raw_b,
+                                                   key, kind, state);
+        TSM_CUDA_LAUNCHED(ctx);
+        balance_kernel<<<blocks, TSMI_THREADS, 0, s>>>(d_a, na, d_b, nb, nc, raw_a, raw_b, key,
+                                                       kind, cut_a, cut_b);
         TSM_CUDA_LAUNCHED(ctx);
         st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
             if (pass == SET_COUNT)
