@@ -2,8 +2,9 @@
  * publisher thread beside it, alerts.h, from start to stop).
  *
  * Each iteration: wait for input at most until the next deadline (tick, watchdog);
- * read up to DRAIN_BATCH messages per ingest socket (a bound, so that control
- * requests and ticks are never starved by a flood); serve control requests; tick
+ * read up to DRAIN_BATCH messages per ingest socket, and no more once the staged
+ * samples would take TICK_TARGET_NS to process (bounds, so that control requests and
+ * ticks are never starved by a flood); serve control requests; tick
  * as soon as the ingest sockets are empty and samples wait, or when PENDING_TICK
  * samples wait, or when tick_ms has passed since the last tick began (the batching is
  * adaptive: a tick takes what arrived during the one before, so a sample waits for at
@@ -14,6 +15,7 @@
  * each iteration outside zmq_poll is the daemon's busy time (metrics.h splits it by
  * phase). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sysexits.h>
@@ -26,6 +28,13 @@
 
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024
+/* The longest a tick should take under a flood. A drain stops reading once the staged
+ * samples would take about this long to process, at the cost per sample the recent
+ * ticks measured (timers.ns_per_sample), so that control requests are served between
+ * ticks within about one: on two CPU cores at W = 4096, 1024 messages of 512 samples
+ * made ticks of seconds and status requests timed out. On the GPU the cost per sample
+ * is ~60 ns, so DRAIN_BATCH binds first there. */
+#define TICK_TARGET_NS 200000000.0
 /* Staged samples that trigger a tick even while the ingest sockets still hold more
  * (bounds latency and staging memory under a flood: a full drain stages up to
  * DRAIN_BATCH messages first). */
@@ -45,17 +54,38 @@ typedef struct {
     uint64_t next_tick, next_checkpoint, next_status, next_metrics;
     uint64_t status_samples; /* samples at the last STATUS= line */
     uint64_t status_at;
+    double ns_per_sample; /* a tick's time per sample it processed (average; 0: none yet) */
 } timers;
 
-/* Reads up to max messages from sock; returns how many were read. `sub` messages
- * may carry a topic frame before the batch. */
-static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
+/* The staged samples a drain may reach before it stops reading (TICK_TARGET_NS). */
+static size_t drain_cap(const timers *t) {
+    if (t->ns_per_sample <= 0)
+        return SIZE_MAX;
+    const double cap = TICK_TARGET_NS / t->ns_per_sample;
+    return cap < PENDING_TICK ? PENDING_TICK : cap > 1e15 ? SIZE_MAX : (size_t)cap;
+}
+
+/* Folds a tick of `ns` that processed `samples` into t->ns_per_sample; ticks of fewer
+ * than PENDING_TICK samples are dominated by their fixed costs and are left out. */
+static void note_tick(timers *t, uint64_t ns, size_t samples) {
+    if (samples < PENDING_TICK)
+        return;
+    const double x = (double)ns / (double)samples;
+    t->ns_per_sample = t->ns_per_sample > 0 ? 0.75 * t->ns_per_sample + 0.25 * x : x;
+}
+
+/* Reads up to max messages from sock, stopping early once max_staged samples wait in
+ * the engine; returns how many were read, *full set when a bound stopped it (the socket
+ * may hold more). `sub` messages may carry a topic frame before the batch. */
+static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_staged, int *full) {
     uint64_t t0 = tsd_now_ns();
     size_t n = 0;
     zmq_msg_t frame[2];
     zmq_msg_init(&frame[0]);
     zmq_msg_init(&frame[1]);
     for (; n < max; n++) {
+        if (tss_engine_pending(d->engine) >= max_staged)
+            break;
         if (zmq_msg_recv(&frame[0], sock, ZMQ_DONTWAIT) < 0)
             break;
         size_t parts = 1;
@@ -76,14 +106,16 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max) {
     zmq_msg_close(&frame[0]);
     zmq_msg_close(&frame[1]);
     d->ns_drain += tsd_now_ns() - t0;
+    if (full)
+        *full |= n == max || tss_engine_pending(d->engine) >= max_staged;
     return n;
 }
 
 /* Reads what the ingest sockets already hold (bounded) before the process ends. */
 static size_t drain_queued(tsd_daemon *d) {
-    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX);
+    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX, SIZE_MAX, NULL);
     if (d->sock.sub)
-        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX);
+        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX, SIZE_MAX, NULL);
     return n;
 }
 
@@ -202,11 +234,11 @@ static int run(tsd_daemon *d) {
             break;
         }
         uint64_t woke = tsd_now_ns();
-        int more = 0; /* a drain stopped at its bound: the socket may hold more */
+        int more = 0; /* a drain stopped at a bound: the socket may hold more */
         if (items[0].revents & ZMQ_POLLIN)
-            more |= drain(d, d->sock.ingest, 0, DRAIN_BATCH) == DRAIN_BATCH;
+            drain(d, d->sock.ingest, 0, DRAIN_BATCH, drain_cap(&t), &more);
         if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
-            more |= drain(d, d->sock.sub, 1, DRAIN_BATCH) == DRAIN_BATCH;
+            drain(d, d->sock.sub, 1, DRAIN_BATCH, drain_cap(&t), &more);
         if (items[1].revents & ZMQ_POLLIN) {
             tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);
@@ -219,6 +251,8 @@ static int run(tsd_daemon *d) {
             if ((rc = tick(d)) != 0)
                 break;
             now = tsd_now_ns();
+            const size_t left = tss_engine_pending(d->engine); /* nothing arrives meanwhile */
+            note_tick(&t, now - started, pending > left ? pending - left : 0);
             /* Fixed rate, not fixed delay: the next tick is due tick_ms after this one
              * STARTED, so a sample waits at most tick_ms plus the tick in progress,
              * however long ticks take; after an overrun the next tick runs at once
