@@ -321,6 +321,26 @@ static void print_counters(const char *key, Tsmine__V1__Counter **c, size_t n) {
     printf("}");
 }
 
+/* Prints ,"key":{"NAME":share,...}: for every counter named PREFIX NAME (but skip), the
+ * growth from a to b, in seconds, over `over` seconds. */
+static void print_shares(const char *key, const char *prefix, const char *skip,
+                         const Tsmine__V1__ControlReply *a, const Tsmine__V1__ControlReply *b,
+                         double over) {
+    const size_t plen = strlen(prefix);
+    printf(",\"%s\":{", key);
+    int first = 1;
+    for (size_t i = 0; i < b->n_counters; i++) {
+        const char *name = b->counters[i]->name;
+        if (strncmp(name, prefix, plen) != 0 || strcmp(name, skip) == 0)
+            continue;
+        double t = 1e-9 * (double)(b->counters[i]->value - counter_of(a, name));
+        printf("%s\"%s\":", first ? "" : ",", name + plen);
+        client_print_double(stdout, over > 0 ? t / over : NAN);
+        first = 0;
+    }
+    printf("}");
+}
+
 /* Prints ,"time_split":{"PHASE":share,...} of the daemon's busy time between two
  * STATUS replies (every ns_PHASE counter but ns_busy), then busy_s and busy_share
  * (busy over the wall time `seconds`), and the same share of the wall time for each of
@@ -328,31 +348,10 @@ static void print_counters(const char *key, Tsmine__V1__Counter **c, size_t n) {
 static void print_split(const Tsmine__V1__ControlReply *a, const Tsmine__V1__ControlReply *b,
                         double seconds) {
     double busy = 1e-9 * (double)(counter_of(b, "ns_busy") - counter_of(a, "ns_busy"));
-    printf(",\"time_split\":{");
-    int first = 1;
-    for (size_t i = 0; i < b->n_counters; i++) {
-        const char *name = b->counters[i]->name;
-        if (strncmp(name, "ns_", 3) != 0 || strcmp(name, "ns_busy") == 0)
-            continue;
-        double t = 1e-9 * (double)(b->counters[i]->value - counter_of(a, name));
-        printf("%s\"%s\":", first ? "" : ",", name + 3);
-        client_print_double(stdout, busy > 0 ? t / busy : NAN);
-        first = 0;
-    }
-    printf("},\"busy_s\":%.3f,\"busy_share\":", busy);
+    print_shares("time_split", "ns_", "ns_busy", a, b, busy);
+    printf(",\"busy_s\":%.3f,\"busy_share\":", busy);
     client_print_double(stdout, seconds > 0 ? busy / seconds : NAN);
-    printf(",\"threads_busy\":{");
-    first = 1;
-    for (size_t i = 0; i < b->n_counters; i++) {
-        const char *name = b->counters[i]->name;
-        if (strncmp(name, "thread_ns_", 10) != 0)
-            continue;
-        double t = 1e-9 * (double)(b->counters[i]->value - counter_of(a, name));
-        printf("%s\"%s\":", first ? "" : ",", name + 10);
-        client_print_double(stdout, seconds > 0 ? t / seconds : NAN);
-        first = 0;
-    }
-    printf("}");
+    print_shares("threads_busy", "thread_ns_", "", a, b, seconds);
 }
 
 /* Prints the JSON result line; a and b are the daemon's STATUS before the first send
