@@ -189,23 +189,10 @@ static __host__ __device__ I d_upper_fwd(const K *x, I lo, I hi, K key, I reach 
     return d_upper(x, lo, hi, key);
 }
 
-/* Elements of a among the first d of the merge, a first on ties. */
-template <typename K, typename I>
-static __device__ I d_merge_path(const K *a, I na, const K *b, I nb, I d) {
-    I lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
-    while (lo < hi) {
-        I mid = lo + (hi - lo) / 2;
-        if (a[mid] <= b[d - 1 - mid])
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* d_merge_path on a tile (fewer than 2^LOG keys a side) by LOG halving steps of fixed
- * count and no branch (binary lifting: a[c - 1] <= b[d - c] holds for the c up to the
- * answer); a probe past the range is clamped into it and not taken. */
+/* The elements of a among the first d of the merge (a first on ties), on a tile (fewer
+ * than 2^LOG keys a side), by LOG halving steps of fixed count and no branch (binary
+ * lifting: a[c - 1] <= b[d - c] holds for the c up to the answer); a probe past the
+ * range is clamped into it and not taken. */
 template <int LOG, typename K>
 static __device__ unsigned tile_merge_path(const K *a, unsigned na, const K *b, unsigned nb,
                                            unsigned d) {
@@ -261,23 +248,15 @@ static __device__ void d_balance(const K *a, I na, const K *b, I nb, I *pi, I *p
                d_upper_fwd(b, j, nb, x), pi, pj);
 }
 
-/* The balanced-path cut at diagonal d (sets.h, tsmi_set_split) on global arrays. */
-template <typename K, typename I>
-static __device__ void d_split(const K *a, I na, const K *b, I nb, I d, I *pi, I *pj) {
-    I i = d_merge_path(a, na, b, nb, d), j = d - i;
-    *pi = i, *pj = j;
-    d_balance(a, na, b, nb, pi, pj);
-}
-
 /* ---- MERGE_PATH ------------------------------------------------------------------------- */
 
 typedef unsigned long long set_count; /* counts and offsets on the device */
 typedef cub::ScanTileState<set_count> set_tile_state;
 
-/* d_merge_path by the four lanes of a group (lane & ~3 .. + 3, all with the same
- * arguments): each round lanes 1-3 probe the quarter points of the range and a ballot
- * keeps the quarter that holds the answer, so the dependent loads are log4 of the
- * range instead of log2. */
+/* The elements of a among the first d of the merge, a first on ties, by the four lanes
+ * of a group (lane & ~3 .. + 3, all with the same arguments): each round lanes 1-3
+ * probe the quarter points of the range and a ballot keeps the quarter that holds the
+ * answer, so the dependent loads are log4 of the range instead of log2. */
 template <typename K>
 static __device__ size_t d_merge_path4(const K *a, size_t na, const K *b, size_t nb, size_t d,
                                        unsigned lane) {
@@ -301,7 +280,7 @@ enum { CUT_END, CUT_KEY, CUT_LONG }; /* no key after the cut; a key; a long run 
 #define CUT_REACH 64
 
 /* Lanes 4t .. 4t + 3 of a warp, for t < ncuts = tiles + 1: the cut at diagonal
- * min(t * NV, na + nb) (d_split), with the merge-path search shared by the four lanes
+ * min(t * NV, na + nb) (tsmi_set_split's rule), with the merge-path search shared by the four lanes
  * (d_merge_path4) and the four searches for the bounds of a run that crosses it done
  * one per lane, into cut_a, cut_b. The merge-path cut also goes to raw_a, raw_b and the
  * key after it in the merge to key. A bound more than CUT_REACH away (a long run: one
@@ -355,7 +334,7 @@ static __device__ size_t cut_search(const K *key, const unsigned char *kind, siz
     return lo;
 }
 
-/* Lanes 4t .. 4t + 3 for t < ncuts: the final cut t (d_split) of a CUT_LONG, moved
+/* Lanes 4t .. 4t + 3 for t < ncuts: the final cut t (tsmi_set_split's rule) of a CUT_LONG, moved
  * along its run of key x (d_pair_run). The run's bounds lie between the merge-path cuts
  * next to it: its start in a between the last cut with a smaller key (t0 - 1) and the
  * first with key x (t0), its end between the last with key x and the first with a
