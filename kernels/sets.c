@@ -48,6 +48,10 @@ static const emits op_emits[TSM_SET_NOPS] = {
     [TSM_SET_SYMDIFF] = {1, 1, 0},
 };
 
+/* Keys of the small side ahead at which a search piece prefetches the large side's line
+ * of the lower bound (found by the search, but evicted from the L1 since). */
+#define PIECE_AHEAD 8
+
 /* Merged elements per merge-path piece: about 8 pieces per thread so that pieces of
  * unequal cost even out, at most what fits the staging buffer, at least 4096 so that
  * the cuts (two binary searches each) stay a small part of the work. */
