@@ -28,6 +28,11 @@
 /* Equal pairs the branching merge takes at once when a block of both inputs is equal. */
 #define EQ_BLOCK 16
 
+/* Bytes ahead at which that loop prefetches both inputs: the hardware prefetchers stop
+ * at the 4 KiB page's end, and two streams at this loop's speed outrun them (identical
+ * u32 inputs at 10^8 on 2 threads: 16 -> 14 ms; 1 KiB ahead 15 ms, 8 KiB 14.3 ms). */
+#define EQ_AHEAD 4096
+
 /* Bytes of one thread's staging buffer for a merge-path piece (it stays in L2). */
 #define STAGE_BYTES ((size_t)256 << 10)
 
