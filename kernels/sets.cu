@@ -26,7 +26,9 @@
  *      from a decoupled look-back over the tiles before (CUB's tile states) give every
  *      result its position; the block stages its results in shared memory at the
  *      alignment of their place in the output and writes them out in 16-byte vectors.
- *      The last tile writes the total.
+ *      The last tile writes the total. A tile inside one run of a single key (heavy
+ *      duplicates: cuts t and t + 1 have the same key after them) skips the loads and
+ *      the merge: its result follows from the two slices' lengths (one_key_tile).
  *   Scratch (cuts, tile states) comes from the ctx's grow-only SETS slot (cuda_backend.h): no
  *   allocation per call in the steady state.
  *   Inputs are read once and the result written once when the output surely has room
@@ -636,6 +638,34 @@ static __device__ unsigned merge_sentinel(const K *buf, unsigned oa, unsigned ob
     return mask;
 }
 
+/* Whether tile t lies inside one run of a single key (heavy duplicates): its cuts have
+ * the same key after them. Every key of the tile is at least the key after cut t (a
+ * balanced cut moves only along the run of that key) and at most the key after cut
+ * t + 1 (a merge-path prefix holds nothing above the key that follows it), so then all
+ * of its keys are that one key, and its result follows from the counts alone. */
+template <typename K>
+static __device__ bool one_key_tile(const K *key, const unsigned char *kind, int t) {
+    return kind[t] != CUT_END && kind[t + 1] != CUT_END && key[t] == key[t + 1];
+}
+
+/* The results of a tile of na copies of x in A and nb in B (one_key_tile): the merge
+ * pairs min(na, nb) copies and leaves the rest of the longer side alone. Spread over
+ * the threads VT each (odd: staged without bank conflicts), the last thread also taking
+ * the one a tile of NV + 1 keys may have over; a larger count (unsorted input only) is
+ * cut there, the same in both passes. */
+template <typename K, int OP, int VT>
+static __device__ unsigned one_key_results(K x, unsigned na, unsigned nb, K (&res)[VT + 1]) {
+    constexpr set_emits e = set_op_emits<OP>::e;
+    const unsigned pairs = na < nb ? na : nb;
+    const unsigned n = (e.eq ? pairs : 0) + (e.a ? na - pairs : 0) + (e.b ? nb - pairs : 0);
+    const unsigned from = threadIdx.x * VT, most = threadIdx.x == SET_NT - 1 ? VT + 1 : VT;
+    const unsigned mine = n <= from ? 0 : n - from < most ? n - from : most;
+#pragma unroll
+    for (int q = 0; q < VT + 1; q++)
+        res[q] = x;
+    return mine >= 32 ? ~0u : (1u << mine) - 1;
+}
+
 /* Block t: tile t, between cuts t and t + 1, of A (na keys) and B (nb); OP is the
  * operation (compile-time, so the merge step has no run-time flags). The tile's slices
  * of A and B are loaded into shared memory in 16-byte vectors (set_tile_room), then its
@@ -649,6 +679,7 @@ template <typename K, int OP, set_pass PASS>
 static __global__ void __launch_bounds__(SET_NT, SET_MINB)
     tile_kernel(const K *__restrict__ a, size_t na_all, const K *__restrict__ b, size_t nb_all,
                 const size_t *__restrict__ cut_a, const size_t *__restrict__ cut_b,
+                const K *__restrict__ cut_key, const unsigned char *__restrict__ cut_kind,
                 set_tile_state tiles, set_count *d_count, const set_count *gate, set_count bound,
                 K *__restrict__ out, size_t cap) {
     typedef set_tile_room<K> room;
@@ -674,6 +705,12 @@ static __global__ void __launch_bounds__(SET_NT, SET_MINB)
     const unsigned na = (unsigned)(a1 - a0 < CAPK ? a1 - a0 : CAPK);
     const unsigned nb = (unsigned)(b1 - b0 < CAPK - na ? b1 - b0 : CAPK - na);
     const unsigned tot = na + nb;
+    if (one_key_tile(cut_key, cut_kind, t)) {
+        K res[VT + 1];
+        const unsigned mask = one_key_results<K, OP, VT>(cut_key[t], na, nb, res);
+        put_tile<K, VT + 1, PASS>(res, mask, keys_v, put_smem, tiles, d_count, bound, out, cap);
+        return;
+    }
     const bool full = a1 < na_all && b1 < nb_all && tot + 1 >= NV && tot <= NV + 1;
     const vec_slice<K> sla = slice_of(a, na_all, a0, na + full),
                        slb = slice_of(b, nb_all, b0, nb + full);
@@ -808,10 +845,11 @@ static tsm_status merge_path_op(tsm_ctx *ctx, const K *d_a, size_t na, const K *
         st = tile_passes(ctx, d_out, cap, bound, count, [&](set_pass pass, const set_count *gate) {
             if (pass == SET_COUNT)
                 tile_kernel<K, OP, SET_COUNT><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                    d_a, na, d_b, nb, cut_a, cut_b, state, count, NULL, bound, NULL, 0);
+                    d_a, na, d_b, nb, cut_a, cut_b, key, kind, state, count, NULL, bound, NULL, 0);
             else
-                tile_kernel<K, OP, SET_WRITE><<<(unsigned)tiles, SET_NT, 0, s>>>(
-                    d_a, na, d_b, nb, cut_a, cut_b, state, count, gate, bound, d_out, cap);
+                tile_kernel<K, OP, SET_WRITE>
+                    <<<(unsigned)tiles, SET_NT, 0, s>>>(d_a, na, d_b, nb, cut_a, cut_b, key, kind,
+                                                        state, count, gate, bound, d_out, cap);
         });
     }
 done:
