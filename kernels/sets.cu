@@ -790,7 +790,8 @@ done:
 /* The passes of a tiled method after its first kernel: when the result surely fits
  * (d_out and cap >= bound) one writing pass; otherwise a counting pass, then (d_out)
  * a writing pass gated by the count. launch(pass, gate) launches the method's kernel.
- * Synchronises the stream. */
+ * Does not wait for them (sets.h: no host round trip on device arrays; a fault shows
+ * at the caller's next synchronisation, set_host's read of the count). */
 template <typename Launch>
 static tsm_status tile_passes(tsm_ctx *ctx, void *d_out, size_t cap, set_count bound,
                               set_count *count, Launch launch) {
@@ -808,7 +809,6 @@ static tsm_status tile_passes(tsm_ctx *ctx, void *d_out, size_t cap, set_count b
         launch(SET_WRITE, one_pass ? (const set_count *)NULL : count);
         TSM_CUDA_LAUNCHED(ctx);
     }
-    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(s));
 done:
     return st;
 }

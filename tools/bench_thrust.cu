@@ -152,6 +152,14 @@ static tsm_status tsmine_dev(tsm_ctx *ctx, tsm_set_op op, const uint64_t *a, siz
     return tsmi_set_u64_dev(ctx, TSM_SET_AUTO, op, a, na, b, nb, out, cap, n);
 }
 
+/* The result's size from the device: tsmine's calls on device arrays do not wait for
+ * their kernels, so the copy goes on the ctx's stream (non-blocking) and is waited for. */
+static cudaError_t count_back(tsm_ctx *ctx, const uint64_t *d_count, uint64_t *n) {
+    cudaStream_t s = tsmi_stream(ctx);
+    cudaError_t e = cudaMemcpyAsync(n, d_count, sizeof *n, cudaMemcpyDeviceToHost, s);
+    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;
+}
+
 /* tsmine's op on the case into out_tsm; the result's size copied back to *count. */
 static tsm_status tsmine_op(tsm_ctx *ctx, tsm_set_op op, const bench_dev_case *c, size_t *count) {
     const size_t cap = c->na + c->nb;
@@ -161,7 +169,7 @@ static tsm_status tsmine_op(tsm_ctx *ctx, tsm_set_op op, const bench_dev_case *c
                         : tsmine_dev(ctx, op, (const uint64_t *)c->a, c->na, (const uint64_t *)c->b,
                                      c->nb, (uint64_t *)c->out_tsm, cap, c->d_count);
     uint64_t n = 0;
-    if (st == TSM_OK && cudaMemcpy(&n, c->d_count, sizeof n, cudaMemcpyDeviceToHost) != cudaSuccess)
+    if (st == TSM_OK && count_back(ctx, c->d_count, &n) != cudaSuccess)
         st = tsm_fail(ctx, TSM_EDEVICE, "copying the result's size back failed");
     *count = (size_t)n;
     return st;
@@ -186,8 +194,7 @@ static int check_skewed(tsm_ctx *ctx, tsm_set_op op, const bench_dev_case *c, si
         snprintf(err, errlen, "tsmine, %zu keys in: %s", skew, tsm_ctx_error(ctx));
         return -1;
     }
-    if (failed(cudaMemcpy(&n_tsm, c->d_count, sizeof n_tsm, cudaMemcpyDeviceToHost),
-               "copying the size back", err, errlen))
+    if (failed(count_back(ctx, c->d_count, &n_tsm), "copying the size back", err, errlen))
         return -1;
     size_t n_thr = thrust_op(s, op, a, na, b, nb, oh);
     if (n_tsm != n_thr ||
