@@ -31,6 +31,9 @@
  *   "bytes": (na + nb + result) * key bytes, the least the operation must move,
  *   "bw_fraction": bytes / seconds / copy bandwidth,
  *   "vs_thrust" (on the cuda_device line): Thrust's seconds / tsmine's,
+ *   "gpu_seconds" (on the cuda_device line): the GPU time of tsmine's kernels alone
+ *     (CUDA events on the stream, as the copy bandwidth is timed: without the host's
+ *     launch latency and the size's trip back, which "seconds" includes),
  * after one line {"bench":"copy_bandwidth",...,"bytes_per_second":B} with the device's
  * measured copy bandwidth (bytes read plus written). --no-host skips the host-array
  * backends (for sizes where the copies and the serial merge would dominate). */
@@ -421,11 +424,11 @@ static tsm_status sets_once(tsm_ctx *ctx, tsm_set_op op, const sets_case *c, voi
                           : tsm_set_u64(ctx, op, c->a, c->na, c->b, c->nb, out, c->room, count);
 }
 
-/* Prints one set benchmark line; speedup, and the device fields bytes, bw_fraction and
- * vs_thrust, are printed when positive. */
+/* Prints one set benchmark line; speedup, and the device fields bytes, bw_fraction,
+ * vs_thrust and gpu_seconds, are printed when positive. */
 static void sets_report(const char *backend, int threads, tsm_set_op op, set_shape sh,
                         const sets_case *c, int repeat, double seconds, size_t count,
-                        double speedup, double bw_fraction, double vs_thrust) {
+                        double speedup, double bw_fraction, double vs_thrust, double gpu_seconds) {
     printf("{\"bench\":\"%s\",\"backend\":\"%s\",\"shape\":\"%s\",\"width\":%d,\"n\":%zu,"
            "\"m\":null,\"na\":%zu,\"nb\":%zu,\"threads\":%d,\"repeat\":%d",
            sets_bench_names[op], backend, shape_names[sh], c->width, c->na + c->nb, c->na, c->nb,
@@ -441,6 +444,8 @@ static void sets_report(const char *backend, int threads, tsm_set_op op, set_sha
     }
     if (vs_thrust > 0)
         put_double("vs_thrust", vs_thrust);
+    if (gpu_seconds > 0)
+        put_double("gpu_seconds", gpu_seconds);
     printf("}\n");
     fflush(stdout);
 }
@@ -459,9 +464,10 @@ static int sets_bench_device(const bench_opts *o, tsm_set_op op, set_shape sh, c
     }
     double bytes = (double)((c->na + c->nb + r.count) * (size_t)(c->width / 8));
     sets_report("cuda_device", 0, op, sh, c, o->repeat, r.tsmine_seconds, r.count, 0,
-                bytes / r.tsmine_seconds / c->copy_bw, r.thrust_seconds / r.tsmine_seconds);
+                bytes / r.tsmine_seconds / c->copy_bw, r.thrust_seconds / r.tsmine_seconds,
+                r.tsmine_gpu_seconds);
     sets_report("thrust", 0, op, sh, c, o->repeat, r.thrust_seconds, r.count, 0,
-                bytes / r.thrust_seconds / c->copy_bw, 0);
+                bytes / r.thrust_seconds / c->copy_bw, 0, 0);
     return 0;
 }
 #endif
@@ -490,7 +496,7 @@ static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o
             serial_best = r == 0 || t < serial_best ? t : serial_best;
         }
         if (o->serial)
-            sets_report("serial", 1, op, sh, c, o->repeat, serial_best, want, 0, 0, 0);
+            sets_report("serial", 1, op, sh, c, o->repeat, serial_best, want, 0, 0, 0, 0);
         for (size_t b = 0; o->host && b < nctx; b++) {
             double best = 0;
             for (int r = 0; r < o->repeat; r++) {
@@ -511,7 +517,7 @@ static int sets_bench_case(tsm_ctx *const *ctx, size_t nctx, const bench_opts *o
                 return EX_SOFTWARE;
             }
             sets_report(tsm_backend_name(tsm_ctx_backend(ctx[b])), tsm_ctx_threads(ctx[b]), op, sh,
-                        c, o->repeat, best, got, o->serial ? serial_best / best : 0, 0, 0);
+                        c, o->repeat, best, got, o->serial ? serial_best / best : 0, 0, 0, 0);
         }
 #ifdef TSMINE_HAVE_CUDA
         if (c->dev) {

@@ -34,6 +34,8 @@ void bench_dev_free(bench_dev_case **self_p);
 typedef struct {
     double tsmine_seconds, thrust_seconds; /* best of the timed runs (host clock, stream synced) */
     size_t count;                          /* the result's size (equal for both) */
+    double tsmine_gpu_seconds;             /* best GPU time of tsmine's kernels alone (events on the
+                                              stream around the call, before the size goes back) */
 } bench_dev_result;
 
 /* Times op on the case by tsmine (tsmi_set_*_dev, method AUTO) and by Thrust
