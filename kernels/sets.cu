@@ -673,8 +673,9 @@ static __device__ unsigned one_key_results(K x, unsigned na, unsigned nb, K (&re
  * both have a next key in their arrays loads those keys too, after its slices, and
  * takes merge_sentinel; the others (the last tiles, unsorted input) merge_checked. For
  * unsorted input the result is unspecified, but both passes compute the same counts and
- * nothing is read or written out of bounds. gate (SET_WRITE, may be NULL): the counting
- * pass's total; the tile writes nothing when min(*gate, bound) > cap. */
+ * nothing is read or written out of bounds. cut_key, cut_kind: the key after each
+ * merge-path cut and its kind (cut_kernel), for one_key_tile. gate (SET_WRITE, may be
+ * NULL): the counting pass's total; the tile writes nothing when min(*gate, bound) > cap. */
 template <typename K, int OP, set_pass PASS>
 static __global__ void __launch_bounds__(SET_NT, SET_MINB)
     tile_kernel(const K *__restrict__ a, size_t na_all, const K *__restrict__ b, size_t nb_all,
