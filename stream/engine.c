@@ -311,10 +311,6 @@ static int by_index(const void *a, const void *b) {
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Hands s's queued alerts to the callback in queue order (its passes' first: they
- * come from samples before the round's) and folds s's pass counters
- * into the engine's first (so a callback sees the pass that found its alert counted).
- * Called after each phase of a round and at the end of the tick; O(alerts). */
 /* The end of a burst of emits (tss_engine_options.on_alerts_end). */
 static void emitted(tss_engine *e) {
     if (e->opt.on_alerts_end)
@@ -336,7 +332,10 @@ static void emit_buf(tss_engine *e, tss_stream *s, tss_alert_buf *b) {
     b->n = 0;
 }
 
-/* The alerts and counts of s's joined passes, then what its rounds queued since. */
+/* At the join of s's passes: folds their counters into the engine's first (so a
+ * callback sees the pass that found its alert counted), then hands their alerts to the
+ * callback, then what s's rounds queued since (the passes' come from samples before
+ * the rounds'). The rounds emit their own alerts with emit_buf. O(alerts). */
 static void emit(tss_engine *e, tss_stream *s) {
     e->c.passes_discord += s->passes_discord;
     e->c.passes_motif += s->passes_motif;

@@ -117,10 +117,11 @@ typedef struct {
      * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
      * the passes of the streams that reached a pass point meanwhile. Those streams take
      * no samples until then. A stream's GAP and LEFT_DISCORD alerts are not held for
-     * its passes in flight (top of this file, "Alert order"). A tick waits for passes only when a
-     * waiting stream has samples staged, and may return with passes in flight or waiting: later
-     * ticks move them on without waiting; tss_engine_flush, save, recalibrate and reparam finish
-     * them. 0 (and 1 on the CPU backend): every pass is joined before the tick returns.
+     * its passes in flight (top of this file, "Alert order"). A tick waits for passes
+     * only when a waiting stream has samples staged, and may return with passes in
+     * flight or waiting: later ticks move them on without waiting; tss_engine_flush,
+     * save, recalibrate and reparam finish them. 0 (and 1 on the CPU backend): every
+     * pass is joined before the tick returns.
      * TSS_OVERLAP_ALWAYS: the same on every backend (on the CPU the passes and the
      * rounds then share the cores: for the tests of this path where no GPU is). */
     int overlap_passes;
