@@ -1,15 +1,12 @@
 /* shapelet_model.c - writing and reading model files (shapelet_model.h). Reading goes
- * through a small JSON parser (values into a tree) written for this one format: no
- * JSON library is among the build's dependencies. */
+ * through the tool's JSON reader (json.h). */
 #include "shapelet_model.h"
 
 #include "emit.h"
+#include "json.h"
 #include "ucr_io.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,234 +76,31 @@ int shapelet_model_write(FILE *out, const shapelet_model *m) {
     return ferror(out) ? -1 : 0;
 }
 
-/* ---- A small JSON parser ---------------------------------------------------------- */
-
-typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
-
-typedef struct jval {
-    jtype type;
-    double num;         /* J_NUM, J_BOOL (0/1) */
-    char *str;          /* J_STR */
-    struct jval *items; /* J_ARR, J_OBJ: n values */
-    char **keys;        /* J_OBJ: n keys */
-    size_t n;
-} jval;
-
-typedef struct {
-    const char *s, *path;
-    size_t line, depth;
-    char *err;
-    size_t errlen;
-} jparser;
-
-static int jfail(jparser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int jfail(jparser *p, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ucr_where(p->err, p->errlen, p->path, p->line, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static void jfree(jval *v) {
-    free(v->str);
-    for (size_t k = 0; k < v->n; k++) {
-        jfree(&v->items[k]);
-        if (v->keys)
-            free(v->keys[k]);
-    }
-    free(v->items);
-    free(v->keys);
-    memset(v, 0, sizeof *v);
-}
-
-static void jspace(jparser *p) {
-    while (isspace((unsigned char)*p->s))
-        p->line += *p->s++ == '\n';
-}
-
-static int jvalue(jparser *p, jval *v);
-
-/* A string literal (simple escapes; \u escapes of ASCII only) into *out. */
-static int jstring(jparser *p, char **out) {
-    size_t cap = 16, n = 0;
-    char *b = malloc(cap);
-    if (!b)
-        return jfail(p, "out of memory");
-    p->s++; /* opening quote */
-    while (*p->s != '"') {
-        char c = *p->s++;
-        if (c == '\0' || c == '\n') {
-            free(b);
-            return jfail(p, "unterminated string");
-        }
-        if (c == '\\') {
-            char e = *p->s++;
-            switch (e) {
-            case '"':
-            case '\\':
-            case '/': c = e; break;
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case 'r': c = '\r'; break;
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'u': {
-                unsigned code = 0;
-                for (int k = 0; k < 4; k++, p->s++) {
-                    if (!isxdigit((unsigned char)*p->s)) {
-                        free(b);
-                        return jfail(p, "bad \\u escape");
-                    }
-                    code = code * 16 + (unsigned)(isdigit((unsigned char)*p->s)
-                                                      ? *p->s - '0'
-                                                      : tolower((unsigned char)*p->s) - 'a' + 10);
-                }
-                if (code == 0 || code > 0x7f) {
-                    free(b);
-                    return jfail(p, "\\u escape outside ASCII");
-                }
-                c = (char)code;
-                break;
-            }
-            default: free(b); return jfail(p, "bad escape '\\%c'", e);
-            }
-        }
-        if (n + 2 > cap) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) {
-                free(b);
-                return jfail(p, "out of memory");
-            }
-            b = nb;
-        }
-        b[n++] = c;
-    }
-    p->s++;
-    b[n] = '\0';
-    *out = b;
-    return 0;
-}
-
-/* The members of an array or object (opening bracket seen). */
-static int jcompound(jparser *p, jval *v, int obj) {
-    size_t cap = 0;
-    p->s++;
-    v->type = obj ? J_OBJ : J_ARR;
-    jspace(p);
-    if (*p->s == (obj ? '}' : ']')) {
-        p->s++;
-        return 0;
-    }
-    for (;;) {
-        if (v->n == cap) {
-            cap = cap ? 2 * cap : 8;
-            jval *ni = realloc(v->items, cap * sizeof *ni);
-            if (!ni)
-                return jfail(p, "out of memory");
-            v->items = ni;
-            if (obj) {
-                char **nk = realloc(v->keys, cap * sizeof *nk);
-                if (!nk)
-                    return jfail(p, "out of memory");
-                v->keys = nk;
-            }
-        }
-        memset(&v->items[v->n], 0, sizeof v->items[v->n]);
-        if (obj) {
-            jspace(p);
-            if (*p->s != '"')
-                return jfail(p, "expected a member name");
-            if (jstring(p, &v->keys[v->n]) != 0)
-                return -1;
-            jspace(p);
-            if (*p->s++ != ':') {
-                free(v->keys[v->n]);
-                return jfail(p, "expected ':' after a member name");
-            }
-        }
-        v->n++;
-        if (jvalue(p, &v->items[v->n - 1]) != 0)
-            return -1;
-        jspace(p);
-        if (*p->s == ',') {
-            p->s++;
-            continue;
-        }
-        if (*p->s == (obj ? '}' : ']')) {
-            p->s++;
-            return 0;
-        }
-        return jfail(p, "expected ',' or '%c'", obj ? '}' : ']');
-    }
-}
-
-static int jvalue(jparser *p, jval *v) {
-    jspace(p);
-    if (++p->depth > 64)
-        return jfail(p, "nested too deeply");
-    int rc = 0;
-    const char *s = p->s;
-    if (*s == '{' || *s == '[') {
-        rc = jcompound(p, v, *s == '{');
-    } else if (*s == '"') {
-        v->type = J_STR;
-        rc = jstring(p, &v->str);
-    } else if (strncmp(s, "true", 4) == 0 || strncmp(s, "false", 5) == 0) {
-        v->type = J_BOOL;
-        v->num = *s == 't';
-        p->s += *s == 't' ? 4 : 5;
-    } else if (strncmp(s, "null", 4) == 0) {
-        v->type = J_NULL;
-        p->s += 4;
-    } else if (*s == '-' || isdigit((unsigned char)*s)) {
-        char *end;
-        errno = 0;
-        v->type = J_NUM;
-        v->num = strtod(s, &end);
-        if (end == s || errno == ERANGE)
-            rc = jfail(p, "bad number");
-        p->s = end;
-    } else {
-        rc = jfail(p, *s ? "unexpected character '%c'" : "unexpected end of file%c", *s ? *s : ' ');
-    }
-    p->depth--;
-    return rc;
-}
-
 /* ---- From JSON to a model --------------------------------------------------------- */
 
-static const jval *member(const jval *o, const char *key) {
-    if (o->type != J_OBJ)
-        return NULL;
-    for (size_t k = 0; k < o->n; k++)
-        if (strcmp(o->keys[k], key) == 0)
-            return &o->items[k];
-    return NULL;
-}
-
 /* A whole non-negative number member into *out; returns 0 or -1. */
-static int get_count(const jval *o, const char *key, size_t *out) {
-    const jval *v = member(o, key);
-    if (!v || v->type != J_NUM || v->num < 0 || v->num != floor(v->num) || v->num > 1e15)
+static int get_count(const json_value *o, const char *key, size_t *out) {
+    const json_value *v = json_member(o, key);
+    if (!v || v->type != JSON_NUMBER || v->number < 0 || v->number != floor(v->number) ||
+        v->number > 1e15)
         return -1;
-    *out = (size_t)v->num;
+    *out = (size_t)v->number;
     return 0;
 }
 
-static int get_number(const jval *o, const char *key, double *out) {
-    const jval *v = member(o, key);
-    if (!v || v->type != J_NUM)
+static int get_number(const json_value *o, const char *key, double *out) {
+    const json_value *v = json_member(o, key);
+    if (!v || v->type != JSON_NUMBER)
         return -1;
-    *out = v->num;
+    *out = v->number;
     return 0;
 }
 
-static int get_bool(const jval *o, const char *key, int *out) {
-    const jval *v = member(o, key);
-    if (!v || v->type != J_BOOL)
+static int get_bool(const json_value *o, const char *key, int *out) {
+    const json_value *v = json_member(o, key);
+    if (!v || v->type != JSON_BOOL)
         return -1;
-    *out = (int)v->num;
+    *out = (int)v->number;
     return 0;
 }
 
@@ -321,26 +115,26 @@ void shapelet_model_free(shapelet_model *m) {
 
 /* The array key of object o as length finite numbers into a new *out; returns 0, or
  * -1 for a missing or wrong array, -2 for a non-finite item, -3 when out of memory. */
-static int get_values(const jval *o, const char *key, size_t length, double **out) {
-    const jval *sh = member(o, key);
+static int get_values(const json_value *o, const char *key, size_t length, double **out) {
+    const json_value *sh = json_member(o, key);
     *out = NULL;
-    if (!sh || sh->type != J_ARR || sh->n != length || length < 3)
+    if (!sh || sh->type != JSON_ARRAY || sh->n != length || length < 3)
         return -1;
     if (!(*out = malloc(length * sizeof **out)))
         return -3;
     for (size_t i = 0; i < length; i++) {
-        if (sh->items[i].type != J_NUM || !isfinite(sh->items[i].num)) {
+        if (sh->items[i].type != JSON_NUMBER || !isfinite(sh->items[i].number)) {
             free(*out);
             *out = NULL;
             return -2;
         }
-        (*out)[i] = sh->items[i].num;
+        (*out)[i] = sh->items[i].number;
     }
     return 0;
 }
 
 /* Builds the model from the parsed document; returns 0 or -1 with err set. */
-static int from_json(const jval *doc, const char *path, shapelet_model *m, char *err,
+static int from_json(const json_value *doc, const char *path, shapelet_model *m, char *err,
                      size_t errlen) {
 #define BAD(...)                                                                                   \
     do {                                                                                           \
@@ -349,15 +143,15 @@ static int from_json(const jval *doc, const char *path, shapelet_model *m, char 
         snprintf(err, errlen, "%s: %s", path, what_);                                              \
         return -1;                                                                                 \
     } while (0)
-    const jval *fmt = member(doc, "format"), *ver = member(doc, "version");
-    if (!fmt || fmt->type != J_STR || strcmp(fmt->str, "tsmine-shapelet-tree") != 0)
+    const json_value *fmt = json_member(doc, "format"), *ver = json_member(doc, "version");
+    if (!fmt || fmt->type != JSON_STRING || strcmp(fmt->string, "tsmine-shapelet-tree") != 0)
         BAD("not a tsmine shapelet model (no \"format\":\"tsmine-shapelet-tree\")");
-    if (!ver || ver->type != J_NUM || ver->num != 1)
+    if (!ver || ver->type != JSON_NUMBER || ver->number != 1)
         BAD("unsupported model version (this tsmine reads version 1)");
-    const jval *cls = member(doc, "classes"), *nodes = member(doc, "nodes");
-    if (!cls || cls->type != J_ARR || cls->n == 0 || cls->n > 1000000)
+    const json_value *cls = json_member(doc, "classes"), *nodes = json_member(doc, "nodes");
+    if (!cls || cls->type != JSON_ARRAY || cls->n == 0 || cls->n > 1000000)
         BAD("\"classes\" must be a non-empty array of names");
-    if (!nodes || nodes->type != J_ARR || nodes->n == 0)
+    if (!nodes || nodes->type != JSON_ARRAY || nodes->n == 0)
         BAD("\"nodes\" must be a non-empty array");
     size_t w;
     if (get_count(doc, "w", &w) || get_count(doc, "series_length", &m->series_length) ||
@@ -369,24 +163,24 @@ static int from_json(const jval *doc, const char *path, shapelet_model *m, char 
     if (!m->tree || !m->classes)
         BAD("out of memory");
     for (size_t c = 0; c < cls->n; c++) {
-        if (cls->items[c].type != J_STR)
+        if (cls->items[c].type != JSON_STRING)
             BAD("class %zu is not a string", c);
-        if (!(m->classes[c] = strdup(cls->items[c].str)))
+        if (!(m->classes[c] = strdup(cls->items[c].string)))
             BAD("out of memory");
     }
     for (size_t k = 0; k < nodes->n; k++) {
-        const jval *o = &nodes->items[k], *lab = member(o, "label");
+        const json_value *o = &nodes->items[k], *lab = json_member(o, "label");
         tsm_stree_node nd = {0};
         size_t id;
         if (get_count(o, "id", &id) || id != k)
             BAD("node %zu: missing or wrong \"id\"", k);
         if (get_bool(o, "leaf", &nd.leaf) || get_count(o, "n", &nd.n_train))
             BAD("node %zu: missing or invalid \"leaf\" or \"n\"", k);
-        if (!lab || lab->type != J_STR ||
-            (nd.label = ucr_class_index((const char *const *)m->classes, cls->n, lab->str)) < 0)
+        if (!lab || lab->type != JSON_STRING ||
+            (nd.label = ucr_class_index((const char *const *)m->classes, cls->n, lab->string)) < 0)
             BAD("node %zu: \"label\" is not one of \"classes\"", k);
         if (!nd.leaf) {
-            const jval *op = member(o, "op");
+            const json_value *op = json_member(o, "op");
             if (get_count(o, "series", &nd.series) || get_count(o, "start", &nd.start) ||
                 get_count(o, "length", &nd.length) || get_number(o, "threshold", &nd.threshold) ||
                 get_number(o, "gain", &nd.gain) || get_number(o, "gap", &nd.gap) ||
@@ -402,10 +196,10 @@ static int from_json(const jval *doc, const char *path, shapelet_model *m, char 
             if (e == -3)
                 BAD("out of memory");
             if (op) { /* a logical node: a second shapelet joined by AND or OR */
-                nd.op = op->type != J_STR             ? -1
-                        : strcmp(op->str, "and") == 0 ? TSM_SHAPELET_AND
-                        : strcmp(op->str, "or") == 0  ? TSM_SHAPELET_OR
-                                                      : -1;
+                nd.op = op->type != JSON_STRING          ? -1
+                        : strcmp(op->string, "and") == 0 ? TSM_SHAPELET_AND
+                        : strcmp(op->string, "or") == 0  ? TSM_SHAPELET_OR
+                                                         : -1;
                 if (nd.op < 0 || get_count(o, "series2", &nd.series2) ||
                     get_count(o, "start2", &nd.start2) || get_count(o, "length2", &nd.length2) ||
                     (e = get_values(o, "shapelet2", nd.length2, &nd.values2)) != 0) {
@@ -445,19 +239,15 @@ series_status shapelet_model_read(const char *path, shapelet_model *m, char *err
     series_status st = ucr_read_text(path, &text, &len, err, errlen);
     if (st != SERIES_OK)
         return st;
-    jparser p = {text, path, 1, 0, err, errlen};
-    jval doc = {0};
-    int rc = strlen(text) != len ? jfail(&p, "NUL byte: not a text file") : jvalue(&p, &doc);
-    if (rc == 0) {
-        jspace(&p);
-        if (*p.s != '\0')
-            rc = jfail(&p, "trailing data after the model");
-    }
-    if (rc == 0 && from_json(&doc, path, m, err, errlen) != 0) {
+    json_value doc;
+    int rc = json_parse(text, len, path, 1, &doc, err, errlen);
+    free(text);
+    if (rc != JSON_OK)
+        return rc == JSON_ENOMEM ? SERIES_ENOMEM : SERIES_EDATA;
+    if (from_json(&doc, path, m, err, errlen) != 0) {
         shapelet_model_free(m);
         rc = -1;
     }
-    jfree(&doc);
-    free(text);
+    json_free(&doc);
     return rc == 0 ? SERIES_OK : (strstr(err, "out of memory") ? SERIES_ENOMEM : SERIES_EDATA);
 }

@@ -44,7 +44,7 @@ int ucr_classes(const ucr_set *s, const char ***classes, size_t *n);
 series_status ucr_read_text(const char *path, char **text, size_t *len, char *err, size_t errlen);
 
 /* Writes "PATH:LINE: what" (printf-style what) into err: the message shape of every
- * malformed-text error (also used by shapelet_model.c). */
+ * malformed-text error. */
 void ucr_where(char *err, size_t errlen, const char *path, size_t line, const char *fmt,
                va_list ap);
 
