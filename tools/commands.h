@@ -10,6 +10,10 @@ extern const cli_command cmd_motif;
 extern const cli_command cmd_profile;
 extern const cli_command cmd_sets;
 
+/* `tsmine score` (cmd_score.c) reads no series and has an option table of its own:
+ * runs it with argv[0] = "score" and returns the exit status. */
+int score_main(int argc, char **argv);
+
 #ifdef TSMINE_HAVE_CLIENT
 #include "client.h"
 

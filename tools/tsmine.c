@@ -72,6 +72,7 @@ static void usage(void) {
     for (size_t i = 0; i < N_COMMANDS; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
     printf("  %-10s %s\n", "shapelet", "shapelet-tree classifier: train, predict, show");
+    printf("  %-10s %s\n", "score", "NAB score of an alert stream against labelled windows");
 #ifdef TSMINE_HAVE_CLIENT
     printf("\nTalking to the daemon tsmined:\n");
     for (size_t i = 0; i < N_COMPANIONS; i++)
@@ -105,6 +106,12 @@ int main(int argc, char **argv) {
     if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "shapelet") == 0) {
         char *hargv[] = {argv[2], "--help", NULL};
         return shapelet_main(2, hargv);
+    }
+    if (strcmp(name, "score") == 0) /* reads no series: an option table of its own */
+        return score_main(argc - 1, argv + 1);
+    if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "score") == 0) {
+        char *hargv[] = {argv[2], "--help", NULL};
+        return score_main(2, hargv);
     }
     if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
         command_ref cmd = find_command(argv[2]);

@@ -1,0 +1,284 @@
+#!/bin/sh
+# score_test.sh TSMINE - end-to-end test of `tsmine score`, the NAB scorer, through the
+# real binary: a tiny windows file and data folder made in a temporary folder, alert
+# streams whose scores are worked out by hand below, and the exit code and one-line
+# message of every error class (usage 64, malformed input 65 with FILE:LINE, missing
+# input 66). Prints `ok - NAME` or `not ok - NAME` per check, then `N passed, M failed`;
+# exits non-zero when any check failed.
+set -u
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 TSMINE" >&2
+    exit 64
+fi
+TSMINE=$1
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tsmine-score.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok - $1"
+}
+
+# not_ok NAME [WHY]: a failed check, with a diagnostic line.
+not_ok() {
+    failed=$((failed + 1))
+    echo "not ok - $1"
+    if [ -n "${2-}" ]; then
+        echo "#   $2"
+    fi
+}
+
+# run ARGS...: runs tsmine score; stdout in $tmp/out, stderr in $tmp/err, status in $rc.
+run() {
+    "$TSMINE" score "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+}
+
+errtext() { head -c 300 "$tmp/err" | tr '\n' '|'; }
+
+# expect_err NAME CODE PATTERN ARGS...: tsmine score ARGS exits CODE with exactly one
+# stderr line, "tsmine: score: ..." matching PATTERN (grep -E).
+expect_err() {
+    name=$1
+    want=$2
+    pat=$3
+    shift 3
+    run "$@"
+    if [ "$rc" -ne "$want" ]; then
+        not_ok "$name" "exit $rc, want $want; stderr: $(errtext)"
+    elif [ "$(wc -l <"$tmp/err" | tr -d ' ')" -ne 1 ] || ! grep -q '^tsmine: score: ' "$tmp/err"; then
+        not_ok "$name" "want one 'tsmine: score: ' line on stderr, got: $(errtext)"
+    elif ! grep -Eq -- "$pat" "$tmp/err"; then
+        not_ok "$name" "stderr does not match '$pat': $(errtext)"
+    else
+        ok "$name"
+    fi
+}
+
+# value LINE FIELD: the value of FIELD (a number, null or true) on line LINE of $tmp/out.
+value() {
+    sed -n "${1}p" "$tmp/out" | sed -nE "s/.*\"$2\":(-?[0-9][0-9.eE+-]*|null|true).*/\1/p"
+}
+
+# expect_values NAME LINE FIELD=VALUE...: each field of output line LINE equals VALUE
+# (numbers within 1e-9; null as the word).
+expect_values() {
+    name=$1
+    line=$2
+    shift 2
+    if [ "$rc" -ne 0 ]; then
+        not_ok "$name" "exit $rc; stderr: $(errtext)"
+        return
+    fi
+    for fv in "$@"; do
+        f=${fv%%=*}
+        want=${fv#*=}
+        got=$(value "$line" "$f")
+        if [ "$want" = null ] || [ "$got" = null ]; then
+            [ "$got" = "$want" ] && continue
+        elif [ -n "$got" ] && awk -v a="$got" -v b="$want" \
+            'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-9) }'; then
+            continue
+        fi
+        not_ok "$name" "line $line: \"$f\" is '$got', want $want: $(sed -n "${line}p" "$tmp/out")"
+        return
+    done
+    ok "$name"
+}
+
+# ---- the corpus ----------------------------------------------------------------------
+# a/x.csv and b/y.csv: 20 rows each, 5 minutes apart from 2020-01-01 00:00:00, so row k
+# is at minute 5k. x has one window, rows 10..13 (00:50 .. 01:05, width 4); y none.
+# Probation: floor(0.15 * 20) = 3 rows.
+mkdir -p "$tmp/data/a" "$tmp/data/b" "$tmp/data/c"
+for f in a/x b/y; do
+    {
+        echo "timestamp,value"
+        k=0
+        while [ $k -lt 20 ]; do
+            printf '2020-01-01 %02d:%02d:00,%d\n' $((k * 5 / 60)) $((k * 5 % 60)) $k
+            k=$((k + 1))
+        done
+    } >"$tmp/data/$f.csv"
+done
+cp "$tmp/data/a/x.csv" "$tmp/data/c/x.csv"
+W=$tmp/windows.json
+cat >"$W" <<'EOF'
+{
+ "a/x.csv": [
+  ["2020-01-01 00:50:00.000000", "2020-01-01 01:05:00.000000"]
+ ],
+ "b/y.csv": []
+}
+EOF
+
+# The alerts: (1) an ANOMALY of x whose subsequence 7..10 completes at row 10, the
+# window's first row, score 0.8; (2) a DISCORD of y detected at row 6, score 0.5: a
+# false alert before any window (-0.11); (3) a MOTIF of x detected at row 12 (no
+# score: 1); (4) a stream that has no file.
+A=$tmp/alerts.jsonl
+cat >"$A" <<'EOF'
+{"alert_id":1,"stream_id":"nab/x","kind":"ANOMALY","start_seq":7,"length":4,"score":0.8}
+
+{"alert_id":2,"stream_id":"y.csv","kind":"DISCORD","start_seq":5,"length":1,"detected_seq":6,"score":0.5}
+{"alert_id":3,"stream_id":"a/x","kind":"MOTIF","start_seq":11,"length":2,"detected_seq":12,"score":null}
+{"alert_id":4,"stream_id":"zzz","kind":"DISCORD","start_seq":1,"length":1}
+EOF
+
+# Defaults (ANOMALY, DISCORD at the detecting row). Thresholds: 1.1 -> -1 (the window
+# missed); 0.8 -> 1 (hit at its first row); 0.5 -> 1 - 0.11 = 0.89; 0 -> every row,
+# far worse. NAB picks 0.8: standard 100 (raw 1, null -1, perfect 1). As published
+# both alerts count: 0.89, 100 (0.89 + 1) / 2 = 94.5. reward_low_FN_rate: null -2,
+# as published 100 (0.89 + 2) / 3 = 96.333...
+run --windows "$W" --data "$tmp/data" "$A"
+expect_values "standard: NAB threshold drops the false alert" 1 score=100 raw=1 null=-1 \
+    perfect=1 threshold=0.8 score_as_published=94.5 raw_as_published=0.89 windows_hit=1 \
+    detections=1 false_detections=0
+expect_values "reward_low_FP_rate: as published 100 (0.78 + 1) / 2" 2 score=100 threshold=0.8 \
+    score_as_published=89 raw_as_published=0.78
+expect_values "reward_low_FN_rate: a miss costs 2" 3 score=100 null=-2 perfect=1 \
+    score_as_published=96.33333333333333
+expect_values "summary as published" 4 summary=true files=2 windows=1 windows_hit=1 alerts=2 \
+    false_alerts=1 alerts_per_window_median=1 alerts_per_window_max=1 precision=0.5 recall=1 \
+    delay_rows_median=0 delay_fraction_median=0
+if [ "$(wc -l <"$tmp/out")" -eq 4 ] && grep -q '^{"profile":"standard",' "$tmp/out" &&
+    sed -n 2p "$tmp/out" | grep -q '^{"profile":"reward_low_FP_rate",' &&
+    sed -n 3p "$tmp/out" | grep -q '^{"profile":"reward_low_FN_rate",'; then
+    ok "three profile lines and a summary"
+else
+    not_ok "three profile lines and a summary" "$(head -c 400 "$tmp/out" | tr '\n' '|')"
+fi
+if grep -q '^tsmine: score: 1 alert of stream "zzz" matches no file' "$tmp/err"; then
+    ok "a stream without a file is reported, not an error"
+else
+    not_ok "a stream without a file is reported, not an error" "$(errtext)"
+fi
+cp "$tmp/out" "$tmp/default.out"
+
+# The same alerts from standard input, with or without "-".
+"$TSMINE" score --windows "$W" --data "$tmp/data" <"$A" >"$tmp/stdin.out" 2>/dev/null
+"$TSMINE" score --windows "$W" --data "$tmp/data" - <"$A" >"$tmp/dash.out" 2>/dev/null
+if cmp -s "$tmp/default.out" "$tmp/stdin.out" && cmp -s "$tmp/default.out" "$tmp/dash.out"; then
+    ok "standard input (no operand, or -) reads the same"
+else
+    not_ok "standard input (no operand, or -) reads the same"
+fi
+
+# --at start: alert 1 lies on row 7 (a false alert before the window), alert 2 on row 5
+# of y: nothing hit; NAB's best is to detect nothing (1.1, score 0); as published
+# -1 - 0.22 = -1.22, 100 (-1.22 + 1) / 2 = -11.
+run --windows "$W" --data "$tmp/data" --at start "$A"
+expect_values "--at start: the subsequence's first row" 1 score=0 raw=-1 threshold=1.1 \
+    raw_as_published=-1.22 score_as_published=-11
+expect_values "--at start: summary" 4 windows_hit=0 alerts=2 false_alerts=2 precision=0 recall=0 \
+    delay_rows_median=null alerts_per_window_max=0
+
+# --kinds MOTIF: only alert 3, row 12 of the window 10..13: -(13 - 12 + 1) / 4 = -0.5,
+# S(-0.5) / S(-1) = tanh(1.25) / tanh(2.5) = 0.85979257; 100 (0.8598 + 1) / 2 = 92.99;
+# delay 2 rows, 2 / 4 = 0.5 of the window.
+run --windows "$W" --data "$tmp/data" --kinds MOTIF "$A"
+expect_values "--kinds MOTIF: a hit half-way" 1 raw=0.8597925669097837 \
+    score=92.98962834548919 threshold=1
+expect_values "--kinds MOTIF: delays" 4 alerts=1 windows_hit=1 delay_rows_median=2 \
+    delay_fraction_median=0.5
+
+# --probation 0.6: 12 rows; the window 10..13 straddles their end and row 12 still
+# hits it. 0.7: 14 rows; the window ends inside: nothing is scored (score null).
+run --windows "$W" --data "$tmp/data" --kinds MOTIF,ANOMALY --probation 0.6 "$A"
+expect_values "--probation 0.6: only rows past it hit" 1 raw=0.8597925669097837
+run --windows "$W" --data "$tmp/data" --probation 0.7 "$A"
+expect_values "--probation 0.7: a window inside it is not scored" 1 score=null raw=0
+expect_values "--probation 0.7: summary" 4 windows=0 recall=null
+
+# --per-file: one more line per file, after the summary.
+run --windows "$W" --data "$tmp/data" --per-file "$A"
+if [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] &&
+    sed -n 5p "$tmp/out" | grep -q '^{"file":"a/x.csv","rows":20,"probation":3,"windows":1,' &&
+    sed -n 6p "$tmp/out" | grep -q '"raw":{"standard":0,' &&
+    sed -n 6p "$tmp/out" | grep -q '"raw_as_published":{"standard":-0.11,'; then
+    ok "--per-file: a line per file with its raw scores"
+else
+    not_ok "--per-file: a line per file with its raw scores" "$(tr '\n' '|' <"$tmp/out")"
+fi
+
+# Stream names: the last path component without extension; among files of one base
+# name, the one whose path the stream id ends with; else ambiguous.
+cat >"$tmp/w2.json" <<'EOF'
+{"a/x.csv": [["2020-01-01 00:50:00", "2020-01-01 01:05:00"]], "c/x.csv": []}
+EOF
+printf '{"stream_id":"site/c/x","kind":"ANOMALY","start_seq":10,"length":1}\n' >"$tmp/c.jsonl"
+run --windows "$tmp/w2.json" --data "$tmp/data" "$tmp/c.jsonl"
+expect_values "a path picks one of two files of one base name" 4 windows_hit=0 false_alerts=1
+printf '{"stream_id":"x","kind":"ANOMALY","start_seq":10,"length":1}\n' >"$tmp/amb.jsonl"
+expect_err "ambiguous stream -> 65 FILE:LINE" 65 "$tmp/amb.jsonl:1: stream \"x\" matches several" \
+    --windows "$tmp/w2.json" --data "$tmp/data" "$tmp/amb.jsonl"
+
+# ---- errors -----------------------------------------------------------------------
+run --help
+if [ "$rc" -eq 0 ] && grep -q '^Usage: tsmine score ' "$tmp/out" && grep -q -- '--kinds' "$tmp/out"
+then ok "--help"; else not_ok "--help" "exit $rc"; fi
+if "$TSMINE" help score | grep -q '^Usage: tsmine score ' &&
+    "$TSMINE" --help | grep -q '^  score '; then
+    ok "tsmine help score, and tsmine --help lists it"
+else
+    not_ok "tsmine help score, and tsmine --help lists it"
+fi
+
+expect_err "missing --windows -> 64" 64 "missing --windows" --data "$tmp/data" "$A"
+expect_err "missing --data -> 64" 64 "missing --data" --windows "$W" "$A"
+expect_err "unknown kind -> 64" 64 "--kinds: unknown kind 'BOGUS'" \
+    --windows "$W" --data "$tmp/data" --kinds DISCORD,BOGUS "$A"
+expect_err "--at bogus -> 64" 64 "--at: unknown place" --windows "$W" --data "$tmp/data" --at x "$A"
+expect_err "--probation 2 -> 64" 64 "--probation: invalid fraction" \
+    --windows "$W" --data "$tmp/data" --probation 2 "$A"
+expect_err "unknown option -> 64" 64 "unknown or misused option '--bogus'" \
+    --windows "$W" --data "$tmp/data" --bogus "$A"
+
+expect_err "missing windows file -> 66" 66 "$tmp/none.json: " --windows "$tmp/none.json" \
+    --data "$tmp/data" "$A"
+expect_err "missing alerts file -> 66" 66 "$tmp/none.jsonl: " --windows "$W" --data "$tmp/data" \
+    "$tmp/none.jsonl"
+printf '{"a/x.csv": [], "a/missing.csv": []}\n' >"$tmp/w-missing.json"
+expect_err "missing data file -> 66 naming it" 66 "$tmp/data/a/missing.csv: " \
+    --windows "$tmp/w-missing.json" --data "$tmp/data" "$A"
+
+printf '{\n "a/x.csv": [\n  ["2020-01-01 00:50:00" "2020-01-01 01:05:00"]\n ]\n}\n' >"$tmp/w-syntax.json"
+expect_err "malformed windows JSON -> 65 FILE:LINE" 65 "$tmp/w-syntax.json:3: expected ','" \
+    --windows "$tmp/w-syntax.json" --data "$tmp/data" "$A"
+printf '[1, 2]\n' >"$tmp/w-array.json"
+expect_err "windows file not an object -> 65" 65 "$tmp/w-array.json:1: the windows file must" \
+    --windows "$tmp/w-array.json" --data "$tmp/data" "$A"
+printf '{"a/x.csv": [\n ["2020-01-01 00:51:00", "2020-01-01 01:05:00"]]}\n' >"$tmp/w-bound.json"
+expect_err "window bound matching no row -> 65 naming file and timestamp" 65 \
+    "$tmp/w-bound.json:2: window bound '2020-01-01 00:51:00' of \"a/x.csv\" matches no row" \
+    --windows "$tmp/w-bound.json" --data "$tmp/data" "$A"
+printf '{"a/x.csv": [\n ["2020-01-01 01:05:00", "2020-01-01 00:50:00"]]}\n' >"$tmp/w-rev.json"
+expect_err "window ending before it starts -> 65" 65 "$tmp/w-rev.json:2: .* ends before it starts" \
+    --windows "$tmp/w-rev.json" --data "$tmp/data" "$A"
+
+printf '{"stream_id":"x","kind":"ANOMALY","start_seq":1,"length":1}\n{"stream_id":"x",\n' \
+    >"$tmp/bad.jsonl"
+expect_err "malformed alert line -> 65 FILE:LINE" 65 "$tmp/bad.jsonl:2: " \
+    --windows "$W" --data "$tmp/data" "$tmp/bad.jsonl"
+printf '\n{"stream_id":"x","kind":"ANOMALY","length":1}\n' >"$tmp/noseq.jsonl"
+expect_err "alert without start_seq -> 65 FILE:LINE" 65 "$tmp/noseq.jsonl:2: \"start_seq\" must be" \
+    --windows "$W" --data "$tmp/data" "$tmp/noseq.jsonl"
+printf '{"stream_id":"x","kind":"ANOMALY","start_seq":1,"length":1,"score":1.5}\n' \
+    >"$tmp/range.jsonl"
+expect_err "score outside [0, 1] -> 65" 65 "$tmp/range.jsonl:1: \"score\" must be" \
+    --windows "$W" --data "$tmp/data" "$tmp/range.jsonl"
+mkdir -p "$tmp/bad/a"
+printf 'timestamp,value\n2020-01-01 00:00:00,1\nyesterday,2\n' >"$tmp/bad/a/x.csv"
+printf '{"a/x.csv": []}\n' >"$tmp/w-x.json"
+expect_err "data row without a timestamp -> 65 FILE:LINE" 65 \
+    "$tmp/bad/a/x.csv:3: 'yesterday' is not a timestamp" \
+    --windows "$tmp/w-x.json" --data "$tmp/bad" "$A"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
