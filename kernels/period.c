@@ -132,9 +132,16 @@ static size_t pick(const double *r, const double *se, size_t K, size_t lo, size_
     for (size_t k = a; k <= b; k++)
         if (r[k] > r[top])
             top = k;
-    run_above(r, K, top, r[top] / 2, &a, &b);
-    /* Its centre, unless the hill runs off the lags computed (then its top). */
-    return a > 1 && b < K ? (a + b + 1) / 2 : top;
+    double half = r[top] / 2;
+    run_above(r, K, top, half, &a, &b);
+    if (a == 1 || b == K)
+        return top; /* the hill runs off the lags computed */
+    /* Its centre: halfway between the lags where r crosses half the top, each
+     * interpolated linearly between the lags around it (r[a - 1] < half <= r[a], and
+     * r[b] >= half > r[b + 1]). */
+    double left = (double)a - (r[a] - half) / (r[a] - r[a - 1]);
+    double right = (double)b + (r[b] - half) / (r[b] - r[b + 1]);
+    return (size_t)floor((left + right) / 2 + 0.5);
 }
 
 tsm_status tsm_period_estimate(tsm_ctx *ctx, const double *x, size_t n, uint32_t min_p,
