@@ -423,6 +423,65 @@ run profile -m $M --format csv "$NAB"
 csv_header_is "NAB machine temperature: profile csv rows" "index,distance,neighbor" \
     $((22695 - M + 1))
 
+# ---- -m auto: m from the series' dominant period (kernels/period.h) ------------------
+
+# auto_m NAME WANT_RE ARGS...: `tsmine ARGS` (with -m auto) succeeds, says on stderr
+# "CMD: -m auto: m = M (...)" matching WANT_RE, and prints exactly what the same command
+# with -m M prints. Sets $auto_m to M.
+auto_m() {
+    name=$1
+    want=$2
+    shift 2
+    run "$@"
+    cp "$tmp/out" "$tmp/auto.out"
+    auto_m=$(sed -n 's/^tsmine: [a-z]*: -m auto: m = \([0-9]*\) .*/\1/p' "$tmp/err")
+    if [ "$rc" -ne 0 ] || [ -z "$auto_m" ] || ! grep -Eq -- "$want" "$tmp/err"; then
+        not_ok "$name" "exit $rc, want a line matching '$want'; stderr: $(errtext)"
+        return
+    fi
+    ok "$name"
+    # The same arguments with -m auto replaced by -m M.
+    explicit=""
+    for arg in "$@"; do
+        if [ "$arg" = auto ]; then arg=$auto_m; fi
+        explicit="$explicit $arg"
+    done
+    # shellcheck disable=SC2086 # the arguments are words without blanks
+    run $explicit
+    same "$name: output equals that of -m $auto_m" "$tmp/auto.out" "$tmp/out"
+}
+
+expect_err "-m autox -> 64" 64 "-m: invalid value 'autox'" discord -m autox x.csv
+# A sine of period 48 in noise, 3000 values (awk: no python3 needed).
+awk 'BEGIN { srand(7); for (i = 0; i < 3000; i++)
+    printf "%.6f\n", sin(6.283185307179586 * i / 48) + 0.3 * (rand() - 0.5) }' \
+    >"$tmp/period48.txt"
+auto_m "discord -m auto: a period-48 sine gets m = 48" \
+    "^tsmine: discord: -m auto: m = 48 \(period 48\)$" discord -m auto -k 2 "$tmp/period48.txt"
+auto_m "motif -m auto on the same series" "m = 48 \(period 48\)" motif -m auto "$tmp/period48.txt"
+auto_m "profile -m auto --excl 10 keeps the given exclusion zone" "m = 48 \(period 48\)" \
+    profile -m auto --excl 10 --format csv "$tmp/period48.txt"
+run discord -m auto -v "$tmp/period48.txt"
+if [ "$rc" -eq 0 ] && grep -q "m = 48 (period 48)" "$tmp/err" &&
+    grep -q "n = 3000 values, m = 48," "$tmp/err"; then
+    ok "discord -m auto -v: the choice and the sizes"
+else
+    not_ok "discord -m auto -v: the choice and the sizes" "exit $rc: $(errtext)"
+fi
+if [ "$have_python" -eq 1 ]; then
+    auto_m "discord -m auto: a random walk gets the default m = 100" \
+        "^tsmine: discord: -m auto: m = 100 \(no period found: default\)$" \
+        discord -m auto "$tmp/walk.csv"
+    expect_err "-m auto on 21 values -> 64" 64 "discord: -m auto: 21 values are too few" \
+        discord -m auto "$tmp/blank_inside.txt"
+fi
+# NAB: NYC taxi passengers every 30 minutes (a day is 48 samples); machine temperature
+# has no steady cycle.
+auto_m "NAB NYC taxi: -m auto finds the daily cycle" "discord: -m auto: m = 48 \(period 48\)" \
+    discord -m auto "$DATA/nyc_taxi.csv"
+auto_m "NAB machine temperature: -m auto takes the default" "m = 100 \(no period found" \
+    discord -m auto "$NAB"
+
 # ---- tsmine sets (sorted multisets, DESIGN 4.5) -------------------------------------
 
 # sets_is NAME WANT: the last run succeeded and printed WANT (keys joined by spaces).

@@ -4,6 +4,7 @@
 
 #include "mk.h"
 #include "pd3.h"
+#include "period.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -199,6 +200,13 @@ int cli_parse_input_format(const cli_optable *t, const char *arg, series_format 
 #define STR_(x)        #x
 #define STR(x)         STR_(x)
 
+/* -m auto (choose_m): m is the period found in [AUTO_M_MIN, min(AUTO_M_MAX, n / 4)],
+ * else AUTO_M_DEFAULT (clamped to that range). docs/detection.md has the measurements
+ * behind the rule m = period. */
+#define AUTO_M_MIN     8
+#define AUTO_M_MAX     2048
+#define AUTO_M_DEFAULT 100
+
 /* Keys of the options without a short form. */
 enum {
     KEY_EXCL = CLI_KEY_LONG,
@@ -215,7 +223,8 @@ enum {
 
 /* Every option of every batch subcommand, once. */
 static const cli_option options[] = {
-    {NULL, 'm', 1, "M", CLI_OPT_SERIES, "subsequence length (required, 3 <= M <= n)"},
+    {NULL, 'm', 1, "M|auto", CLI_OPT_SERIES,
+     "subsequence length (required): 3 <= M <= n, or auto (see below)"},
     {NULL, 'k', 1, "K", CLI_OPT_K, "how many results, best first (default 1)"},
     {NULL, 'r', 1, "R", CLI_OPT_R, "every discord with nn distance >= R, in index order"},
     {"left", KEY_LEFT, 0, NULL, CLI_OPT_LEFT, "left profile: neighbours j <= i - E only"},
@@ -253,13 +262,18 @@ static cli_optable table_of(const cli_command *cmd) {
 static void usage(const cli_command *cmd) {
     cli_optable t = table_of(cmd);
     cli_help(&t, cmd->synopsis, cmd->description);
-    if (!(cmd->options & CLI_NO_SERIES))
+    if (!(cmd->options & CLI_NO_SERIES)) {
+        printf("\n-m auto takes M = the series' dominant period by autocorrelation, looked for in\n"
+               "[%d, min(%d, n/4)], or M = %d where it shows none; a line on stderr says which,\n"
+               "e.g. \"tsmine: %s: -m auto: m = 96 (period 96)\".\n",
+               AUTO_M_MIN, AUTO_M_MAX, AUTO_M_DEFAULT, cmd->name);
         printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a "
                "header\nrow is skipped; empty or nan is a missing value), .npy (1-D "
                "float64/float32) or\n.f64 (raw little-endian float64); - reads standard "
                "input.\n");
-    else
+    } else {
         printf("\n");
+    }
     printf("Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
            "open input, 69 backend unavailable, 70 internal error%s.\n",
            cmd->options & CLI_OPT_OUTPUT ? ",\n73 cannot create OUT, 74 write error" : "");
@@ -278,6 +292,11 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     uint64_t v = 0;
     switch (o->key) {
     case 'm':
+        if (strcmp(arg, "auto") == 0) {
+            a->auto_m = 1, p->have_m = 1;
+            return 0;
+        }
+        /* fall through */
     case 'k':
     case KEY_EXCL:
     case KEY_SEGLEN:
@@ -384,13 +403,38 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
     }
     a->file = argv[optind];
     if (!p.have_excl)
-        a->excl = a->m;
+        a->excl = a->m, a->excl_is_m = 1;
     return 0;
 }
 
-/* Reads the series and builds ctx and statistics (only the ctx for a CLI_NO_SERIES
- * command); returns 0 or the exit status after printing why. */
-static int session_open(const cli_command *cmd, const cli_args *a, cli_session *s) {
+/* -m auto: sets a->m (and a->excl unless given) from the series' dominant period
+ * (tsm_auto_m over [AUTO_M_MIN, min(AUTO_M_MAX, n / 4)], AUTO_M_DEFAULT when it has
+ * none) and says which on stderr. Returns 0 or the exit status after printing why. */
+static int choose_m(const cli_command *cmd, cli_args *a, cli_session *s) {
+    size_t n = s->data.n;
+    if (n < 4 * AUTO_M_MIN) {
+        cli_error("%s: -m auto: %zu values are too few to choose m (need %d or more; give -m M)",
+                  cmd->name, n, 4 * AUTO_M_MIN);
+        return EX_USAGE;
+    }
+    uint32_t hi = n / 4 < AUTO_M_MAX ? (uint32_t)(n / 4) : AUTO_M_MAX, m = 0;
+    tsm_status st =
+        tsm_auto_m(s->ctx, s->data.v, n, AUTO_M_MIN, hi, AUTO_M_DEFAULT, &m, &a->period);
+    if (st != TSM_OK)
+        return cli_fail_status(s->ctx, st);
+    a->m = m;
+    if (a->excl_is_m)
+        a->excl = m;
+    if (a->period)
+        cli_error("%s: -m auto: m = %u (period %u)", cmd->name, m, a->period);
+    else
+        cli_error("%s: -m auto: m = %u (no period found: default)", cmd->name, m);
+    return 0;
+}
+
+/* Reads the series, chooses m for -m auto, and builds ctx and statistics (only the ctx for a
+ * CLI_NO_SERIES command); returns 0 or the exit status after printing why. */
+static int session_open(const cli_command *cmd, cli_args *a, cli_session *s) {
     char err[512];
     int series = !(cmd->options & CLI_NO_SERIES);
     if (series) {
@@ -416,6 +460,11 @@ static int session_open(const cli_command *cmd, const cli_args *a, cli_session *
                   tsm_ctx_threads(s->ctx), why ? "; " : "", why ? why : "");
     if (!series)
         return 0;
+    if (a->auto_m) {
+        int rc = choose_m(cmd, a, s);
+        if (rc != 0)
+            return rc;
+    }
 
     double t0 = cli_now();
     st = tsm_stats_new(s->ctx, s->data.v, s->data.n, a->m, &s->stats);

@@ -122,6 +122,10 @@ typedef struct {
     size_t m, excl, k, seglen, refs;
     double r;
     int have_k, have_r, left, threads, verbose;
+    /* -m auto: m is chosen from the series by tsm_auto_m once it is read (and excl with
+     * it unless given); period is the period found then, 0 when the default was used. */
+    int auto_m, excl_is_m;
+    uint32_t period;
     uint64_t seed;
     tsm_backend backend;
     emit_format format;
