@@ -28,8 +28,9 @@
  * Of these, the first whose r is nearly as high as the best one (>= 0.8 of it, or within
  * 2/sqrt(n)) wins: the smallest lag, so that a multiple of the period is not chosen, and
  * a daily cycle is preferred to the weekly one that contains it unless the weekly one is
- * clearly stronger. The period is the centre of that hill (the midpoint of the lags
- * around its top where r stays >= half the top), which noise moves less than the top.
+ * clearly stronger. The period is the centre of that hill: halfway between the lags,
+ * interpolated, where r crosses half the hill's top on either side, which noise moves
+ * less than the top itself.
  *
  * Cost: O(n max_p) multiply-adds for the ACF. A long series is estimated on its first
  * n' = min(n, max(TSM_PERIOD_WORK / (2 max_p), sqrt(2 TSM_PERIOD_WORK))) samples, so a
@@ -68,9 +69,11 @@ tsm_status tsm_period_estimate(tsm_ctx *ctx, const double *x, size_t n, uint32_t
  * not NULL) gets P, 0 when the fallback was used. Measured on the UCR anomaly archive,
  * m = P (one period) found more anomalies than m = P/2, 3P/4, 3P/2, 2P or a fixed m
  * (docs/detection.md, "Automatic m on the UCR anomaly archive").
- * For the daemon, a window of W samples: min_m = 8, max_m = W / 8 (a window holds at
- * least 8 subsequences and the history 3 periods once it has 3 * max_m samples),
- * fallback 100 clamped likewise; the batch tool uses [8, min(2048, n / 4)] and 100.
+ * For the daemon, windows of W samples: min_m = 8, max_m = W / 8 (a window then holds
+ * 8 or more non-overlapping subsequences to be each other's neighbours) and fallback 100
+ * (clamped, so m = W / 8 for W < 800); estimated on a history of H samples it sees
+ * periods up to H / 6, so H = 6 max_m = 3W / 4 sees every period in range. The batch
+ * tool uses [8, min(2048, n / 4)] and 100.
  * Fails like tsm_period_estimate (min_m >= 3 instead of 2), or with TSM_EINVAL for m ==
  * NULL. */
 tsm_status tsm_auto_m(tsm_ctx *ctx, const double *x, size_t n, uint32_t min_m, uint32_t max_m,
