@@ -22,9 +22,9 @@
  *         se(j)^2 = (1 + 2 sum_{0<i<j} r(i)^2) / n.
  *     Slow drifts (random walks, red noise) make r large at small lags and so widen the
  *     band, and the chance hills of their ACF at large lags do not repeat at twice the
- *     lag. This is why 2L <= n/3: a period needs six of its length in view (a clean
- *     one passes from six on, a noisy one needs more, about 10 with noise of the
- *     signal's own amplitude).
+ *     lag. This is why 2L <= n/3: a period needs six of its length in view. A clean
+ *     one passes from six on; a noisy one needs a few more, and its r must clear
+ *     4/sqrt(n) (a sine in white noise of its own amplitude has r = 1/3: n >= 150).
  * Of these, the first whose r is nearly as high as the best one (>= 0.8 of it, or within
  * 2/sqrt(n)) wins: the smallest lag, so that a multiple of the period is not chosen, and
  * a daily cycle is preferred to the weekly one that contains it unless the weekly one is
