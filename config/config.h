@@ -60,7 +60,7 @@ typedef struct {
 } tsc_config;
 
 /* Fills cfg with the embedded defaults (DESIGN 5.4: loopback endpoints, backend auto,
- * window 4096, subsequence 128, hop 1024, range auto). */
+ * window 4096, subsequence auto, hop 1024, warmup 300, threshold 0.997). */
 void tsc_defaults(tsc_config *cfg);
 
 /* Reads path into *cfg (defaults for every key the file leaves out) and validates it.
@@ -73,7 +73,7 @@ int tsc_load(const char *path, tsc_config *cfg, char *err);
 int tsc_load_string(const char *text, const char *name, tsc_config *cfg, char *err);
 
 /* The detection parameters for a stream id: the first matching rule, else the default.
- * excl is resolved (0 -> m). */
+ * excl 0 stays 0: the engine resolves it to m once m is known. */
 tss_params tsc_stream_params_for(const tsc_config *cfg, const char *stream_id);
 
 /* Compares two configurations for a reload: writes into out (size outlen) a

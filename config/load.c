@@ -137,6 +137,16 @@ static int set_value(const parse_ctx *p, const tsci_setting *d, const config_set
             return -1;
         *(double *)f = v;
         return 0;
+    case TSCI_U32_AUTO:
+        if (config_setting_type(s) == CONFIG_TYPE_STRING) {
+            if (strcmp(config_setting_get_string(s), "auto") != 0)
+                return wrong_type(p, s, path, "an integer or \"auto\"");
+            *(uint32_t *)f = 0;
+            return 0;
+        }
+        if (!is_number(s))
+            return wrong_type(p, s, path, "an integer or \"auto\"");
+        /* fall through */
     case TSCI_INT:
     case TSCI_U32:
     case TSCI_U64:
@@ -144,7 +154,7 @@ static int set_value(const parse_ctx *p, const tsci_setting *d, const config_set
             return -1;
         if (d->type == TSCI_INT)
             *(int *)f = (int)v;
-        else if (d->type == TSCI_U32)
+        else if (d->type == TSCI_U32 || d->type == TSCI_U32_AUTO)
             *(uint32_t *)f = (uint32_t)v;
         else
             *(uint64_t *)f = (uint64_t)v;

@@ -31,6 +31,12 @@ static void value(FILE *f, const tsci_setting *s, const char *base) {
     }
     case TSCI_INT: fprintf(f, "%d", *(const int *)p); break;
     case TSCI_U32: fprintf(f, "%u", *(const uint32_t *)p); break;
+    case TSCI_U32_AUTO:
+        if (*(const uint32_t *)p == 0)
+            fputs("\"auto\"", f);
+        else
+            fprintf(f, "%u", *(const uint32_t *)p);
+        break;
     case TSCI_U64: fprintf(f, "%llu", (unsigned long long)*(const uint64_t *)p); break;
     case TSCI_DOUBLE: number(f, *(const double *)p); break;
     case TSCI_RANGE:

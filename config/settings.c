@@ -99,11 +99,13 @@ const tsci_setting tsci_settings[] = {
  * fit together (2m <= W, hop <= W, ...). Defaults: tss_params_default(). */
 const tsci_setting tsci_stream_settings[] = {
     {"window",       TSCI_U32,    PAR(window),       0, 4, TSS_WINDOW_MAX,     0, NULL, NULL, 0},
-    {"subsequence",  TSCI_U32,    PAR(subsequence),  0, 3, TSS_WINDOW_MAX / 2, 0, NULL, NULL, 0},
+    {"subsequence",  TSCI_U32_AUTO, PAR(subsequence), 0, 3, TSS_WINDOW_MAX / 2, 0, NULL, NULL, 0},
     {"hop",          TSCI_U32,    PAR(hop),          0, 1, TSS_WINDOW_MAX,     0, NULL, NULL, 0},
     {"excl",         TSCI_U32,    PAR(excl),         0, 0, TSS_WINDOW_MAX,     0, NULL, NULL, 0},
+    {"warmup",       TSCI_U32,    PAR(warmup),       0, 1, TSS_WINDOW_MAX,     0, NULL, NULL, 0},
+    {"threshold",    TSCI_DOUBLE, PAR(threshold),    0, 0, 1,                  0, NULL, NULL, 0},
+    {"threshold_end", TSCI_DOUBLE, PAR(threshold_end), 0, 0, 1,                0, NULL, NULL, 0},
     {"range",        TSCI_RANGE,  PAR(range),        0, 0, HUGE_VAL,           0, NULL, NULL, 0},
-    {"range_margin", TSCI_DOUBLE, PAR(range_margin), 0, 0, 100,                0, NULL, NULL, 0},
     {"motif",        TSCI_BOOL,   PAR(motif),        0, 0, 1,                  0, NULL, NULL, 0},
     {"references",   TSCI_U32,    PAR(references),   0, 0, TSS_REFERENCES_MAX, 0, NULL, NULL, 0},
     {"left_discord", TSCI_BOOL,   PAR(left_discord), 0, 0, 1,                  0, NULL, NULL, 0},
@@ -298,6 +300,5 @@ tss_params tsc_stream_params_for(const tsc_config *cfg, const char *stream_id) {
             break;
         }
     }
-    p.excl = tss_params_excl(&p);
-    return p;
+    return p; /* excl 0 stays 0: the engine resolves it once m is known */
 }

@@ -12,15 +12,16 @@
 #include "config.h"
 
 typedef enum {
-    TSCI_STRING,  /* char[size]; the validator, if any, decides what is allowed */
-    TSCI_STRINGS, /* char[max][size] plus a size_t count at count_offset */
-    TSCI_INT,     /* int */
-    TSCI_U32,     /* uint32_t */
-    TSCI_U64,     /* uint64_t */
-    TSCI_DOUBLE,  /* double */
-    TSCI_RANGE,   /* double: a number >= 0, or the string "auto" (stored as NAN) */
-    TSCI_BOOL,    /* int, 0 or 1 */
-    TSCI_STREAMS, /* the streams group: default params and the overrides (load.c) */
+    TSCI_STRING,   /* char[size]; the validator, if any, decides what is allowed */
+    TSCI_STRINGS,  /* char[max][size] plus a size_t count at count_offset */
+    TSCI_INT,      /* int */
+    TSCI_U32,      /* uint32_t */
+    TSCI_U64,      /* uint64_t */
+    TSCI_DOUBLE,   /* double */
+    TSCI_RANGE,    /* double: a number >= 0, or the string "auto" (stored as NAN) */
+    TSCI_U32_AUTO, /* uint32_t: an integer in [min, max], or the string "auto" (stored as 0) */
+    TSCI_BOOL,     /* int, 0 or 1 */
+    TSCI_STREAMS,  /* the streams group: default params and the overrides (load.c) */
 } tsci_type;
 
 /* Checks a string value; returns 0, or -1 with what is wrong in why (e.g. "must

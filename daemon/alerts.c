@@ -47,8 +47,13 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
     msg.threshold = r->alert.threshold;
     msg.detected_at_ns = r->detected_at_ns;
     msg.seq = r->seq;
-    /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~100. */
-    uint8_t buf[TSS_MAX_ID + 160];
+    msg.score = r->alert.score;
+    msg.event_start_seq = r->alert.event_start_seq;
+    msg.event_end_seq = r->alert.event_end_seq;
+    msg.detected_seq = r->alert.detected_seq;
+    msg.tail = (Tsmine__V1__Tail)r->alert.tail;
+    /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~150. */
+    uint8_t buf[TSS_MAX_ID + 224];
     size_t len = tsmine__v1__alert__get_packed_size(&msg);
     if (len > sizeof buf) {
         dropped(out, limit, r->alert_id, 0, "encoded alert too large");

@@ -76,6 +76,13 @@ static void state_of(const tss_stream_info *in, Tsmine__V1__StreamState *s, char
     s->calibrated = in->calibrated != 0;
     s->gaps = in->gaps;
     s->rejected = in->rejected;
+    s->subsequence_auto = in->subsequence_auto != 0;
+    s->period = in->period;
+    s->threshold = in->params.threshold;
+    s->event_open = in->event_open != 0;
+    s->events = in->events;
+    s->last_score = in->last_score;
+    s->warmup = in->params.warmup;
 }
 
 /* Room for n StreamStates and their ids, in one allocation. */

@@ -10,6 +10,8 @@ const char *tsd_alert_kind_label(int kind) {
     case TSS_ALERT_LEFT_DISCORD: return "left_discord";
     case TSS_ALERT_MOTIF: return "motif";
     case TSS_ALERT_GAP: return "gap";
+    case TSS_ALERT_ANOMALY: return "anomaly";
+    case TSS_ALERT_ANOMALY_END: return "anomaly_end";
     default: return NULL;
     }
 }

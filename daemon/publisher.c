@@ -190,6 +190,7 @@ static int push_locked(tsd_publisher *p, const tsd_alert_rec *r) {
     const uint64_t size = (sizeof size + bytes + 7) & ~(uint64_t)7;
     const uint32_t b = bucket(r->stream_id);
     const int kind_urgent =
+        r->alert.kind == TSS_ALERT_ANOMALY || r->alert.kind == TSS_ALERT_ANOMALY_END ||
         r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP;
     /* the thread decrements a bucket only after sending: 0 = nothing of this stream
      * left in the bulk lane (read under mu, so in order with the pushes) */

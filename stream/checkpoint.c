@@ -6,17 +6,18 @@
  *   everything before it: magic, version and payload)
  * payload = u32 stream count, then per stream, in creation order: id, parameters,
  * ingest state (next sequence number, last timestamp, recent gaps), counters, window
- * (samples and timestamps), calibration, last motif pair, alerted discord starts, and
- * the staged samples and gap marks not yet processed.
+ * (samples and timestamps), the m in force, the score history and the event state
+ * (detect.h, calib.h), the published spans, the last motif pair, and the staged
+ * samples and gap marks not yet processed.
  *
  * What is derived from the window (the online statistics and QT row) is not stored:
  * the first tick after a load rebuilds it exactly from the samples, so a checkpoint
  * does not depend on the backend or on the online code's internals, and hostile bytes
  * cannot plant an inconsistent state. Loading checks the framing first (size, magic,
  * version, length, checksum), then every field against the limits the engine itself
- * keeps (parameters valid, fill <= window, finite samples, sorted alerted starts
- * inside the window, marks inside the staging, ...), builds the streams aside and
- * hands them to the engine only when all of them are good. */
+ * keeps (parameters valid, fill <= window, finite samples, an m the parameters allow,
+ * bins on the grid and counts that add up, marks inside the staging, ...), builds the streams aside
+ * and hands them to the engine only when all of them are good. */
 #include "engine_impl.h"
 #include "util.h"
 
@@ -26,7 +27,7 @@
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
-#define VERSION   1u
+#define VERSION   2u /* 2: events and calibrated scores (issue 16) */
 #define HEAD_LEN  (MAGIC_LEN + 4)
 #define TAIL_LEN  (8 + 4)
 
@@ -121,18 +122,49 @@ static void w_params(writer *w, const tss_params *p) {
     w_u32(w, p->subsequence);
     w_u32(w, p->hop);
     w_u32(w, p->excl);
+    w_u32(w, p->warmup);
+    w_f64(w, p->threshold);
+    w_f64(w, p->threshold_end);
     w_f64(w, p->range);
-    w_f64(w, p->range_margin);
     w_u8(w, (unsigned)p->motif);
     w_u32(w, p->references);
     w_u8(w, (unsigned)p->left_discord);
+}
+
+/* The score history, the open event and the published spans. */
+static void w_detect(writer *w, const tss_detect *d) {
+    const tss_calib *c = &d->cal;
+    w_u32(w, c->n);
+    w_u32(w, c->head);
+    for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
+        w_uint(w, c->ring[k], 2);
+    w_f64(w, d->last_raw);
+    w_u64(w, d->events);
+    w_u8(w, (unsigned)d->open);
+    w_u8(w, (unsigned)d->tail);
+    w_u64(w, d->first);
+    w_u64(w, d->last);
+    w_u32(w, d->below);
+    w_u64(w, d->peak.start_seq);
+    w_u64(w, (uint64_t)d->peak.start_timestamp_ns);
+    w_f64(w, d->peak.distance);
+    w_u64(w, d->peak.neighbor_seq);
+    w_f64(w, d->peak.score);
+    w_u8(w, (unsigned)d->peak.tail);
+    w_u64(w, d->npub);
+    for (size_t k = 0; k < d->npub; k++) {
+        w_u64(w, d->pub[k].a);
+        w_u64(w, d->pub[k].b);
+    }
 }
 
 static void w_stream(writer *w, const tss_stream *s) {
     size_t idlen = strlen(s->id);
     w_u32(w, (uint32_t)idlen);
     w_bytes(w, s->id, idlen);
-    w_params(w, &s->p);
+    w_params(w, &s->cfg);
+    w_u32(w, s->p.subsequence);
+    w_u32(w, s->period);
     /* ingest side */
     w_u8(w, (unsigned)s->started);
     w_u64(w, s->next_seq);
@@ -160,18 +192,10 @@ static void w_stream(writer *w, const tss_stream *s) {
     for (uint32_t k = r->fill; k > 0; k--)
         w_u64(w, (uint64_t)tss_ring_ts_back(r, k));
     /* detection */
-    w_u8(w, (unsigned)s->calibrated);
-    w_f64(w, s->r);
-    w_f64(w, s->cal_nn);
+    w_detect(w, &s->det);
     w_u8(w, (unsigned)s->have_motif);
     w_u64(w, s->motif_a);
     w_u64(w, s->motif_b);
-    size_t a0 = 0; /* starts that left the window since the last pass are not kept */
-    while (a0 < s->alerted.n && s->alerted.v[a0] < tss_stream_window_seq(s))
-        a0++;
-    w_u64(w, s->alerted.n - a0);
-    for (size_t k = a0; k < s->alerted.n; k++)
-        w_u64(w, s->alerted.v[k]);
     /* staging */
     const tss_staging *q = &s->stage;
     w_u64(w, tss_staging_pending(q));
@@ -191,7 +215,7 @@ static void w_stream(writer *w, const tss_stream *s) {
 }
 
 int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
-    tss_engine_flush(e, NULL, 0); /* the pending passes change the alerted sets */
+    tss_engine_flush(e, NULL, 0); /* the pending passes change the published spans */
     writer *w = calloc(1, sizeof *w);
     if (!w) {
         tssi_say(err, errlen, "checkpoint: out of memory");
@@ -294,6 +318,65 @@ static unsigned char *slurp(FILE *f, size_t *len, char *err, unsigned errlen) {
     return b;
 }
 
+/* Reads the score history, the open event and the published spans into s (whose m
+ * is set); 0, or -1 with what is wrong in why. */
+static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
+    tss_detect *d = &s->det;
+    tss_calib *c = &d->cal;
+    c->n = r_u32(r);
+    c->head = r_u32(r);
+    int bad_bin = 0;
+    for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
+        bad_bin |= (c->ring[k] = (uint16_t)r_uint(r, 2)) >= TSS_CALIB_BINS;
+    if (r->bad || c->n > TSS_CALIB_HISTORY || c->head >= TSS_CALIB_HISTORY ||
+        (c->n < TSS_CALIB_HISTORY && c->head != c->n) || bad_bin ||
+        (s->p.subsequence == 0 && c->n)) {
+        snprintf(why, whylen, "bad score history");
+        return -1;
+    }
+    tss_calib_rebuild(c);
+    d->last_raw = r_f64(r);
+    d->events = r_u64(r);
+    d->open = (int)r_u8(r);
+    d->tail = (int)r_u8(r);
+    d->first = r_u64(r);
+    d->last = r_u64(r);
+    d->below = r_u32(r);
+    tss_alert *pk = &d->peak;
+    pk->kind = TSS_ALERT_ANOMALY;
+    pk->start_seq = r_u64(r);
+    pk->start_timestamp_ns = (int64_t)r_u64(r);
+    pk->distance = r_f64(r);
+    pk->neighbor_seq = r_u64(r);
+    pk->score = r_f64(r);
+    pk->tail = (int)r_u8(r);
+    pk->length = s->p.subsequence;
+    pk->threshold = isnan(s->p.range) ? s->p.threshold : s->p.range;
+    if (r->bad || d->open > 1 || d->tail > TSS_TAIL_NEAR || pk->tail > TSS_TAIL_NEAR ||
+        (d->open && (s->p.subsequence == 0 || d->first > d->last || d->last >= s->proc_seq ||
+                     pk->start_seq < d->first || d->below > s->p.subsequence))) {
+        snprintf(why, whylen, "bad event state");
+        return -1;
+    }
+    uint64_t npub = r_u64(r);
+    if (!r_fits(r, npub, 16)) {
+        snprintf(why, whylen, "bad published span count %llu", (unsigned long long)npub);
+        return -1;
+    }
+    for (uint64_t k = 0; k < npub; k++) {
+        uint64_t a = r_u64(r), b = r_u64(r);
+        if (a >= b || b > s->proc_seq || (k && a < d->pub[d->npub - 1].a)) {
+            snprintf(why, whylen, "bad published span");
+            return -1;
+        }
+        if (tss_detect_publish(d, a, b) != 0) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 #define BAD(fmt, ...)                                                                              \
     do {                                                                                           \
         tssi_say(err, errlen, "checkpoint: stream %zu: " fmt, idx, ##__VA_ARGS__);                 \
@@ -319,20 +402,27 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     p.subsequence = r_u32(r);
     p.hop = r_u32(r);
     p.excl = r_u32(r);
+    p.warmup = r_u32(r);
+    p.threshold = r_f64(r);
+    p.threshold_end = r_f64(r);
     p.range = r_f64(r);
-    p.range_margin = r_f64(r);
     p.motif = (int)r_u8(r);
     p.references = r_u32(r);
     p.left_discord = (int)r_u8(r);
+    uint32_t m = r_u32(r), period = r_u32(r);
     char why[200];
     if (r->bad)
         BAD("truncated");
     if (tss_params_check(&p, why, sizeof why) != 0)
         BAD("%s", why);
-    if (p.excl == 0)
-        BAD("unresolved excl");
+    if (p.subsequence ? m != p.subsequence
+                      : m != 0 && (m < TSS_AUTO_M_MIN || m > tss_params_auto_max(&p)) &&
+                            m != TSS_AUTO_M_FALLBACK)
+        BAD("subsequence %u in force does not fit the parameters", m);
     if (tss_stream_new(id, &p, &s) != 0)
         BAD("out of memory");
+    if (p.subsequence == 0 && m)
+        tss_stream_set_m(s, m, period);
 
     s->started = (int)r_u8(r);
     s->next_seq = r_u64(r);
@@ -368,32 +458,13 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
         tss_ring_push(&s->ring, v, (int64_t)r_u64(&tr));
     }
 
-    s->calibrated = (int)r_u8(r);
-    s->r = r_f64(r);
-    s->cal_nn = r_f64(r);
-    if (s->calibrated > 1 || (s->calibrated && !(s->r >= 0.0 && isfinite(s->r))) ||
-        (!isnan(p.range) && !(s->calibrated && s->r == p.range)))
-        BAD("bad range state");
-    if (!s->calibrated)
-        s->r = NAN;
+    if (r_detect(r, s, why, sizeof why) != 0)
+        BAD("%s", why);
     s->have_motif = (int)r_u8(r);
     s->motif_a = r_u64(r);
     s->motif_b = r_u64(r);
     if (s->have_motif > 1)
         BAD("bad motif state");
-    uint64_t nal = r_u64(r);
-    if (nal > fill || !r_fits(r, nal, 8))
-        BAD("bad alerted count %llu", (unsigned long long)nal);
-    s->alerted.v = malloc((nal ? nal : 1) * sizeof *s->alerted.v);
-    if (!s->alerted.v)
-        BAD("out of memory");
-    s->alerted.cap = nal;
-    for (uint64_t k = 0; k < nal; k++) {
-        uint64_t v = r_u64(r);
-        if (v < s->proc_seq - fill || v >= s->proc_seq || (k && v <= s->alerted.v[k - 1]))
-            BAD("bad alerted start");
-        s->alerted.v[s->alerted.n++] = v;
-    }
 
     uint64_t nst = r_u64(r);
     if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)

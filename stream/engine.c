@@ -24,6 +24,7 @@
 
 #include "online_round.h"
 #include "passes.h"
+#include "period.h" /* kernels/: tsm_auto_m */
 #include "util.h"
 
 #include <ctype.h>
@@ -112,7 +113,7 @@ static tsm_status test_fault(tss_engine *e, tsm_status st) {
 
 static void *pass_thread(void *arg);
 
-/* OpenMP threads of the pass thread's team (tss_passes_execute's workers). */
+/* OpenMP threads of the pass thread's team (tss_passes_execute's). */
 #define PASS_TEAM 4
 
 int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen) {
@@ -179,14 +180,6 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
         tssi_say(e->pass_sms_why, sizeof e->pass_sms_why, "the passes do not overlap the rounds");
     }
     tss_arena_init(&e->arena, e->wide);
-    e->worker = calloc((size_t)e->threads, sizeof *e->worker);
-    if (!e->worker)
-        goto nomem;
-    for (int t = 0; t < e->threads; t++) {
-        if (tsm_ctx_new(&e->worker[t], TSM_BACKEND_CPU, NULL) != TSM_OK)
-            goto nomem;
-        tsm_ctx_set_threads(e->worker[t], 1);
-    }
     if (e->side) { /* without the thread, the passes run at launch (no overlap) */
         pthread_mutex_init(&e->mu, NULL);
         pthread_cond_init(&e->cv, NULL);
@@ -198,10 +191,6 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     }
     *out = e;
     return 0;
-nomem:
-    tssi_say(err, errlen, "out of memory for the engine's %d contexts", e->threads);
-    tss_engine_destroy(&e);
-    return -1;
 }
 
 int tss_engine_pass_sms(const tss_engine *e, const char **why) {
@@ -223,9 +212,6 @@ void tss_engine_destroy(tss_engine **self_p) {
             pthread_mutex_destroy(&e->mu);
         }
         tss_registry_free(&e->reg);
-        for (int t = 0; e->worker && t < e->threads; t++)
-            tsm_ctx_destroy(&e->worker[t]);
-        free(e->worker);
         tss_arena_free(&e->arena);
         tsm_ctx_destroy(&e->side);
         tsm_ctx_destroy(&e->wide);
@@ -275,31 +261,56 @@ size_t tss_engine_pending(const tss_engine *e) {
     return e->pending;
 }
 
+/* With an automatic m still to choose: chooses it from the first `warmup` staged
+ * samples (all of a shorter run that a gap ends: the window restarts there, and the
+ * history before it is all there is). Returns whether s has an m now. O(warmup * m). */
+static int choose_m(tss_stream *s) {
+    if (s->p.subsequence)
+        return 1;
+    const tss_staging *q = &s->stage;
+    const size_t run = tss_staging_run(q), warmup = s->cfg.warmup;
+    if (run == 0 || (run < warmup && run == tss_staging_pending(q)))
+        return 0; /* the warm-up history is not in yet */
+    uint32_t m = TSS_AUTO_M_FALLBACK, period = 0;
+    if (tsm_auto_m(NULL, q->v + q->head, run < warmup ? run : warmup, TSS_AUTO_M_MIN,
+                   tss_params_auto_max(&s->cfg), TSS_AUTO_M_FALLBACK, &m, &period) != TSM_OK)
+        m = TSS_AUTO_M_FALLBACK, period = 0; /* only out of memory: the fallback */
+    tss_stream_set_m(s, m, period);
+    return 1;
+}
+
 /* Starts a round for s: emits the GAPs at the head of its staging (each restarts the
- * window) and sets s->chunk to the samples it takes this round. Returns s->chunk: 0
- * when nothing is staged, while s waits for its passes to be launched (its window
- * must stay that of its pass point), or while they calibrate its r. */
+ * window), chooses an automatic m once its warm-up history is staged, and sets
+ * s->chunk to the samples it takes this round, up to its next pass point (hop samples
+ * since the last pass and a warm window). Returns s->chunk: 0 when nothing is staged,
+ * while an automatic m waits for its history, or while s waits for its passes to be
+ * launched (its window must stay that of its pass point). */
 static uint32_t plan(tss_stream *s) {
-    if (s->waiting || s->held)
+    if (s->waiting)
         return s->chunk = 0;
     const tss_gap_mark *mk;
     while ((mk = tss_staging_head_mark(&s->stage)) != NULL) {
+        tss_stream_restart(s); /* an open event ends before the gap */
         tss_alert a = {
             .kind = TSS_ALERT_GAP,
             .start_seq = mk->expected,
             .start_timestamp_ns = mk->expected_ts,
             .length = mk->missing > UINT32_MAX ? UINT32_MAX : (uint32_t)mk->missing,
+            .score = NAN,
+            .detected_seq = mk->seq,
         };
         tss_stream_alert(s, &a);
-        tss_stream_restart(s);
         s->proc_seq = mk->seq;
         tss_staging_pop_mark(&s->stage);
     }
+    if (!choose_m(s))
+        return s->chunk = 0;
     const tss_params *p = &s->p;
     uint64_t chunk = tss_staging_run(&s->stage);
-    uint64_t to_pass = s->ring.fill < p->window ? p->window - s->ring.fill
-                       : s->since_pass < p->hop ? p->hop - s->since_pass
-                                                : 1;
+    const uint64_t warm = tss_stream_warm(s);
+    uint64_t to_pass = s->since_pass < p->hop ? p->hop - s->since_pass : 1;
+    if (s->ring.fill < warm && warm - s->ring.fill > to_pass)
+        to_pass = warm - s->ring.fill;
     uint64_t slack = s->ring.cap - s->ring.window;
     chunk = chunk < to_pass ? chunk : to_pass;
     s->chunk = (uint32_t)(chunk < slack ? chunk : slack);
@@ -373,8 +384,7 @@ static void *pass_thread(void *arg) {
         pthread_mutex_unlock(&e->mu);
         /* the host side of a batch (de-duplication, alerts) is light: a small team,
          * whose idle threads do not spin on cores the main and publisher threads need */
-        tss_passes_execute(e->passes, e->side, e->worker,
-                           e->threads < PASS_TEAM ? e->threads : PASS_TEAM);
+        tss_passes_execute(e->passes, e->side, e->threads < PASS_TEAM ? e->threads : PASS_TEAM);
         pthread_mutex_lock(&e->mu);
         atomic_store_explicit(&e->passes_done, 1, memory_order_release);
         pthread_cond_broadcast(&e->cv);
@@ -407,7 +417,7 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
             lose_device(e, tsm_ctx_error(ran));
     }
     for (size_t k = 0; k < e->nfly; k++) {
-        e->fly[k]->inflight = e->fly[k]->held = 0;
+        e->fly[k]->inflight = 0;
         if (emit_them)
             emit(e, e->fly[k]);
     }
@@ -427,7 +437,7 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
     memcpy(e->fly, due, n * sizeof *due);
     e->nfly = n;
     for (size_t k = 0; k < n; k++)
-        due[k]->inflight = 1, due[k]->held = !due[k]->calibrated;
+        due[k]->inflight = 1;
     atomic_store_explicit(&e->passes_done, 0, memory_order_relaxed);
     if (e->passes && e->have_thread) {
         pthread_mutex_lock(&e->mu);
@@ -436,7 +446,7 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
         pthread_mutex_unlock(&e->mu);
         e->threaded = 1;
     } else if (e->passes)
-        tss_passes_execute(e->passes, e->wide, e->worker, e->threads);
+        tss_passes_execute(e->passes, e->wide, e->threads);
     e->c.seconds_passes += tssi_now() - t0;
     return st;
 }
@@ -477,13 +487,11 @@ int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
     return rc;
 }
 
-/* Whether a dirty stream has staged samples that wait for its passes (to be launched,
- * or to calibrate its r). */
+/* Whether a dirty stream has staged samples that wait for its passes to be launched. */
 static int samples_wait(const tss_engine *e) {
     for (size_t k = 0; k < e->ndirty; k++) {
         const tss_stream *s = e->dirty[k];
-        if ((s->waiting || s->held) &&
-            (tss_staging_run(&s->stage) || tss_staging_head_mark(&s->stage)))
+        if (s->waiting && (tss_staging_run(&s->stage) || tss_staging_head_mark(&s->stage)))
             return 1;
     }
     return 0;
@@ -546,7 +554,8 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
             break;
         double t0 = tssi_now();
         test_fault_trap(e);
-        tsm_status st = test_fault(e, tss_online_round(e->wide, &e->arena, act, nact));
+        tsm_status st = test_fault(
+            e, tss_online_round(e->wide, &e->arena, act, nact, e->opt.on_score, e->opt.user));
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {
             snprintf(msg, sizeof msg, "online update: %s", tsm_ctx_error(e->wide));
@@ -559,7 +568,7 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
             tss_stream *s = act[k];
             e->pending -= s->chunk;
             e->c.samples_processed += s->chunk;
-            if (s->ring.fill == s->p.window && s->since_pass >= s->p.hop) {
+            if (s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop) {
                 s->waiting = 1;
                 e->wait[e->nwait++] = s;
                 e->c.pass_waits += e->nfly > 0;
@@ -614,25 +623,26 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
 
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
     size_t len = strlen(prefix), n = 0;
-    tss_engine_flush(e, NULL, 0); /* the passes read r */
+    tss_engine_flush(e, NULL, 0); /* the passes read the score history */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
-        if (isnan(s->p.range) && strncmp(s->id, prefix, len) == 0) {
-            s->calibrated = 0;
-            s->r = NAN;
+        if (strncmp(s->id, prefix, len) == 0) {
+            tss_stream_recalibrate(s);
+            emit_buf(e, s, &s->out); /* the ANOMALY_END of an event it closed */
             n++;
         }
     }
+    emitted(e);
     return n;
 }
 
-/* Whether two parameter sets (excl resolved) are the same; NAN range equals NAN. */
+/* Whether two parameter sets are the same; NAN range equals NAN. */
 static int same_params(const tss_params *a, const tss_params *b) {
     int same_range = (isnan(a->range) && isnan(b->range)) || a->range == b->range;
     return a->window == b->window && a->subsequence == b->subsequence && a->hop == b->hop &&
-           a->excl == b->excl && same_range && a->range_margin == b->range_margin &&
-           a->motif == b->motif && a->references == b->references &&
-           a->left_discord == b->left_discord;
+           a->excl == b->excl && a->warmup == b->warmup && a->threshold == b->threshold &&
+           a->threshold_end == b->threshold_end && same_range && a->motif == b->motif &&
+           a->references == b->references && a->left_discord == b->left_discord;
 }
 
 size_t tss_engine_reparam(tss_engine *e) {
@@ -645,11 +655,12 @@ size_t tss_engine_reparam(tss_engine *e) {
         tss_params p;
         if (e->opt.params_for(e->opt.user, s->id, &p) != 0 || tss_params_check(&p, NULL, 0) != 0)
             continue; /* refused or invalid now: the stream keeps what it has */
-        p.excl = tss_params_excl(&p);
-        if (same_params(&p, &s->p) || tss_stream_set_params(s, &p) != 0)
+        if (same_params(&p, &s->cfg) || tss_stream_set_params(s, &p) != 0)
             continue;
+        emit_buf(e, s, &s->out); /* the ANOMALY_END of an event it closed */
         n++;
     }
+    emitted(e);
     return n;
 }
 
@@ -657,15 +668,25 @@ static void info_of(const tss_stream *s, tss_stream_info *out) {
     *out = (tss_stream_info){0};
     snprintf(out->id, sizeof out->id, "%s", s->id);
     out->params = s->p;
+    out->subsequence_auto = s->cfg.subsequence == 0;
+    out->period = s->period;
     out->samples = s->samples;
     out->rejected = s->rejected;
     memcpy(out->alerts, s->alerts, sizeof out->alerts);
     out->next_seq = s->next_seq;
     out->window_fill = s->ring.fill;
     out->gaps = s->gaps;
-    /* a held stream's r is being written by the passes: not calibrated until joined */
-    out->calibrated = !s->held && s->calibrated;
-    out->range = out->calibrated ? s->r : NAN;
+    const tss_detect *d = &s->det;
+    out->calibrated = s->p.subsequence && s->ring.fill >= tss_stream_warm(s) &&
+                      (!isnan(s->p.range) || tss_calib_ready(&d->cal));
+    out->range = !isnan(s->p.range) ? s->p.range
+                 : out->calibrated  ? tss_calib_far_raw(&d->cal, TSS_LEVEL_OPEN)
+                                    : NAN;
+    out->event_open = d->open;
+    out->events = d->events;
+    out->last_score = isnan(d->last_raw) || !tss_calib_ready(&d->cal)
+                          ? NAN
+                          : tss_calib_score(&d->cal, d->last_raw).score;
 }
 
 size_t tss_engine_stream_count(const tss_engine *e) {

@@ -4,36 +4,41 @@
  * it directly.
  *
  * Data flow. tss_engine_ingest validates a run of samples of one stream and appends
- * it to that stream's mirrored ring (each sample at p and p + W, so any window is one
- * contiguous array) and to the staging of the next tick. tss_engine_tick then, for
- * all streams at once (batched kernel calls on both backends, never one per stream;
- * stream/arena.h holds every window where the kernels read it):
- *   1. updates the statistics and the QT row of every subsequence completed since the
- *      last tick and scores it by its left nearest neighbour within the window
- *      (LEFT_DISCORD when that distance is >= r);
- *   2. for every stream that received hop samples since its last pass: runs PD3 over
- *      its window for r (DISCORD for each range discord whose absolute start was not
- *      alerted before, by multiset difference) and MK (MOTIF when the top pair
- *      changed);
- *   3. calibrates r = `auto` streams on their first full window.
+ * it to that stream's staging. tss_engine_tick then, for all streams at once (batched
+ * kernel calls on both backends, never one per stream; stream/arena.h holds every
+ * window where the kernels read it):
+ *   0. chooses the subsequence length of every stream with `subsequence = auto` once
+ *      its first `warmup` samples are staged (their dominant period, kernels/period.h);
+ *   1. appends the samples to the stream's mirrored ring (each sample at p and p + W,
+ *      so any window is one contiguous array), updates the statistics and the QT row
+ *      of every subsequence completed since the last tick and scores it by its left
+ *      nearest neighbour within the window: that raw score becomes a calibrated score
+ *      and the scores become events (detect.h, calib.h: ANOMALY when an event opens,
+ *      ANOMALY_END when it closes; LEFT_DISCORD per subsequence when asked for), once
+ *      the window holds its warm-up;
+ *   2. for every stream that received hop samples since its last pass (and holds its
+ *      warm-up): runs PD3 over its window for the distance that scores the threshold
+ *      (DISCORD for each top discord that overlaps nothing the stream published) and
+ *      MK (MOTIF when the top pair moved to one apart from the last published).
  *
  * Alert order. The tick works in rounds (engine.c): a round takes from each stream
  * the samples up to its next pass point, scores them (step 1), then runs the passes of
- * the streams that reached a pass point (step 2). The GAP and LEFT_DISCORD alerts of a
- * round reach the callback BEFORE that round's passes run (the passes take most of a
- * tick: the low-latency alert does not wait for them), then the DISCORD and MOTIF
- * alerts of the round's passes; each group in stream creation order. So each stream's
- * alerts come in the order of the samples that produced them (a GAP before the samples
- * after it; a LEFT_DISCORD when the sample completing its subsequence is processed; a
- * pass's DISCORDs, by start, then its MOTIF, right after the sample of its pass point),
+ * the streams that reached a pass point (step 2). The online alerts of a round (GAP,
+ * ANOMALY, ANOMALY_END, LEFT_DISCORD) reach the callback BEFORE that round's passes
+ * run (the passes take most of a tick: the low-latency alert does not wait for them),
+ * then the DISCORD and MOTIF alerts of the round's passes; each group in stream
+ * creation order. So each stream's alerts come in the order of the samples that
+ * produced them (a GAP before the samples after it; an ANOMALY or LEFT_DISCORD when the
+ * sample completing its subsequence is processed; a pass's DISCORDs, best first, then
+ * its MOTIF, right after the sample of its pass point),
  * and that per-stream order does not depend on how samples were grouped into batches
  * and ticks, nor on the thread count. The interleaving of different streams does
  * depend on the grouping (it is deterministic for a given sequence of calls; with
- * overlap_passes also on when the passes finish). With overlap_passes, a LEFT_DISCORD
+ * overlap_passes also on when the passes finish). With overlap_passes, an online alert
  * is not held back for the passes in flight of its stream either (DESIGN 5.3: it is
  * published as soon as its subsequence completes), so a pass's DISCORD and MOTIF
- * alerts may come after LEFT_DISCORDs of later samples; each kind's order per stream,
- * and everything else above, holds all the same.
+ * alerts may come after online alerts of later samples; each kind's order per stream,
+ * the alerts themselves, and everything else above, hold all the same.
  *
  * Sequence numbers: a batch must start at the stream's next expected sequence number.
  * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
@@ -57,19 +62,27 @@ typedef enum {
     TSS_ALERT_LEFT_DISCORD = 2,
     TSS_ALERT_MOTIF = 3,
     TSS_ALERT_GAP = 4,
+    TSS_ALERT_ANOMALY = 5,
+    TSS_ALERT_ANOMALY_END = 6,
 } tss_alert_kind;
-#define TSS_ALERT_KINDS 5 /* array size for counters indexed by kind */
+#define TSS_ALERT_KINDS 7 /* array size for counters indexed by kind */
 
+/* One alert (DESIGN 5.3; proto/tsmine.proto's Alert says what each kind carries). */
 typedef struct {
     tss_alert_kind kind;
     uint64_t start_seq;         /* first sample of the subsequence (or of the gap) */
     int64_t start_timestamp_ns; /* its timestamp (GAP: the expected one, 0 if unknown) */
     uint32_t length;            /* m (GAP: samples missing) */
-    double distance;            /* nn distance (MOTIF: the pair's distance; GAP: 0) */
+    double distance;            /* raw distance to the neighbour (MOTIF: the pair's; GAP: 0) */
     uint64_t neighbor_seq;      /* the neighbour's (or other motif member's) start */
-    double threshold;           /* r in force when it was found (MOTIF, GAP: 0) */
-    uint64_t seq;               /* set when the engine hands it over: the stream's alerts so far, of
-                                 * every kind, this one included (1, 2, ...; kept across checkpoints) */
+    double threshold;           /* the score threshold, or the configured range (MOTIF, GAP: 0) */
+    double score;               /* calibrated score in [0, 1]; NAN for MOTIF and GAP */
+    uint64_t event_start_seq;   /* ANOMALY, ANOMALY_END: the event's extent */
+    uint64_t event_end_seq;
+    uint64_t detected_seq; /* the sample whose processing produced the alert */
+    int tail;              /* tss_tail (calib.h): FAR, NEAR, or 0 */
+    uint64_t seq;          /* set when the engine hands it over: the stream's alerts so far, of
+                            * every kind, this one included (1, 2, ...; kept across checkpoints) */
 } tss_alert;
 
 /* Receives each alert; stream_id stays valid only during the call. */
@@ -111,7 +124,12 @@ typedef struct {
      * the end of the tick; NULL: none. */
     void (*on_alerts_end)(void *user);
     tss_params_fn params_for;
-    void *user; /* passed to both callbacks */
+    /* Receives every scored subsequence (raw score and calibrated score: 0 before the
+     * score history is long enough), in the order of the samples; NULL: none (the
+     * score of a subsequence is then only computed where an alert needs it). For
+     * diagnosis (`tsmine detect --scores`); called on the engine's thread. */
+    void (*on_score)(void *user, const char *stream_id, uint64_t start, double raw, double score);
+    void *user; /* passed to the callbacks */
     /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
      * stream) while the engine goes on; a round never waits for them: it joins them
      * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
@@ -181,28 +199,37 @@ int tss_engine_device_lost(const tss_engine *e);
 /* Samples staged and not yet processed by a tick (the daemon ticks early when large). */
 size_t tss_engine_pending(const tss_engine *e);
 
-/* Forgets the calibrated r of every `auto` stream whose id starts with prefix ("" =
- * all): each recalibrates on its next full window. Returns the streams affected. */
+/* Restarts the warm-up of every stream whose id starts with prefix ("" = all): its
+ * score history starts over (an open event closes), and with subsequence = auto its
+ * window too, so that the next warm-up history chooses m again. Returns the streams
+ * affected. */
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix);
 
 /* Re-resolves every stream's parameters through params_for (after a reload). Changes
- * of range, range_margin, motif, references and left_discord apply at once; changes of
- * window, subsequence, hop or excl restart that stream's window. Returns the streams
- * whose parameters changed. */
+ * of range, motif, references and left_discord apply at once; changes of warmup,
+ * threshold or threshold_end restart the score history; changes of window,
+ * subsequence, hop or excl restart that stream's window (and its m). Returns the
+ * streams whose parameters changed. */
 size_t tss_engine_reparam(tss_engine *e);
 
 /* What the control socket and the metrics report about one stream. */
 typedef struct {
     char id[TSS_MAX_ID + 1];
-    tss_params params;
+    tss_params params; /* in force: subsequence is the m chosen (0 while auto waits) */
+    int subsequence_auto;
+    uint32_t period;   /* the period an automatic m came from (0: none, the fallback) */
     uint64_t samples;  /* accepted */
     uint64_t rejected; /* batches refused */
     uint64_t alerts[TSS_ALERT_KINDS];
     uint64_t next_seq;
     uint64_t window_fill; /* samples in the window (<= W) */
     uint64_t gaps;
-    double range; /* r in force; NAN while calibrating */
-    int calibrated;
+    double range;   /* the distance that scores the threshold now (or the configured
+                     * range); NAN while not calibrated */
+    int calibrated; /* scoring: warm window and a long enough score history */
+    int event_open;
+    uint64_t events;   /* ANOMALY events opened */
+    double last_score; /* of the last completed subsequence; NAN: none yet */
 } tss_stream_info;
 
 size_t tss_engine_stream_count(const tss_engine *e);
@@ -221,8 +248,8 @@ typedef struct {
      * seconds_discord, seconds_motif: time of the passes summed over the streams. PD3
      * and MK run in one batched call per group (passes.c): a group's wall time is
      * shared among its windows and counted as motif time for streams with motif on,
-     * else discord time; calibration and de-duplication count as discord time (dedup
-     * runs over T threads, so the sum can exceed seconds_passes somewhat). */
+     * else discord time; scoring the discords counts as discord time (it runs over
+     * several threads, so the sum can exceed seconds_passes somewhat). */
     double seconds_online, seconds_discord, seconds_motif;
     uint64_t ring_bytes;        /* memory held by the rings (device or host) */
     uint64_t ring_samples;      /* samples held in all windows */
@@ -235,9 +262,10 @@ typedef struct {
 } tss_engine_counters;
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
 
-/* Checkpoint: writes every stream's window, sequence state, r, alerted set and
- * counters to f in a versioned, checksummed binary format (stream/checkpoint.c). The
- * caller makes it crash-safe (temporary file, fsync, rename). 0 or -1 with err. */
+/* Checkpoint: writes every stream's window, sequence state, m, score history, events,
+ * published spans and counters to f in a versioned, checksummed binary format
+ * (stream/checkpoint.c). The caller makes it crash-safe (temporary file, fsync, rename). 0 or -1
+ * with err. */
 int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen);
 /* Restores a checkpoint written by tss_engine_save into an engine that has no
  * streams yet. Anything malformed (short, wrong magic or version, bad checksum,

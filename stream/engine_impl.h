@@ -18,7 +18,6 @@ struct tss_engine {
     tsm_backend backend; /* resolved (never AUTO) */
     int threads;         /* T */
     tsm_ctx *wide;       /* the backend's ctx (CPU: T threads): every kernel of a round */
-    tsm_ctx **worker;    /* T single-threaded CPU ctxs: the host side of the passes */
     tss_arena arena;     /* all streams' windows for the kernels (device memory on CUDA) */
     tss_registry reg;
     tss_stream **dirty; /* streams with staged samples, unordered */

@@ -117,30 +117,28 @@ static void push_host(tss_stream *s) {
     tss_staging_consume(&s->stage, s->chunk);
 }
 
-/* LEFT_DISCORD alerts of one job's outputs (nn, idx: host copies); x0 = sequence
- * number of x[0]. */
+/* Scores one job's outputs (nn, idx: host copies; x0 = sequence number of x[0]): each
+ * completed subsequence with a left neighbour goes through the stream's detection
+ * (detect.h), armed once the window holds its warm-up. The alerts it queues get their
+ * timestamps from the host ring, which already holds the round's samples. */
 static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, const int64_t *idx,
-                  uint64_t x0) {
-    const uint32_t m = s->p.subsequence;
+                  uint64_t x0, tss_score_fn on_score, void *user) {
+    const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s);
+    const size_t queued = s->out.n;
     for (uint32_t k = 0; k < jb->nnew; k++) {
-        double d = nn[k];
-        if (!isfinite(d) || d < s->r) /* NAN r (uncalibrated) fails too */
+        if (!isfinite(nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
         uint64_t start = x0 + jb->fill + k + 1 - m;
-        tss_alert a = {
-            .kind = TSS_ALERT_LEFT_DISCORD,
-            .start_seq = start,
-            .start_timestamp_ns = tss_stream_ts(s, start),
-            .length = m,
-            .distance = d,
-            .neighbor_seq = x0 + (uint64_t)idx[k],
-            .threshold = s->r,
-        };
-        tss_stream_alert(s, &a);
+        if (on_score) /* against the history before this one, as detect_step judges it */
+            on_score(user, s->id, start, nn[k], tss_calib_score(&s->det.cal, nn[k]).score);
+        tss_detect_step(s, start, nn[k], x0 + (uint64_t)idx[k], jb->fill + k + 1 >= warm);
     }
+    for (size_t q = queued; q < s->out.n; q++)
+        s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);
 }
 
-tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n) {
+tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
+                            tss_score_fn on_score, void *user) {
     tsm_online_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
     uint64_t *x0 = malloc((n ? n : 1) * sizeof *x0);
     if (!jobs || !x0) {
@@ -181,9 +179,8 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
             continue;
         }
         s->on.st.valid = 1;
-        if (s->calibrated && s->p.left_discord)
-            score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src,
-                  (const int64_t *)(a->host_io + idx_off) + src, x0[q]);
+        score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src,
+              (const int64_t *)(a->host_io + idx_off) + src, x0[q], on_score, user);
     }
     free(jobs);
     free(x0);

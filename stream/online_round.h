@@ -7,7 +7,8 @@
  * engine's arena (stream/arena.h): device memory on the GPU, host memory on the CPU.
  * The stream keeps its host ring too (stream.h): checkpoints, timestamps and the
  * control socket read that one. This file lays the regions out, moves a round's
- * samples into both rings and turns the kernel's outputs into LEFT_DISCORD alerts. */
+ * samples into both rings and hands the kernel's outputs, the raw scores, to the
+ * stream's detection (detect.h: calibrated score, ANOMALY events, LEFT_DISCORD). */
 #ifndef TSS_ONLINE_ROUND_H
 #define TSS_ONLINE_ROUND_H
 
@@ -40,11 +41,15 @@ const double *tss_online_window(const tss_online *o, const tss_arena *a, const t
 /* One round for the n streams of list, each with s->chunk > 0 staged samples (no gap
  * among them): places streams new to the arena, appends the samples to the host rings
  * and (one upload, one scatter launch) to the arena's, runs the batched kernel on ctx
- * (the arena's ctx), copies its outputs back in one transfer, queues LEFT_DISCORD
- * alerts (calibrated streams with left_discord on, lnn >= r) and advances proc_seq and
- * since_pass. On a failure the samples still enter the host windows, no LEFT_DISCORD
- * is scored this round, the arena's rings are re-uploaded and the online states
+ * (the arena's ctx), copies its outputs back in one transfer, scores every completed
+ * subsequence (detect.h: calibrated score, events; on_score, when not NULL, gets every
+ * one with its score) and advances proc_seq and
+ * since_pass. On a failure the samples still enter the host windows, nothing is
+ * scored this round, the arena's rings are re-uploaded and the online states
  * rebuilt on the next round, and the status is returned with the message in ctx. */
-tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n);
+typedef void (*tss_score_fn)(void *user, const char *stream_id, uint64_t start, double raw,
+                             double score);
+tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
+                            tss_score_fn on_score, void *user);
 
 #endif

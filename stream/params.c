@@ -8,44 +8,70 @@
 tss_params tss_params_default(void) {
     return (tss_params){
         .window = 4096,
-        .subsequence = 128,
+        .subsequence = 0,
         .hop = 1024,
         .excl = 0,
+        .warmup = 300,
+        .threshold = 0.997,
+        .threshold_end = 0.7,
         .range = NAN,
-        .range_margin = 0.1,
         .motif = 1,
         .references = 10,
-        .left_discord = 1,
+        .left_discord = 0,
     };
 }
 
-uint32_t tss_params_excl(const tss_params *p) {
-    return p->excl ? p->excl : p->subsequence;
+uint32_t tss_params_excl(const tss_params *p, uint32_t m) {
+    return p->excl ? p->excl : m;
+}
+
+uint32_t tss_params_warm(const tss_params *p, uint32_t m) {
+    return p->warmup > 2 * m ? p->warmup : 2 * m;
+}
+
+uint32_t tss_params_auto_max(const tss_params *p) {
+    uint32_t most = p->warmup / 3;
+    return most < p->window / 2 ? most : p->window / 2;
 }
 
 /* Writes the message; returns -1. */
 #define fail(err, errlen, ...) (tssi_say(err, errlen, __VA_ARGS__), -1)
 
 int tss_params_check(const tss_params *p, char *err, unsigned errlen) {
-    if (p->subsequence < 3)
-        return fail(err, errlen, "subsequence must be >= 3 (got %u)", p->subsequence);
+    const int automatic = p->subsequence == 0;
+    if (!automatic && p->subsequence < 3)
+        return fail(err, errlen, "subsequence must be >= 3 or auto (got %u)", p->subsequence);
     if (p->window > TSS_WINDOW_MAX)
         return fail(err, errlen, "window must be <= %u (got %u)", TSS_WINDOW_MAX, p->window);
-    if (p->window < 2 * (uint64_t)p->subsequence)
+    if (!automatic && p->window < 2 * (uint64_t)p->subsequence)
         return fail(err, errlen, "window must be >= 2 * subsequence (window %u, subsequence %u)",
                     p->window, p->subsequence);
+    if (p->warmup > p->window)
+        return fail(err, errlen, "warmup must be <= window (warmup %u, window %u)", p->warmup,
+                    p->window);
+    if (automatic && p->warmup < TSS_AUTO_WARMUP_MIN)
+        return fail(err, errlen, "warmup must be >= %u with subsequence = auto (got %u)",
+                    TSS_AUTO_WARMUP_MIN, p->warmup);
+    if (automatic && p->window < 2 * TSS_AUTO_M_FALLBACK)
+        return fail(err, errlen, "window must be >= %u with subsequence = auto (got %u)",
+                    2 * TSS_AUTO_M_FALLBACK, p->window);
+    if (!(p->threshold > 0.0 && p->threshold < 1.0))
+        return fail(err, errlen, "threshold must be a score in (0, 1) (got %g)", p->threshold);
+    if (!(p->threshold_end > 0.0 && p->threshold_end <= p->threshold))
+        return fail(err, errlen, "threshold_end must be in (0, threshold] (got %g, threshold %g)",
+                    p->threshold_end, p->threshold);
     if (p->hop < 1 || p->hop > p->window)
         return fail(err, errlen, "hop must be in [1, window] (hop %u, window %u)", p->hop,
                     p->window);
-    if (p->excl > p->window - p->subsequence)
+    const uint32_t auto_most =
+        tss_params_auto_max(p) > TSS_AUTO_M_FALLBACK ? tss_params_auto_max(p) : TSS_AUTO_M_FALLBACK;
+    if (p->excl > p->window - (automatic ? auto_most : p->subsequence))
         return fail(err, errlen,
                     "excl must be <= window - subsequence, or 0 for subsequence (excl %u, "
                     "window %u, subsequence %u)",
                     p->excl, p->window, p->subsequence);
     if (!isnan(p->range) && !(p->range >= 0.0 && isfinite(p->range)))
         return fail(err, errlen, "range must be a finite distance >= 0 or auto (got %g)", p->range);
-    if (!(p->range_margin >= 0.0 && isfinite(p->range_margin)))
-        return fail(err, errlen, "range_margin must be finite and >= 0 (got %g)", p->range_margin);
     if (p->references > TSS_REFERENCES_MAX)
         return fail(err, errlen, "references must be <= %u (got %u)", TSS_REFERENCES_MAX,
                     p->references);

@@ -8,15 +8,25 @@
 
 typedef struct {
     uint32_t window;      /* W: samples kept per stream (default 4096) */
-    uint32_t subsequence; /* m (default 128); 3 <= m and 2m <= W */
+    uint32_t subsequence; /* m; 0 = auto (default): the period of the warm-up history,
+                           * in [TSS_AUTO_M_MIN, warmup / 3], else TSS_AUTO_M_FALLBACK */
     uint32_t hop;         /* a windowed pass every hop samples (default 1024); 1 <= hop <= W */
     uint32_t excl;        /* exclusion zone; 0 means m (default) */
-    double range;         /* r >= 0; NAN means `auto` (default) */
-    double range_margin;  /* auto: r = largest nn of the warm-up window * (1 + margin) (0.1) */
+    uint32_t warmup;      /* samples a (re)started window holds before it scores (300) */
+    double threshold;     /* score that opens an ANOMALY event and passes a DISCORD (0.997) */
+    double threshold_end; /* an event stays open while the score is >= this (0.7) */
+    double range;         /* NAN: scores decide (default); a distance >= 0: an absolute
+                           * override, raw distances >= range open events instead */
     int motif;            /* run the MK pass and publish MOTIF alerts (default 1) */
     uint32_t references;  /* MK reference subsequences (default 10) */
-    int left_discord;     /* publish LEFT_DISCORD alerts online (default 1) */
+    int left_discord;     /* publish LEFT_DISCORD alerts online (default 0: diagnosis) */
 } tss_params;
+
+/* subsequence = auto: the range of periods looked for, and m when there is none. */
+#define TSS_AUTO_M_MIN      8
+#define TSS_AUTO_M_FALLBACK 16
+/* The least warmup with subsequence = auto (three periods of TSS_AUTO_M_MIN). */
+#define TSS_AUTO_WARMUP_MIN 24
 
 /* Largest window accepted (samples per stream), so that sizes stay far from overflow. */
 #define TSS_WINDOW_MAX (1u << 24)
@@ -30,7 +40,12 @@ tss_params tss_params_default(void);
  * e.g. "window must be >= 2 * subsequence (window 100, subsequence 64)". */
 int tss_params_check(const tss_params *p, char *err, unsigned errlen);
 
-/* The exclusion zone in force: excl, or m when excl is 0. */
-uint32_t tss_params_excl(const tss_params *p);
+/* The exclusion zone in force for subsequence length m: excl, or m when excl is 0. */
+uint32_t tss_params_excl(const tss_params *p, uint32_t m);
+/* The samples a window holds before it scores, for subsequence length m:
+ * max(warmup, 2 m). */
+uint32_t tss_params_warm(const tss_params *p, uint32_t m);
+/* The largest period subsequence = auto looks for: warmup / 3, and at most W / 2. */
+uint32_t tss_params_auto_max(const tss_params *p);
 
 #endif

@@ -1,23 +1,24 @@
-/* passes.c - calibration, PD3 and MK over the windows of the due streams, batched.
+/* passes.c - PD3 (DISCORD) and MK (MOTIF) over the windows of the due streams,
+ * batched (DESIGN 5.3).
  *
  * The windows are read in place in the arena (one contiguous array each, thanks to
  * the mirrored ring) by tsm_window_passes (kernels/window.h), whose per-window results
  * equal tsm_pd3_range and tsm_mk_motifs on that window: on a CUDA arena all windows of
  * a group in a few launches, on the CPU the windows in parallel. Window index k is
- * absolute sequence number w0 + k. De-duplication (multiset difference against the
- * starts already alerted) and the motif change test stay on the host.
+ * absolute sequence number w0 + k.
  *
- * Calibration (r = auto) needs the largest nn of the window, the top-1 discord's
- * distance: the streams that calibrate in this round first go through a pass with
- * r = 0, which reports every subsequence with a defined nn, and take the largest;
- * then they join the regular pass with their new r (so its discords are exactly those
- * of tsm_pd3_range for that r). Both run in tss_passes_execute, off the engine's
- * thread (the engine holds a calibrating stream until its passes are joined, as its
- * r is written there). Calibration happens once per stream, so the extra pass (and
- * its N results per window) is rare. */
+ * DISCORD: a pass asks PD3 for the range discords at r = the smallest two-sided
+ * distance whose score (FAR side, against a copy of the stream's score history taken
+ * when the pass starts) reaches the threshold, or at the configured range; keeps those
+ * whose score does, best first (distance, then the smaller start). The join, on the
+ * engine's thread, then publishes them greedily: each one that overlaps neither a
+ * discord chosen before it nor anything the stream published (closed events, earlier
+ * DISCORDs) nor its open event; so every DISCORD is published once, never one per
+ * start position, and a discord inside an event refines that event (it is the same
+ * episode) rather than raising a second alarm. MOTIF: when the window's top pair
+ * shares no member (within excl) with the last pair published. */
 #include "passes.h"
 
-#include "omp_team.h"
 #include "stream.h"
 #include "util.h"
 #include "window.h"
@@ -29,12 +30,12 @@
 /* One due stream's pass: its window and its results. */
 typedef struct {
     tss_stream *s;
-    int motif;     /* MK is asked for */
-    int calibrate; /* r = auto, not calibrated yet: a calibration pass first */
+    int motif; /* MK is asked for */
     tsm_window w;
     tsm_window_result res;
-    uint64_t w0; /* absolute sequence number of the window's first sample */
-    size_t off;  /* its discords in the group's list */
+    uint64_t w0;   /* absolute sequence number of the window's first sample */
+    size_t off;    /* its discords in the group's list */
+    tss_calib cal; /* the stream's score history when the pass started */
     double secs;
     int failed; /* its group's call failed */
 } item;
@@ -66,9 +67,8 @@ static tsm_status worse(tsm_status a, tsm_status b) {
 /* Sorts it[0..n) into groups and runs one tsm_window_passes per group; *disc receives
  * the discord lists (caller frees; it[k].off indexes it). Each window's share of its
  * group's wall time goes to it[k].secs. A failed group marks its streams failed
- * (`what`) and leaves their results empty. Returns the worst status. */
-static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
-                             tsm_discord **disc) {
+ * and leaves their results empty. Returns the worst status. */
+static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, tsm_discord **disc) {
     qsort(it, n, sizeof *it, by_key);
     size_t total = 0;
     for (size_t k = 0; k < n; k++)
@@ -81,7 +81,7 @@ static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
         worst = tsm_fail(ctx, TSM_ENOMEM, "out of memory for the passes of %zu windows", n);
         for (size_t k = 0; k < n; k++) {
             it[k].failed = 1;
-            tss_stream_pass_fail(it[k].s, what, "out of memory");
+            tss_stream_pass_fail(it[k].s, "window passes", "out of memory");
         }
         n = 0;
     }
@@ -100,7 +100,7 @@ static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
             it[k].res = st == TSM_OK ? res[k] : (tsm_window_result){0};
             it[k].failed = st != TSM_OK;
             if (st != TSM_OK)
-                tss_stream_pass_fail(it[k].s, what, tsm_ctx_error(ctx));
+                tss_stream_pass_fail(it[k].s, "window passes", tsm_ctx_error(ctx));
         }
         worst = worse(worst, st);
     }
@@ -109,60 +109,54 @@ static tsm_status run_groups(tsm_ctx *ctx, item *it, size_t n, const char *what,
     return worst;
 }
 
-/* r = auto from a pass with r = 0: r = largest nn of the window (the top-1 discord)
- * * (1 + margin). A window whose largest nn is 0 (all alike, e.g. constant) gives no
- * usable r: the stream stays uncalibrated and tries again at its next pass. */
-static void calibrate(tss_stream *s, const tsm_discord *d, size_t count) {
-    double top = 0.0;
-    for (size_t k = 0; k < count; k++)
-        top = d[k].distance > top ? d[k].distance : top;
-    if (top > 0.0 && isfinite(top)) {
-        s->cal_nn = top;
-        s->r = top * (1.0 + s->p.range_margin);
-        s->calibrated = 1;
-    }
+/* Best first: the larger distance, then the smaller start. */
+static int by_distance(const void *x, const void *y) {
+    const tss_discord_cand *a = x, *b = y;
+    if (a->distance != b->distance)
+        return a->distance > b->distance ? -1 : 1;
+    return (a->start > b->start) - (a->start < b->start);
 }
 
-/* DISCORD for every range discord of the pass (found, ordered by index) whose
- * absolute start was not alerted before. O(nfound) plus the multiset difference. */
-static void discords(tsm_ctx *ctx, tss_stream *s, const tsm_discord *found, size_t nfound,
-                     uint64_t w0) {
-    size_t nfresh = 0;
-    tss_seqset_prune(&s->alerted, w0);
-    uint64_t *seq = malloc((2 * nfound + 1) * sizeof *seq);
-    if (!seq) {
-        tss_stream_pass_fail(s, "PD3 pass", "out of memory");
-        return;
+/* The range discords of the pass (found, by index) whose score reaches the threshold
+ * (or, with a configured range, all of them), into s->cand best first. O(nfound log). */
+static void discords(item *it, const tsm_discord *found, size_t nfound) {
+    tss_stream *s = it->s;
+    s->ncand = 0;
+    if (nfound > s->capcand) {
+        tss_discord_cand *c = realloc(s->cand, nfound * sizeof *c);
+        if (!c) {
+            tss_stream_pass_fail(s, "PD3 pass", "out of memory");
+            return;
+        }
+        s->cand = c, s->capcand = nfound;
     }
-    for (size_t k = 0; k < nfound; k++)
-        seq[k] = w0 + (uint64_t)found[k].index;
-    uint64_t *fresh = seq + nfound;
-    tsm_status rc = tss_dedup(ctx, &s->alerted, seq, nfound, fresh, &nfresh);
-    if (rc != TSM_OK)
-        tss_stream_pass_fail(s, "discord de-duplication", tsm_ctx_error(ctx));
-    /* fresh is a sorted subset of seq: walk both */
-    for (size_t k = 0, f = 0; rc == TSM_OK && f < nfresh; k++) {
-        if (seq[k] != fresh[f])
-            continue;
-        f++;
-        tss_alert a = {
-            .kind = TSS_ALERT_DISCORD,
-            .start_seq = seq[k],
-            /* start_timestamp_ns: filled in when the passes are joined */
-            .length = s->p.subsequence,
+    for (size_t k = 0; k < nfound; k++) {
+        tss_score sc = tss_calib_score_far(&it->cal, found[k].distance);
+        if (isnan(s->p.range) && sc.score < s->p.threshold)
+            continue; /* r is the edge of a bin: a few below it may come */
+        s->cand[s->ncand++] = (tss_discord_cand){
+            .start = it->w0 + (uint64_t)found[k].index,
+            .neighbor = it->w0 + (uint64_t)found[k].neighbor,
             .distance = found[k].distance,
-            .neighbor_seq = w0 + (uint64_t)found[k].neighbor,
-            .threshold = s->r,
+            .score = sc.score,
         };
-        tss_alert_push(&s->pass_out, &a);
     }
-    free(seq);
+    qsort(s->cand, s->ncand, sizeof *s->cand, by_distance);
 }
 
-/* MOTIF when the top pair (absolute starts) differs from the last one. */
-static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0) {
+/* Whether two motif pairs share a member (within excl). */
+static int pairs_overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t excl) {
+#define NEAR(x, y) ((x) > (y) ? (x) - (y) < excl : (y) - (x) < excl)
+    return NEAR(a, c) || NEAR(a, d) || NEAR(b, c) || NEAR(b, d);
+#undef NEAR
+}
+
+/* MOTIF when the window's top pair (absolute starts) shares no member with the last
+ * one published. */
+static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0, uint64_t last) {
     uint64_t a = w0 + (uint64_t)res->motif.a, b = w0 + (uint64_t)res->motif.b;
-    if (!res->has_motif || (s->have_motif && s->motif_a == a && s->motif_b == b))
+    if (!res->has_motif ||
+        (s->have_motif && pairs_overlap(a, b, s->motif_a, s->motif_b, s->p.excl)))
         return;
     s->have_motif = 1;
     s->motif_a = a;
@@ -173,23 +167,24 @@ static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0) {
         .length = s->p.subsequence,
         .distance = res->motif.distance,
         .neighbor_seq = b,
+        .score = NAN,
+        .detected_seq = last,
     };
     tss_alert_push(&s->pass_out, &al);
 }
 
-/* The alerts of one stream's pass results (the stream did not fail this pass). */
-static void finish(tsm_ctx *ctx, item *it, const tsm_discord *disc) {
+/* The results of one stream's pass (the stream did not fail this pass). */
+static void finish(item *it, const tsm_discord *disc) {
     tss_stream *s = it->s;
-    const uint64_t w0 = it->w0;
     double t0 = tssi_now();
     if (!isinf(it->w.r)) {
         s->passes_discord++;
-        discords(ctx, s, disc + it->off, it->res.ndiscords, w0);
+        discords(it, disc + it->off, it->res.ndiscords);
     }
     double t1 = tssi_now();
     if (it->motif) {
         s->passes_motif++;
-        motif(s, &it->res, w0);
+        motif(s, &it->res, it->w0, it->w0 + it->w.n - 1);
         s->sec_motif += it->secs;
     } else {
         s->sec_discord += it->secs;
@@ -206,30 +201,6 @@ static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w)
     }
     *w = (tsm_window){.x = tss_online_window(&s->on, a, &s->ring), .n = s->ring.fill, .r = r};
     return 0;
-}
-
-/* The calibration passes (r = 0) of the items of pass that calibrate. */
-static tsm_status calibrate_all(tsm_ctx *ctx, const item *pass, size_t n) {
-    item *it = calloc(n ? n : 1, sizeof *it);
-    size_t ni = 0;
-    if (!it)
-        return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu calibrations", n);
-    for (size_t k = 0; k < n; k++)
-        if (pass[k].calibrate) {
-            it[ni].s = pass[k].s;
-            it[ni].w = pass[k].w;
-            it[ni++].w.r = 0.0;
-        }
-    tsm_discord *disc = NULL;
-    tsm_status st = ni ? run_groups(ctx, it, ni, "calibration", &disc) : TSM_OK;
-    for (size_t k = 0; k < ni; k++) {
-        if (!it[k].failed)
-            calibrate(it[k].s, disc + it[k].off, it[k].res.ndiscords);
-        it[k].s->sec_discord += it[k].secs;
-    }
-    free(disc);
-    free(it);
-    return st;
 }
 
 struct tss_passes {
@@ -253,11 +224,14 @@ tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list,
     size_t ni = 0;
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
-        if (window_of(a, s, s->calibrated ? s->r : INFINITY, &it[ni].w) != 0)
-            continue;
+        s->ncand = 0;
+        const double r =
+            isnan(s->p.range) ? tss_calib_far_raw(&s->det.cal, TSS_LEVEL_OPEN) : s->p.range;
+        if ((isinf(r) && !s->p.motif) || window_of(a, s, r, &it[ni].w) != 0)
+            continue; /* nothing to run (no score history yet, no motif), or failed */
         it[ni].s = s;
         it[ni].w0 = tss_stream_window_seq(s);
-        it[ni].calibrate = !s->calibrated;
+        it[ni].cal = s->det.cal;
         it[ni++].motif = s->p.motif;
     }
     p->it = it;
@@ -266,45 +240,65 @@ tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list,
     return TSM_OK;
 }
 
-/* After the calibrations: the items that still have a pass to run (a discord pass at
- * their r, or MK), compacted to the front; returns their count. */
-static size_t regular(item *it, size_t n) {
-    size_t ni = 0;
-    for (size_t k = 0; k < n; k++) {
-        tss_stream *s = it[k].s;
-        if (it[k].calibrate && !s->calibrated && !s->p.motif)
-            continue; /* no usable r yet, and nothing else to run */
-        it[ni] = it[k];
-        it[ni].w.r = s->calibrated ? s->r : INFINITY;
-        it[ni++].calibrate = 0;
-    }
-    return ni;
-}
-
-void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, tsm_ctx **workers, int nworkers) {
+void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, int nworkers) {
     item *it = p->it;
     tsm_discord *disc = NULL;
-    p->st = calibrate_all(ctx, it, p->ni);
-    const size_t ni = regular(it, p->ni);
+    const size_t ni = p->ni;
     if (ni)
-        p->st = worse(p->st, run_groups(ctx, it, ni, "window passes", &disc));
+        p->st = run_groups(ctx, it, ni, &disc);
     const int threads = ni < 2 || nworkers < 2 ? 1 : nworkers;
     (void)threads; /* a build without OpenMP ignores the pragma */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
     for (size_t k = 0; k < ni; k++)
         if (!it[k].failed)
-            finish(workers[tsmi_thread_id()], &it[k], disc);
+            finish(&it[k], disc);
     free(disc);
+}
+
+/* Publishes the pass's discords of s greedily (see the top of this file); w0, last:
+ * the first and last samples of its window. With overlap_passes the stream may have
+ * taken more samples since its pass point, but what it published since cannot overlap
+ * a discord of that window: an event that opened since starts after `last`, and one
+ * that closed since was open (from its first start on) at the pass point. So the
+ * verdicts do not depend on when the join comes, as long as nothing that ends inside
+ * the pass's window was pruned: prune to w0. */
+static void publish(tss_stream *s, uint64_t w0, uint64_t last) {
+    tss_detect_prune(&s->det, w0);
+    const uint32_t m = s->p.subsequence;
+    for (size_t k = 0; k < s->ncand; k++) {
+        const tss_discord_cand *c = &s->cand[k];
+        if (tss_detect_overlaps(&s->det, c->start, c->start + m) ||
+            tss_detect_publish(&s->det, c->start, c->start + m) != 0)
+            continue;
+        tss_alert a = {
+            .kind = TSS_ALERT_DISCORD,
+            .start_seq = c->start,
+            .start_timestamp_ns = tss_stream_ts(s, c->start),
+            .length = m,
+            .distance = c->distance,
+            .neighbor_seq = c->neighbor,
+            .threshold = isnan(s->p.range) ? s->p.threshold : s->p.range,
+            .score = c->score,
+            .detected_seq = last,
+            .tail = TSS_TAIL_FAR,
+        };
+        tss_alert_push(&s->pass_out, &a);
+    }
+    s->ncand = 0;
 }
 
 tsm_status tss_passes_end(tss_passes **p_p, tss_stream **list, size_t n) {
     tss_passes *p = *p_p;
     tsm_status st = p ? p->st : TSM_OK;
+    for (size_t k = 0; p && k < p->ni; k++)
+        if (!p->it[k].failed)
+            publish(p->it[k].s, p->it[k].w0, p->it[k].w0 + p->it[k].w.n - 1);
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
         tss_alert_buf *b = &s->pass_out;
         for (size_t q = 0; q < b->n; q++)
-            b->item[q].start_timestamp_ns = tss_stream_ts(s, b->item[q].start_seq);
+            if (!b->item[q].start_timestamp_ns)
+                b->item[q].start_timestamp_ns = tss_stream_ts(s, b->item[q].start_seq);
         if (s->pass_fail[0] && !s->fail[0])
             snprintf(s->fail, sizeof s->fail, "%s", s->pass_fail);
         s->pass_fail[0] = '\0';

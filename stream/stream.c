@@ -13,13 +13,23 @@ uint32_t tss_stream_slack(const tss_params *p) {
     return p->hop > floor ? p->hop : floor;
 }
 
-/* Allocates the host ring for p into s and describes its arena region (placed on
- * the stream's first round); 0 or -1 with nothing held. */
+/* Allocates the host ring for p into s and describes its arena region for the m in
+ * force (placed on the stream's first round; with an automatic m, once m is chosen);
+ * 0 or -1 with nothing held. */
 static int alloc_window(tss_stream *s, const tss_params *p) {
     if (tss_ring_init(&s->ring, p->window, tss_stream_slack(p)) != 0)
         return -1;
-    tss_online_init(&s->on, &s->ring, p->subsequence);
+    if (p->subsequence)
+        tss_online_init(&s->on, &s->ring, p->subsequence);
     return 0;
+}
+
+void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period) {
+    s->p.subsequence = m;
+    s->p.excl = tss_params_excl(&s->cfg, m);
+    s->period = period;
+    tss_online_init(&s->on, &s->ring, m);
+    tss_detect_reset(&s->det, &s->p, m);
 }
 
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out) {
@@ -28,18 +38,14 @@ int tss_stream_new(const char *id, const tss_params *p, tss_stream **out) {
     if (!s)
         return -1;
     snprintf(s->id, sizeof s->id, "%s", id);
+    s->cfg = *p;
     s->p = *p;
-    s->p.excl = tss_params_excl(p);
-    s->r = NAN;
-    s->cal_nn = NAN;
-    if (!isnan(p->range)) {
-        s->calibrated = 1;
-        s->r = p->range;
-    }
+    s->p.excl = tss_params_excl(p, p->subsequence);
     if (alloc_window(s, &s->p) != 0) {
         free(s);
         return -1;
     }
+    tss_detect_reset(&s->det, &s->p, s->p.subsequence);
     *out = s;
     return 0;
 }
@@ -49,44 +55,68 @@ void tss_stream_destroy(tss_stream **self_p) {
         tss_stream *s = *self_p;
         tss_staging_free(&s->stage);
         tss_ring_free(&s->ring);
-        tss_seqset_free(&s->alerted);
+        tss_detect_free(&s->det);
         free(s->out.item);
         free(s->pass_out.item);
+        free(s->cand);
         free(s);
         *self_p = NULL;
     }
 }
 
 void tss_stream_restart(tss_stream *s) {
+    tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
     tss_ring_clear(&s->ring);
     s->on.st.valid = 0;
     s->since_pass = 0;
 }
 
+/* Forgets the automatic m: the window restarts and the next warm-up chooses it. */
+static void forget_m(tss_stream *s) {
+    tss_stream_restart(s);
+    s->p.subsequence = 0;
+    s->p.excl = tss_params_excl(&s->cfg, 0);
+    s->period = 0;
+    s->on = (tss_online){0}; /* the old arena region is not reused (arena.h) */
+    tss_detect_reset(&s->det, &s->p, 0);
+}
+
+void tss_stream_recalibrate(tss_stream *s) {
+    tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
+    if (s->cfg.subsequence == 0)
+        forget_m(s);
+    else
+        tss_detect_reset(&s->det, &s->p, s->p.subsequence);
+}
+
 int tss_stream_set_params(tss_stream *s, const tss_params *np) {
-    tss_params p = *np;
-    p.excl = tss_params_excl(np);
-    const tss_params *o = &s->p;
-    if (p.window != o->window || p.subsequence != o->subsequence || p.hop != o->hop ||
-        p.excl != o->excl) {
+    const tss_params *o = &s->cfg;
+    const int shape = np->window != o->window || np->subsequence != o->subsequence ||
+                      np->hop != o->hop || np->excl != o->excl;
+    const int scoring = shape || np->warmup != o->warmup || np->threshold != o->threshold ||
+                        np->threshold_end != o->threshold_end;
+    if (shape) {
         tss_stream t = {0};
-        if (alloc_window(&t, &p) != 0)
+        if (tss_ring_init(&t.ring, np->window, tss_stream_slack(np)) != 0)
             return -1;
+        tss_stream_restart(s);
         tss_ring_free(&s->ring); /* the old arena region is not reused (arena.h) */
         s->ring = t.ring;
-        s->on = t.on;
-        tss_stream_restart(s);
+        s->on = (tss_online){0};
     }
-    if (isnan(p.range)) {
-        if (!isnan(o->range)) /* numeric -> auto: calibrate on the next full window */
-            s->calibrated = 0, s->r = NAN, s->cal_nn = NAN;
-        else if (s->calibrated) /* a new margin applies at once */
-            s->r = s->cal_nn * (1.0 + p.range_margin);
-    } else {
-        s->calibrated = 1;
-        s->r = p.range;
+    s->cfg = *np;
+    const uint32_t m = shape ? np->subsequence : s->p.subsequence;
+    s->p = *np;
+    s->p.subsequence = m;
+    s->p.excl = tss_params_excl(np, m);
+    if (shape && m)
+        tss_online_init(&s->on, &s->ring, m);
+    if (shape && !m)
+        s->period = 0;
+    if (scoring) {
+        tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
+        tss_detect_reset(&s->det, &s->p, m);
     }
-    s->p = p;
     return 0;
 }
 

@@ -6,12 +6,13 @@
  *   staging of accepted samples;
  * - window side (tick): the mirrored ring of the window, the online left-NN state
  *   (stream/online_round.c), and the sequence number of the next sample to enter the window;
- * - detection: r and its calibration, the alerted discord starts, the last motif pair.
+ * - detection: the subsequence length in force (automatic: chosen when the warm-up
+ *   history is in), the calibrated score and the events (detect.h), the last motif pair.
  * Plus the alerts of the tick in progress and the counters the daemon reports. */
 #ifndef TSS_STREAM_H
 #define TSS_STREAM_H
 
-#include "dedup.h"
+#include "detect.h"
 #include "engine.h"
 #include "online_round.h"
 #include "params.h"
@@ -20,6 +21,12 @@
 
 /* Gaps remembered per stream for OUT_OF_ORDER (older ones read as DUPLICATE). */
 #define TSS_GAPS_KEPT 16
+
+/* A discord a pass found past the threshold, waiting for its join (passes.c). */
+typedef struct {
+    uint64_t start, neighbor;
+    double distance, score;
+} tss_discord_cand;
 
 /* The alerts of the tick in progress, in the order they are emitted. */
 typedef struct {
@@ -30,8 +37,11 @@ typedef struct {
 
 struct tss_stream {
     char id[TSS_MAX_ID + 1];
-    size_t index; /* creation order */
-    tss_params p; /* excl resolved (never 0) */
+    size_t index;    /* creation order */
+    tss_params cfg;  /* as configured (subsequence 0: auto) */
+    tss_params p;    /* in force: m chosen (0 while an automatic m waits for its warm-up
+                      * history) and excl resolved (never 0 once m is known) */
+    uint32_t period; /* the period an automatic m was chosen from (0: none, fallback) */
 
     /* ingest side */
     int started;       /* a batch was accepted */
@@ -49,12 +59,9 @@ struct tss_stream {
     uint64_t since_pass; /* samples since the last pass or restart */
 
     /* detection */
-    int calibrated;
-    double r;      /* in force when calibrated */
-    double cal_nn; /* auto: the largest nn of the calibration window */
-    tss_seqset alerted;
-    int have_motif;
-    uint64_t motif_a, motif_b;
+    tss_detect det;
+    int have_motif;            /* a MOTIF was published: */
+    uint64_t motif_a, motif_b; /* its pair */
 
     /* the tick in progress */
     uint32_t chunk; /* samples this round */
@@ -62,11 +69,12 @@ struct tss_stream {
     /* the windowed passes of this stream (passes.h; with overlap_passes they run on a
      * thread while the engine goes on): their DISCORD and MOTIF alerts and their first
      * failure, handed over when the engine joins them. inflight: launched, not joined;
-     * waiting: at a pass point, not launched yet; held: launched to calibrate r, takes
-     * no samples until joined (its r is written by the passes; engine.c). */
-    int inflight, waiting, held;
+     * waiting: at a pass point, not launched yet (engine.c). */
+    int inflight, waiting;
     tss_alert_buf pass_out;
     char pass_fail[512];
+    tss_discord_cand *cand; /* the last pass's discords past the threshold, by distance */
+    size_t ncand, capcand;
     double sec_discord, sec_motif;
     uint32_t passes_discord, passes_motif, pass_failures;
     char fail[512]; /* the first failure of this tick, "" if none */
@@ -77,13 +85,27 @@ struct tss_stream {
 
 /* Ring slack (samples a round may append at most) for these parameters. */
 uint32_t tss_stream_slack(const tss_params *p);
-/* A new stream with validated parameters p (excl may be 0); 0 or -1 (out of memory). */
+/* A new stream with validated parameters p (excl may be 0, subsequence 0 for auto); 0
+ * or -1 (out of memory). */
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out);
+/* Sets the subsequence length in force to m (with an automatic m: once chosen; period:
+ * the period it came from), resolving excl, laying out the online state and starting
+ * the score history. */
+void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period);
+/* The samples the window holds before it scores (tss_params_warm of the m in force). */
+static inline uint32_t tss_stream_warm(const tss_stream *s) {
+    return tss_params_warm(&s->p, s->p.subsequence);
+}
 void tss_stream_destroy(tss_stream **self_p);
-/* Empties the window: the next samples start a new one (a gap, a resize, a restore). */
+/* Empties the window: the next samples start a new one (a gap, a resize, a restore).
+ * An open event closes first (its ANOMALY_END queued). */
 void tss_stream_restart(tss_stream *s);
+/* Restarts the warm-up: forgets the score history and, with an automatic m, m itself
+ * (the window restarts too: the next warm-up history chooses m again). */
+void tss_stream_recalibrate(tss_stream *s);
 /* Takes new parameters; the window restarts when its shape (window, subsequence, hop,
- * excl) changes. 0, or -1 (out of memory: nothing changed). */
+ * excl) changes, the score history when warmup, threshold or threshold_end does. 0, or
+ * -1 (out of memory: nothing changed). */
 int tss_stream_set_params(tss_stream *s, const tss_params *p);
 /* Absolute sequence number of the window's oldest sample. */
 static inline uint64_t tss_stream_window_seq(const tss_stream *s) {

@@ -328,6 +328,8 @@ const char *client_alert_kind_name(int kind) {
     case TSMINE__V1__ALERT_KIND__LEFT_DISCORD: return "LEFT_DISCORD";
     case TSMINE__V1__ALERT_KIND__MOTIF: return "MOTIF";
     case TSMINE__V1__ALERT_KIND__GAP: return "GAP";
+    case TSMINE__V1__ALERT_KIND__ANOMALY: return "ANOMALY";
+    case TSMINE__V1__ALERT_KIND__ANOMALY_END: return "ANOMALY_END";
     }
     return "UNKNOWN";
 }
@@ -352,8 +354,17 @@ void client_print_alert(FILE *out, const Tsmine__V1__Alert *a) {
     client_print_double(out, a->distance);
     fprintf(out, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
     client_print_double(out, a->threshold);
-    fprintf(out, ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}\n", a->detected_at_ns,
-            a->seq);
+    fputs(",\"score\":", out);
+    client_print_double(out, a->score);
+    if (a->kind == TSMINE__V1__ALERT_KIND__ANOMALY ||
+        a->kind == TSMINE__V1__ALERT_KIND__ANOMALY_END)
+        fprintf(out, ",\"event_start_seq\":%" PRIu64 ",\"event_end_seq\":%" PRIu64,
+                a->event_start_seq, a->event_end_seq);
+    if (a->tail == TSMINE__V1__TAIL__FAR || a->tail == TSMINE__V1__TAIL__NEAR)
+        fprintf(out, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
+    fprintf(out,
+            ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}\n",
+            a->detected_seq, a->detected_at_ns, a->seq);
 }
 
 int64_t client_realtime_ns(void) {

@@ -31,8 +31,14 @@ static void print_stream(FILE *out, const Tsmine__V1__StreamState *s) {
             ",\"hop\":%" PRIu32 ",\"range\":",
             s->samples, s->alerts, s->next_seq, s->window_fill, s->window, s->subsequence, s->hop);
     client_print_double(out, s->range);
-    fprintf(out, ",\"calibrated\":%s,\"gaps\":%" PRIu64 ",\"rejected\":%" PRIu64 "}",
-            s->calibrated ? "true" : "false", s->gaps, s->rejected);
+    fprintf(out,
+            ",\"subsequence_auto\":%s,\"period\":%" PRIu32 ",\"warmup\":%" PRIu32 ",\"threshold\":",
+            s->subsequence_auto ? "true" : "false", s->period, s->warmup);
+    client_print_double(out, s->threshold);
+    fprintf(out, ",\"calibrated\":%s,\"event_open\":%s,\"events\":%" PRIu64 ",\"last_score\":",
+            s->calibrated ? "true" : "false", s->event_open ? "true" : "false", s->events);
+    client_print_double(out, s->last_score);
+    fprintf(out, ",\"gaps\":%" PRIu64 ",\"rejected\":%" PRIu64 "}", s->gaps, s->rejected);
 }
 
 /* The reply as one JSON object on one line. */
@@ -91,13 +97,19 @@ const client_command cmd_status = {
     .description =
         "Asks tsmined's control socket for its status and prints one JSON object:\n"
         "  {\"streams\":{\"ID\":{\"samples\":N,\"alerts\":N,\"next_seq\":S,\"window_fill\":F,\n"
-        "   \"window\":W,\"subsequence\":M,\"hop\":H,\"range\":R,\"calibrated\":true,\n"
-        "   \"gaps\":G,\"rejected\":B},...},\"rejected\":{\"REASON\":N,...},\n"
+        "   \"window\":W,\"subsequence\":M,\"hop\":H,\"range\":R,\"subsequence_auto\":true,\n"
+        "   \"period\":P,\"warmup\":U,\"threshold\":T,\"calibrated\":true,\"event_open\":false,\n"
+        "   \"events\":E,\"last_score\":S,\"gaps\":G,\"rejected\":B},...},\n"
+        "   \"rejected\":{\"REASON\":N,...},\n"
         "   \"alerts_by_kind\":{\"DISCORD\":N,...},\"counters\":{...},\"backend\":\"cpu\",\n"
         "   \"version\":\"...\"}\n"
         "samples counts the samples accepted into the stream, rejected (per stream) the\n"
-        "batches refused, and the top-level rejected the messages refused by reason. range\n"
-        "is null while an `auto` stream calibrates. With --stream, only that stream.\n"
+        "batches refused, and the top-level rejected the messages refused by reason.\n"
+        "subsequence is the m in force (0 while an automatic m waits for the warm-up;\n"
+        "period: the period it came from, 0 for none), calibrated whether the stream\n"
+        "scores (warm window, long enough score history), range the distance that scores\n"
+        "the threshold now (null until calibrated), events the ANOMALY events opened and\n"
+        "last_score the score of the last subsequence. With --stream, only that stream.\n"
         "Exit status: 0, 64 usage, 65 the daemon refused the request (e.g. unknown stream),\n"
         "69 no reply within --timeout-ms, 74 output error, 76 a reply that does not decode.",
     .endpoint = CLIENT_CONTROL_DEFAULT,

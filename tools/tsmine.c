@@ -63,6 +63,29 @@ static int run_command(command_ref c, int argc, char **argv) {
     return cli_main(c.batch, argc, argv);
 }
 
+/* Commands with an option table and a main of their own (they read no series, or
+ * several): run with argv[0] = their name. */
+typedef struct {
+    const char *name, *summary;
+    int (*main)(int argc, char **argv);
+} own_main;
+
+static const own_main own_mains[] = {
+    {"shapelet", "shapelet-tree classifier: train, predict, show", shapelet_main},
+    {"score", "NAB score of an alert stream against labelled windows", score_main},
+#ifdef TSMINE_HAVE_DETECT
+    {"detect", "tsmined's detection (events) run offline over files", detect_main},
+#endif
+};
+#define N_OWN_MAINS (sizeof own_mains / sizeof own_mains[0])
+
+static const own_main *find_own_main(const char *name) {
+    for (size_t i = 0; i < N_OWN_MAINS; i++)
+        if (strcmp(own_mains[i].name, name) == 0)
+            return &own_mains[i];
+    return NULL;
+}
+
 /* Prints `tsmine --help` on stdout. */
 static void usage(void) {
     printf("Usage: tsmine COMMAND [OPTIONS] FILE...\n"
@@ -71,8 +94,8 @@ static void usage(void) {
            "sorted multisets.\n\nCommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         printf("  %-10s %s\n", commands[i]->name, commands[i]->summary);
-    printf("  %-10s %s\n", "shapelet", "shapelet-tree classifier: train, predict, show");
-    printf("  %-10s %s\n", "score", "NAB score of an alert stream against labelled windows");
+    for (size_t i = 0; i < N_OWN_MAINS; i++)
+        printf("  %-10s %s\n", own_mains[i].name, own_mains[i].summary);
 #ifdef TSMINE_HAVE_CLIENT
     printf("\nTalking to the daemon tsmined:\n");
     for (size_t i = 0; i < N_COMPANIONS; i++)
@@ -101,17 +124,12 @@ int main(int argc, char **argv) {
         printf("tsmine %s\n", TSMINE_VERSION);
         return fflush(stdout) == 0 ? 0 : EX_IOERR;
     }
-    if (strcmp(name, "shapelet") == 0) /* subcommands of its own (cmd_shapelet.h) */
-        return shapelet_main(argc - 1, argv + 1);
-    if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "shapelet") == 0) {
+    const own_main *own = find_own_main(name);
+    if (own)
+        return own->main(argc - 1, argv + 1);
+    if (strcmp(name, "help") == 0 && argc > 2 && (own = find_own_main(argv[2])) != NULL) {
         char *hargv[] = {argv[2], "--help", NULL};
-        return shapelet_main(2, hargv);
-    }
-    if (strcmp(name, "score") == 0) /* reads no series: an option table of its own */
-        return score_main(argc - 1, argv + 1);
-    if (strcmp(name, "help") == 0 && argc > 2 && strcmp(argv[2], "score") == 0) {
-        char *hargv[] = {argv[2], "--help", NULL};
-        return score_main(2, hargv);
+        return own->main(2, hargv);
     }
     if (strcmp(name, "help") == 0) { /* `tsmine help COMMAND` = `tsmine COMMAND --help` */
         command_ref cmd = find_command(argv[2]);

@@ -1,0 +1,147 @@
+/* detect.c - a stream's anomaly events from its calibrated scores (detect.h). */
+#include "detect.h"
+
+#include "stream.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m) {
+    tss_calib_init(&d->cal, m ? m : 1, p->threshold, p->threshold_end);
+    d->last_raw = NAN;
+    d->open = 0;
+    d->below = 0;
+}
+
+void tss_detect_free(tss_detect *d) {
+    free(d->pub);
+    d->pub = NULL;
+    d->npub = d->cappub = 0;
+}
+
+/* Whether raw opens (L = TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an event. */
+static int passes(const tss_stream *s, double raw, int L) {
+    if (!isnan(s->p.range))
+        return raw >= s->p.range;
+    return tss_calib_level(&s->det.cal, raw, L);
+}
+
+/* The alert of one subsequence (kind ANOMALY or LEFT_DISCORD). */
+static tss_alert subsequence_alert(const tss_stream *s, tss_alert_kind kind, uint64_t start,
+                                   double raw, uint64_t neighbor, tss_score sc) {
+    const uint32_t m = s->p.subsequence;
+    return (tss_alert){
+        .kind = kind,
+        .start_seq = start,
+        .length = m,
+        .distance = raw,
+        .neighbor_seq = neighbor,
+        .threshold = isnan(s->p.range) ? s->p.threshold : s->p.range,
+        .score = sc.score,
+        .event_start_seq = start,
+        .event_end_seq = start + m,
+        .detected_seq = start + m - 1,
+        .tail = isnan(s->p.range) ? (int)sc.tail : TSS_TAIL_FAR,
+    };
+}
+
+/* Queues the open event's ANOMALY_END (closed at sample `detected`) and records its
+ * extent as published. */
+static void end_event(tss_stream *s, uint64_t detected) {
+    tss_detect *d = &s->det;
+    tss_alert a = d->peak;
+    a.kind = TSS_ALERT_ANOMALY_END;
+    a.event_start_seq = d->first;
+    a.event_end_seq = d->last + s->p.subsequence;
+    a.detected_seq = detected;
+    a.tail = d->tail;
+    tss_stream_alert(s, &a);
+    (void)tss_detect_publish(d, a.event_start_seq, a.event_end_seq);
+    d->open = 0;
+}
+
+void tss_detect_close(tss_stream *s, uint64_t detected) {
+    if (s->det.open)
+        end_event(s, detected);
+}
+
+void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, int armed) {
+    tss_detect *d = &s->det;
+    d->last_raw = raw;
+    if (d->open) {
+        tss_score sc = tss_calib_score(&d->cal, raw);
+        if (sc.score > d->peak.score || (!isnan(s->p.range) && raw > d->peak.distance))
+            d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
+        if (passes(s, raw, TSS_LEVEL_STAY)) {
+            d->last = start;
+            d->below = 0;
+        } else if (++d->below >= s->p.subsequence) {
+            end_event(s, start + s->p.subsequence - 1);
+        }
+    } else if (armed && passes(s, raw, TSS_LEVEL_OPEN)) {
+        tss_score sc = tss_calib_score(&d->cal, raw);
+        tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
+        tss_stream_alert(s, &a);
+        d->open = 1;
+        d->events++;
+        d->tail = a.tail;
+        d->first = d->last = start;
+        d->below = 0;
+        d->peak = a;
+    }
+    if (s->p.left_discord && armed && passes(s, raw, TSS_LEVEL_OPEN)) {
+        tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, start, raw, neighbor,
+                                        tss_calib_score(&d->cal, raw));
+        tss_stream_alert(s, &a);
+    }
+    tss_calib_add(&d->cal, raw);
+}
+
+/* The first published span whose start is >= a (binary search). */
+static size_t lower(const tss_detect *d, uint64_t a) {
+    size_t lo = 0, hi = d->npub;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->pub[mid].a < a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tss_detect_overlaps(const tss_detect *d, uint64_t a, uint64_t b) {
+    if (d->open && b > d->first)
+        return 1;
+    /* spans starting before b that end after a; spans are at most a window long, but
+     * may nest, so look back over every span that starts before b */
+    for (size_t k = lower(d, b); k-- > 0;)
+        if (d->pub[k].b > a)
+            return 1;
+    return 0;
+}
+
+int tss_detect_publish(tss_detect *d, uint64_t a, uint64_t b) {
+    if (d->npub == d->cappub) {
+        size_t cap = d->cappub ? 2 * d->cappub : 16;
+        tss_span *p = realloc(d->pub, cap * sizeof *p);
+        if (!p)
+            return -1;
+        d->pub = p;
+        d->cappub = cap;
+    }
+    size_t k = lower(d, a);
+    memmove(d->pub + k + 1, d->pub + k, (d->npub - k) * sizeof *d->pub);
+    d->pub[k] = (tss_span){a, b};
+    d->npub++;
+    return 0;
+}
+
+void tss_detect_prune(tss_detect *d, uint64_t lo) {
+    size_t kept = 0;
+    for (size_t k = 0; k < d->npub; k++)
+        if (d->pub[k].b > lo)
+            d->pub[kept++] = d->pub[k];
+    d->npub = kept;
+}
