@@ -154,11 +154,11 @@ static uint32_t count_from(const tss_calib *c, int b) {
 
 /* The GPD of a tail's excesses (peaks over threshold): the tail's k = tail_want
  * outermost values, t the k-th of them (its bin's centre, on the scale), the excesses
- * |x - t| of those k (the k-th itself at 0); method of moments with the mean excess
- * taken as at least TSS_CALIB_EXCESS t (and the variance as measured): a tail of
- * near-equal values then ends within a few such margins of t, so a raw score that far
- * beyond everything the stream has shown counts as extreme, and one barely beyond it
- * does not. k: the values it stands for (the tail's share of the history). */
+ * |x - t| of those k (the k-th itself at 0); method of moments. A tail whose mean
+ * excess is below TSS_CALIB_EXCESS t is taken as exponential with that mean: a tail of
+ * near-equal values then decays by e every such margin, so a raw score far beyond
+ * everything the stream has shown counts as extreme and one barely beyond it does
+ * not. k: the values it stands for (the tail's share of the history). */
 typedef struct {
     double t, gamma, sigma;
     uint32_t k;
@@ -178,8 +178,10 @@ static gpd fit(const tss_calib *c, const tss_calib_tail *tl) {
     gpd g = {.t = (double)ve / h, .k = k};
     double mu = fabs(s1) / h / k, var = s2 / (h * h) / k - mu * mu;
     const double floor = TSS_CALIB_EXCESS * g.t;
-    if (mu < floor)
+    if (mu < floor) { /* too tight a tail: an exponential one of mean excess floor */
         mu = floor;
+        var = floor * floor;
+    }
     if (mu <= 0.0)
         mu = 0.5 / BINS; /* every value at the same bin, t = 0 */
     if (var <= 1e-300) {

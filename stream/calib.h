@@ -27,9 +27,10 @@
  * over [0, 2 sqrt(m)] (the whole range of the z-normalised distance), so the score is
  * a function of the bin. A raw score below TSS_CALIB_FLOOR * 2 sqrt(m) (a repeat with a
  * correlation above 0.9992) is an exact repeat: bin 0, never anomalous; so is a stream
- * that repeats itself exactly, whatever tiny numeric noise its distances carry. A
- * tail's mean excess is taken as at least TSS_CALIB_EXCESS times its quantile, so a tail
- * of nearly equal values does not make a small step beyond them look extreme.
+ * that repeats itself exactly, whatever tiny numeric noise its distances carry. A tail
+ * whose mean excess is below TSS_CALIB_EXCESS times its quantile is taken as
+ * exponential with that mean, so a tail of nearly equal values does not make a small
+ * step beyond them look extreme, nor a large one ordinary.
  *
  * Cost. Adding a raw score is O(1) amortised: a ring of bins, their counts, and the two
  * tails' counts and sums, whose edges move as values come and go. The verdict on a

@@ -1,0 +1,176 @@
+/* detect_test.c - a stream's events (stream/detect.h) against their definition
+ * (tests/reference/score_ref.c), on sequences of raw scores fed straight to
+ * tss_detect_step: the ANOMALY, ANOMALY_END and LEFT_DISCORD alerts must be the
+ * reference's, in the same order, positions and extents exact, scores to 1e-12.
+ * Sequences: quiet noise with planted bursts (FAR) and dips (NEAR), a burst that keeps
+ * the event open past m, events back to back, the warm-up not yet armed, a numeric
+ * range, thresholds that differ; then the published spans (overlap, prune) and the
+ * close of an open event at a restart. */
+#include "testutil.h"
+
+#include "score_ref.h"
+#include "stream.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL 1e-12
+
+static tss_stream *make_stream(uint32_t m, double threshold, double threshold_end, double range,
+                               int left_discord) {
+    tss_params p = tss_params_default();
+    p.window = 4096, p.subsequence = m, p.warmup = 2 * m;
+    p.threshold = threshold, p.threshold_end = threshold_end;
+    p.range = range, p.left_discord = left_discord;
+    char err[200];
+    if (tss_params_check(&p, err, sizeof err) != 0)
+        fail_msg("params: %s", err);
+    tss_stream *s = NULL;
+    assert_int_equal(tss_stream_new("s", &p, &s), 0);
+    return s;
+}
+
+static void check(const char *name, size_t step, const tss_alert *got, const ref_alert *want) {
+    if ((int)got->kind != want->kind || got->start_seq != want->start ||
+        got->neighbor_seq != want->neighbor || got->detected_seq != want->detected ||
+        got->tail != want->tail || fabs(got->score - want->score) > TOL ||
+        got->distance != want->raw ||
+        ((got->kind == TSS_ALERT_ANOMALY || got->kind == TSS_ALERT_ANOMALY_END) &&
+         (got->event_start_seq != want->event_start || got->event_end_seq != want->event_end)))
+        fail_msg("%s, step %zu: got kind %d start %llu [%llu, %llu) det %llu tail %d score "
+                 "%.17g; want kind %d start %llu [%llu, %llu) det %llu tail %d score %.17g",
+                 name, step, got->kind, (unsigned long long)got->start_seq,
+                 (unsigned long long)got->event_start_seq, (unsigned long long)got->event_end_seq,
+                 (unsigned long long)got->detected_seq, got->tail, got->score, want->kind,
+                 (unsigned long long)want->start, (unsigned long long)want->event_start,
+                 (unsigned long long)want->event_end, (unsigned long long)want->detected,
+                 want->tail, want->score);
+}
+
+/* A raw score: noise near 0.4 of the scale, bursts up in [b, b + 12) for every b in
+ * ups (each higher than the one before: a repeat of the same would be no surprise),
+ * dips in [d, d + 12) for every d in downs (each lower). */
+static double raw_at(size_t k, double scale, const size_t *ups, size_t nup, const size_t *downs,
+                     size_t ndown) {
+    double x = 0.4 + 0.02 * tu_normal();
+    for (size_t i = 0; i < nup; i++)
+        if (k >= ups[i] && k < ups[i] + 12)
+            x = 0.6 + 0.1 * (double)i + 0.05 * tu_uniform();
+    for (size_t i = 0; i < ndown; i++)
+        if (k >= downs[i] && k < downs[i] + 12)
+            x = 0.2 - 0.1 * (double)i + 0.02 * tu_uniform();
+    return x * scale;
+}
+
+/* Feeds n raw scores (start k, neighbour k / 2, armed from `armed_from`) to a stream
+ * and to the reference events; compares the alerts; returns the events opened. */
+static size_t run_case(const char *name, uint32_t m, double threshold, double threshold_end,
+                       double range, int left_discord, size_t n, size_t armed_from,
+                       const size_t *ups, size_t nup, const size_t *downs, size_t ndown) {
+    tss_stream *s = make_stream(m, threshold, threshold_end, range, left_discord);
+    ref_events ev = {.m = m,
+                     .threshold = threshold,
+                     .threshold_end = threshold_end,
+                     .range = range,
+                     .left_discord = left_discord};
+    const double scale = 2.0 * sqrt((double)m);
+    size_t events = 0;
+    for (size_t k = 0; k < n; k++) {
+        double raw = raw_at(k, scale, ups, nup, downs, ndown);
+        ref_alert want[3];
+        size_t nw = ref_events_step(&ev, k, raw, k / 2, k >= armed_from, want);
+        s->out.n = 0;
+        tss_detect_step(s, k, raw, k / 2, k >= armed_from);
+        if (s->out.n != nw)
+            fail_msg("%s, step %zu: %zu alerts, reference %zu", name, k, s->out.n, nw);
+        for (size_t q = 0; q < nw; q++) {
+            check(name, k, &s->out.item[q], &want[q]);
+            events += want[q].kind == TSS_ALERT_ANOMALY;
+        }
+    }
+    assert_int_equal(s->det.events, events);
+    tss_stream_destroy(&s);
+    return events;
+}
+
+static void test_events_against_reference(void **state) {
+    (void)state;
+    tu_case_seed(5);
+    const size_t ups[] = {1400, 2100, 2150, 2900}, downs[] = {1700, 2500};
+    /* bursts and dips, FAR and NEAR events; 2100 and 2150 inside one event or two */
+    size_t e = run_case("default", 16, 0.997, 0.95, NAN, 0, 3200, 300, ups, 4, downs, 2);
+    assert_true(e >= 4);
+    run_case("left_discord", 16, 0.997, 0.95, NAN, 1, 3200, 300, ups, 4, downs, 2);
+    run_case("short m", 3, 0.997, 0.95, NAN, 1, 3200, 300, ups, 4, downs, 2);
+    run_case("long m", 128, 0.99, 0.5, NAN, 0, 3200, 300, ups, 4, downs, 2);
+    /* never armed: nothing, though the history fills */
+    assert_int_equal(run_case("unarmed", 16, 0.997, 0.7, NAN, 1, 3000, 5000, ups, 4, downs, 2), 0);
+    /* armed only after the first burst */
+    run_case("late arming", 16, 0.997, 0.7, NAN, 0, 3200, 1405, ups, 4, downs, 2);
+    /* a numeric range decides instead of the score */
+    e = run_case("range", 16, 0.997, 0.7, 5.5, 1, 3200, 0, ups, 4, downs, 2);
+    assert_true(e >= 3);
+    /* threshold_end = threshold: no hysteresis */
+    run_case("no hysteresis", 16, 0.99, 0.99, NAN, 0, 3200, 300, ups, 4, downs, 2);
+}
+
+/* An event open at a restart closes there, with its extent so far. */
+static void test_close_at_restart(void **state) {
+    (void)state;
+    tu_case_seed(6);
+    tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
+    tss_detect_step(s, 100, 3.0, 5, 1); /* opens: raw >= range */
+    assert_int_equal(s->out.n, 1);
+    assert_int_equal(s->out.item[0].kind, TSS_ALERT_ANOMALY);
+    tss_detect_step(s, 101, 3.5, 6, 1); /* the new peak */
+    tss_detect_step(s, 102, 1.0, 7, 1);
+    s->proc_seq = 110;
+    tss_stream_restart(s);
+    assert_int_equal(s->out.n, 2);
+    const tss_alert *a = &s->out.item[1];
+    assert_int_equal(a->kind, TSS_ALERT_ANOMALY_END);
+    assert_int_equal(a->event_start_seq, 100);
+    assert_int_equal(a->event_end_seq, 101 + 8); /* the last start at the level, + m */
+    assert_int_equal(a->start_seq, 101);
+    assert_true(a->distance == 3.5);
+    assert_int_equal(a->detected_seq, 109);
+    assert_false(s->det.open);
+    /* its extent counts as published */
+    assert_true(tss_detect_overlaps(&s->det, 95, 101));
+    assert_false(tss_detect_overlaps(&s->det, 109, 120));
+    tss_stream_destroy(&s);
+}
+
+/* Published spans: overlap, nesting, pruning, and the open event. */
+static void test_spans(void **state) {
+    (void)state;
+    tss_detect d = {0};
+    assert_false(tss_detect_overlaps(&d, 0, 1000));
+    assert_int_equal(tss_detect_publish(&d, 100, 110), 0);
+    assert_int_equal(tss_detect_publish(&d, 50, 400), 0); /* a long one, nesting the first */
+    assert_int_equal(tss_detect_publish(&d, 500, 510), 0);
+    assert_true(tss_detect_overlaps(&d, 390, 420)); /* only the long one reaches it */
+    assert_true(tss_detect_overlaps(&d, 0, 51));
+    assert_false(tss_detect_overlaps(&d, 0, 50));    /* [0, 50) ends where it starts */
+    assert_false(tss_detect_overlaps(&d, 400, 500)); /* between */
+    assert_true(tss_detect_overlaps(&d, 505, 506));
+    d.open = 1, d.first = 700;
+    assert_true(tss_detect_overlaps(&d, 690, 701));  /* into the open event */
+    assert_false(tss_detect_overlaps(&d, 600, 700)); /* up to its first start */
+    d.open = 0;
+    tss_detect_prune(&d, 400); /* [100, 110) ended before 400, [50, 400) too */
+    assert_int_equal(d.npub, 1);
+    assert_false(tss_detect_overlaps(&d, 0, 499));
+    assert_true(tss_detect_overlaps(&d, 0, 501));
+    tss_detect_free(&d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_against_reference),
+        cmocka_unit_test(test_close_at_restart),
+        cmocka_unit_test(test_spans),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
