@@ -43,9 +43,16 @@ static void test_defaults(void **state) {
     assert_int_equal(c.checkpoint_interval_s, 5);
     assert_int_equal(c.log_rate_per_s, 5);
     assert_int_equal(c.stream_default.window, 4096);
-    assert_int_equal(c.stream_default.subsequence, 128);
+    assert_int_equal(c.stream_default.subsequence, 0); /* auto */
     assert_int_equal(c.stream_default.hop, 1024);
+    assert_int_equal(c.stream_default.excl, 0);
+    assert_int_equal(c.stream_default.warmup, 300);
+    assert_true(c.stream_default.threshold == 0.997);
+    assert_true(c.stream_default.threshold_end == 0.95);
     assert_true(isnan(c.stream_default.range));
+    assert_int_equal(c.stream_default.motif, 1);
+    assert_int_equal(c.stream_default.references, 10);
+    assert_int_equal(c.stream_default.left_discord, 0);
     assert_int_equal(c.n_rules, 0);
     assert_string_equal(c.curve_secret_key_file, "");
     assert_string_equal(c.source, "");
@@ -74,8 +81,9 @@ static const char every_key[] =
     "security = { curve = { secret_key_file = \"/etc/tsmine/server.key\";\n"
     "                       authorized_keys = \"/etc/tsmine/clients\"; }; };\n"
     "streams = { default = { window = 1000; subsequence = 50; hop = 100; excl = 25;\n"
-    "                        range = 2; range_margin = 0.5; motif = false;\n"
-    "                        references = 4; left_discord = false; }; };\n";
+    "                        warmup = 400; threshold = 0.99; threshold_end = 0.5;\n"
+    "                        range = 2; motif = false; references = 4;\n"
+    "                        left_discord = true; }; };\n";
 
 static void test_every_key(void **state) {
     (void)state;
@@ -106,11 +114,13 @@ static void test_every_key(void **state) {
     assert_int_equal(p->subsequence, 50);
     assert_int_equal(p->hop, 100);
     assert_int_equal(p->excl, 25);
+    assert_int_equal(p->warmup, 400);
+    assert_true(p->threshold == 0.99);
+    assert_true(p->threshold_end == 0.5);
     assert_true(p->range == 2.0);
-    assert_true(p->range_margin == 0.5);
     assert_int_equal(p->motif, 0);
     assert_int_equal(p->references, 4);
-    assert_int_equal(p->left_discord, 0);
+    assert_int_equal(p->left_discord, 1);
 
     /* the diff from the defaults names every key, and that a restart is needed */
     tsc_config d;
@@ -138,8 +148,10 @@ static void test_every_key(void **state) {
                                        "streams.default.subsequence",
                                        "streams.default.hop",
                                        "streams.default.excl",
+                                       "streams.default.warmup",
+                                       "streams.default.threshold,",
+                                       "streams.default.threshold_end",
                                        "streams.default.range,",
-                                       "streams.default.range_margin",
                                        "streams.default.motif",
                                        "streams.default.references",
                                        "streams.default.left_discord"};
@@ -157,19 +169,20 @@ static void test_overrides(void **state) {
             "  overrides = (\n"
             "    { match = \"sensor-1*\"; window = 2048; range = 3.5; },\n"
             "    { match = \"sensor-*\"; motif = false; range = \"auto\"; },\n"
-            "    { match = \"lab/[ab]?\"; subsequence = 10; excl = 4; left_discord = false; }\n"
+            "    { match = \"lab/[ab]?\"; subsequence = 10; excl = 4; left_discord = true; },\n"
+            "    { match = \"auto/*\"; subsequence = \"auto\"; warmup = 240; threshold = 0.99; }\n"
             "  );\n"
             "  default = { window = 1024; subsequence = 64; hop = 256; range = 7; };\n"
             "};\n",
             &c);
-    assert_int_equal(c.n_rules, 3);
+    assert_int_equal(c.n_rules, 4);
     assert_string_equal(c.rules[0].pattern, "sensor-1*");
 
     tss_params p = tsc_stream_params_for(&c, "sensor-17"); /* the first rule wins */
     assert_int_equal(p.window, 2048);
     assert_int_equal(p.subsequence, 64);
     assert_int_equal(p.hop, 256);
-    assert_int_equal(p.excl, 64); /* 0 resolves to m */
+    assert_int_equal(p.excl, 0); /* 0 stays 0: the engine resolves it to m */
     assert_true(p.range == 3.5);
     assert_int_equal(p.motif, 1);
 
@@ -181,15 +194,23 @@ static void test_overrides(void **state) {
     p = tsc_stream_params_for(&c, "lab/a7");
     assert_int_equal(p.subsequence, 10);
     assert_int_equal(p.excl, 4);
-    assert_int_equal(p.left_discord, 0);
+    assert_int_equal(p.left_discord, 1);
     assert_true(p.range == 7.0);
+
+    p = tsc_stream_params_for(&c, "auto/x"); /* "auto" over a numeric default */
+    assert_int_equal(p.subsequence, 0);
+    assert_int_equal(p.warmup, 240);
+    assert_true(p.threshold == 0.99);
+    assert_true(p.threshold_end == 0.95);
+    assert_int_equal(p.window, 1024);
 
     p = tsc_stream_params_for(&c, "lab/c7"); /* no rule: the default */
     assert_int_equal(p.window, 1024);
     assert_int_equal(p.subsequence, 64);
-    assert_int_equal(p.excl, 64);
+    assert_int_equal(p.excl, 0);
+    assert_int_equal(p.warmup, 300);
     assert_true(p.range == 7.0);
-    assert_int_equal(p.left_discord, 1);
+    assert_int_equal(p.left_discord, 0);
 }
 
 /* One error case: the text, then a fragment the message must contain. */
@@ -234,6 +255,21 @@ static const error_case errors[] = {
      "streams.default.match: unknown key (known here: window,"},
     {"streams = { overrides = ( { match = \"a\"; windw = 5; } ); };",
      "streams.overrides[0].windw: unknown key (known here: match, window,"},
+    /* a key that is gone (range calibration went with issue 16) */
+    {"streams = { default = { range_margin = 0.1; }; };",
+     "streams.default.range_margin: unknown key (known here: window,"},
+    /* subsequence: an integer or "auto" */
+    {"streams = { default = { subsequence = \"automatic\"; }; };",
+     "streams.default.subsequence: must be an integer or \"auto\" (got \"automatic\")"},
+    {"streams = { default = { subsequence = 2; }; };",
+     "streams.default.subsequence: must be in 3..8388608 (got 2)"},
+    {"streams = { default = { subsequence = true; }; };",
+     "streams.default.subsequence: must be an integer or \"auto\" (got true)"},
+    /* scores */
+    {"streams = { default = { threshold = 1.5; }; };",
+     "streams.default.threshold: must be in 0..1 (got 1.5)"},
+    {"streams = { default = { threshold_end = \"high\"; }; };",
+     "streams.default.threshold_end: must be a number (got \"high\")"},
     /* bad range strings */
     {"streams = { default = { range = \"automatic\"; }; };",
      "streams.default.range: must be a number >= 0 or \"auto\" (got \"automatic\")"},
@@ -276,6 +312,14 @@ static const error_case errors[] = {
      "t.conf:2: streams.default: "},
     {"streams = { overrides = ( {match=\"a\";},\n {match=\"b\"; hop = 5000;} ); };",
      "t.conf:2: streams.overrides[1]: "},
+    {"streams = {\n default = { window = 256; }; };",
+     "t.conf:2: streams.default: warmup must be <= window (warmup 300, window 256)"},
+    {"streams = { default = { subsequence = \"auto\"; warmup = 20; }; };",
+     "streams.default: warmup must be >= 24 with subsequence = auto (got 20)"},
+    {"streams = { default = { threshold = 1; }; };",
+     "streams.default: threshold must be a score in (0, 1) (got 1)"},
+    {"streams = { default = { threshold = 0.9; threshold_end = 0.95; }; };",
+     "streams.default: threshold_end must be in (0, threshold] (got 0.95, threshold 0.9)"},
     {"alerts = { endpoint = \"tcp://127.0.0.1:5557\"; };",
      "t.conf:1: alerts.endpoint: binds the same endpoint as control.endpoint (got "
      "\"tcp://127.0.0.1:5557\")"},
@@ -330,8 +374,9 @@ static void test_files(void **state) {
     if (tsc_load(path, &c, err) != 0)
         fail_msg("uncommented tsmined.conf: %s", err);
     assert_int_equal(c.n_rules, 3);
+    /* its default group shows the defaults: only the overrides differ */
     assert_int_equal(tsc_diff(&d, &c, diff, sizeof diff), 0);
-    assert_non_null(strstr(diff, "streams.overrides (0 -> 3)"));
+    assert_string_equal(diff, "streams.overrides (0 -> 3)");
 
     out = fopen(path, "w");
     fputs("threads = 1;\n\nbackend = ;\n", out);
