@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "alerts.h"
+#include "calib.h" /* tss_tail */
 #include "publisher.h"
 #include "config.h"
 #include "sockets.h"
@@ -84,6 +85,8 @@ static void wait_subscribed(void *pub, void *a, void *b) {
 
 static void test_slow_subscriber_loses_only_its_own(void **state) {
     (void)state;
+    static const tss_alert_kind kinds[] = {TSS_ALERT_ANOMALY, TSS_ALERT_DISCORD,
+                                           TSS_ALERT_ANOMALY_END, TSS_ALERT_LEFT_DISCORD};
     tsc_config cfg;
     tsc_defaults(&cfg);
     snprintf(cfg.ingest_endpoints[0], sizeof cfg.ingest_endpoints[0], "inproc://t-ingest");
@@ -102,18 +105,27 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
     tsd_alerts a;
     tsd_alerts_init(&a, pub, 5);
     for (int k = 0; k < NALERTS; k++) {
-        tss_alert al = {.kind = k % 2 ? TSS_ALERT_LEFT_DISCORD : TSS_ALERT_DISCORD,
+        tss_alert al = {.kind = kinds[k % 4],
                         .start_seq = (uint64_t)k,
                         .length = 16,
                         .distance = 3.5,
                         .neighbor_seq = 7,
-                        .threshold = 3.0};
+                        .threshold = 0.997,
+                        .score = 0.5 + k / 1000.0,
+                        .event_start_seq = (uint64_t)k,
+                        .event_end_seq = (uint64_t)k + 40,
+                        .detected_seq = (uint64_t)k + 15,
+                        .tail = k % 3 ? TSS_TAIL_FAR : TSS_TAIL_NEAR};
         tsd_alerts_publish(&a, "plant/7", &al);
     }
     assert_int_equal(a.drops, 0);
     assert_int_equal(a.errors, 0);
-    assert_int_equal(a.found[TSS_ALERT_DISCORD] + a.found[TSS_ALERT_LEFT_DISCORD], NALERTS);
-    assert_int_equal(a.published[TSS_ALERT_DISCORD] + a.published[TSS_ALERT_LEFT_DISCORD], NALERTS);
+    uint64_t found = 0, published = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        found += a.found[k], published += a.published[k];
+    assert_int_equal(found, NALERTS);
+    assert_int_equal(published, NALERTS);
+    assert_int_equal(a.published[TSS_ALERT_ANOMALY], NALERTS / 4);
 
     /* the fast subscriber: every alert, in order, two frames each */
     char topic[64];
@@ -128,8 +140,13 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
         assert_int_equal(m->alert_id, (uint64_t)k + 1);
         assert_int_equal(m->start_seq, (uint64_t)k);
         assert_string_equal(m->stream_id, "plant/7");
-        assert_int_equal(m->kind, k % 2 ? TSMINE__V1__ALERT_KIND__LEFT_DISCORD
-                                        : TSMINE__V1__ALERT_KIND__DISCORD);
+        assert_int_equal(m->kind, (int)kinds[k % 4]); /* the values are the proto's */
+        assert_true(m->distance == 3.5 && m->neighbor_seq == 7 && m->length == 16);
+        assert_true(m->threshold == 0.997 && m->score == 0.5 + k / 1000.0);
+        assert_int_equal(m->event_start_seq, (uint64_t)k);
+        assert_int_equal(m->event_end_seq, (uint64_t)k + 40);
+        assert_int_equal(m->detected_seq, (uint64_t)k + 15);
+        assert_int_equal(m->tail, k % 3 ? TSMINE__V1__TAIL__FAR : TSMINE__V1__TAIL__NEAR);
         assert_true(m->detected_at_ns > 0);
         tsmine__v1__alert__free_unpacked(m, NULL);
     }
@@ -153,7 +170,8 @@ static int small_params(void *user, const char *id, tss_params *out) {
     out->window = 64;
     out->subsequence = 8;
     out->hop = 64;
-    out->range = 1e9; /* no discords: only the GAP alerts count */
+    out->warmup = 32; /* the default (300) does not fit a window of 64 */
+    out->range = 1e9; /* no events, no discords: only the GAP alerts count */
     out->motif = 0;
     return 0;
 }
@@ -326,7 +344,8 @@ static void test_publisher_thread_keeps_order(void **state) {
 
 /* The publisher's two lanes (publisher.h), with the thread held while they fill:
  * a LEFT_DISCORD of a stream with nothing in the bulk lane leaves first, ahead of a
- * burst of DISCORDs of another stream, and a GAP of a third stream right after it;
+ * burst of DISCORDs of another stream, and a GAP of a third stream and an ANOMALY of a
+ * fourth right after it;
  * the bursting stream's own LEFT_DISCORD and GAP stay behind its burst, and a
  * DISCORD queued after the urgent ones goes last. So every stream's alerts arrive in
  * the order they were queued (alert_id increasing per stream). */
@@ -344,26 +363,28 @@ static void test_publisher_urgent_lane(void **state) {
     tss_alert disc = {.kind = TSS_ALERT_DISCORD, .length = 16, .distance = 3.5};
     tss_alert left = {.kind = TSS_ALERT_LEFT_DISCORD, .length = 16, .distance = 4.5};
     tss_alert gap = {.kind = TSS_ALERT_GAP, .length = 3};
+    tss_alert anomaly = {.kind = TSS_ALERT_ANOMALY, .length = 16, .score = 0.999};
     for (int k = 0; k < BURST; k++) /* ids 1 .. BURST */
         tsd_alerts_publish(&a, "burst/x", &disc);
-    tsd_alerts_publish(&a, "burst/x", &left); /* BURST + 1: behind its burst */
-    tsd_alerts_publish(&a, "quick/y", &left); /* BURST + 2: first of all */
-    tsd_alerts_publish(&a, "burst/x", &gap);  /* BURST + 3: behind its burst */
-    tsd_alerts_publish(&a, "gap/z", &gap);    /* BURST + 4: second */
-    tsd_alerts_publish(&a, "quick/y", &disc); /* BURST + 5: bulk, last */
+    tsd_alerts_publish(&a, "burst/x", &left);    /* BURST + 1: behind its burst */
+    tsd_alerts_publish(&a, "quick/y", &left);    /* BURST + 2: first of all */
+    tsd_alerts_publish(&a, "burst/x", &gap);     /* BURST + 3: behind its burst */
+    tsd_alerts_publish(&a, "gap/z", &gap);       /* BURST + 4: second */
+    tsd_alerts_publish(&a, "event/w", &anomaly); /* BURST + 5: third */
+    tsd_alerts_publish(&a, "quick/y", &disc);    /* BURST + 6: bulk, last */
     tsd_alerts_flush(&a); /* the last partial batch into the lanes while still held (as
                            * the engine's on_alerts_end does after each burst) */
     tsd_publisher_hold(a.thread, 0);
     tsd_alerts_stop(&a);
     assert_int_equal(a.drops, 0);
 
-    /* the order of arrival: the two urgent ones, the burst, then the bulk lane's rest */
-    static const uint64_t head[] = {BURST + 2, BURST + 4};
-    static const uint64_t tail[] = {BURST + 1, BURST + 3, BURST + 5};
+    /* the order of arrival: the three urgent ones, the burst, then the bulk lane's rest */
+    static const uint64_t head[] = {BURST + 2, BURST + 4, BURST + 5};
+    static const uint64_t tail[] = {BURST + 1, BURST + 3, BURST + 6};
     uint64_t got = 0;
     Tsmine__V1__Alert *m;
     while ((m = next_alert(sub, 500)) != NULL) {
-        uint64_t want = got < 2 ? head[got] : got < BURST + 2 ? got - 1 : tail[got - BURST - 2];
+        uint64_t want = got < 3 ? head[got] : got < BURST + 3 ? got - 2 : tail[got - BURST - 3];
         if (m->alert_id != want)
             fail_msg("alert %llu arrived %llu-th, expected alert %llu",
                      (unsigned long long)m->alert_id, (unsigned long long)got + 1,
@@ -371,7 +392,7 @@ static void test_publisher_urgent_lane(void **state) {
         got++;
         tsmine__v1__alert__free_unpacked(m, NULL);
     }
-    assert_int_equal(got, BURST + 5);
+    assert_int_equal(got, BURST + 6);
 
     zmq_close(sub);
     zmq_close(pub);

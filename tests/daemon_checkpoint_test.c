@@ -209,28 +209,36 @@ static int load_engine(void *user, FILE *f, char *err, unsigned errlen) {
     return tss_engine_load(user, f, err, errlen);
 }
 
-/* Parameters of the three streams (small windows: many fields per byte to corrupt). */
+/* Parameters of the three streams (small windows: many fields per byte to corrupt):
+ * a scores (calibrated), b by a fixed range, c chooses its m automatically. */
 static void ckpt_env(st_env *env) {
     tss_params p = tss_params_default();
-    p.window = 48, p.subsequence = 6, p.hop = 12;
+    p.window = 48, p.subsequence = 6, p.hop = 12, p.warmup = 24;
     st_env_add(env, "a", p);
     p.range = 2.5;
     st_env_add(env, "b", p);
-    p.window = 32, p.hop = 32, p.range = NAN;
+    p.window = 32, p.hop = 32, p.range = NAN, p.subsequence = 0;
     st_env_add(env, "c", p);
 }
 
 /* Sets up env (ckpt_env) and returns the checkpoint file of an engine in the middle
- * of its streams (full windows, calibration, alerted starts, staged samples and a
- * pending gap), written by tsd_ckpt_write: its *len bytes, malloc'ed, and in *scratch
- * a buffer of *len + 64 bytes for corrupt copies. */
+ * of its streams (full windows, a score history, events and published spans, an
+ * automatic m, staged samples and a pending gap), written by tsd_ckpt_write: its *len
+ * bytes, malloc'ed, and in *scratch a buffer of *len + 64 bytes for corrupt copies. */
 static unsigned char *engine_checkpoint(st_env *env, size_t *len, unsigned char **scratch) {
     ckpt_env(env);
     tss_engine *e = st_engine(env, 1, 8);
-    st_input in[3] = {st_make_input("a", 200, 0, 120, 7), st_make_input("b", 150, 0, 0, 0),
+    st_input in[3] = {st_make_input("a", 300, 0, 200, 7), st_make_input("b", 200, 0, 0, 0),
                       st_make_input("c", 90, 5, 0, 0)};
     st_feed(e, in, 3, 9, 0.5);
-    uint64_t seq = in[0].seq[199] + 4; /* staged, after a gap */
+    tss_stream_info a, b, c;
+    assert_int_equal(tss_engine_stream_find(e, "a", &a), 0);
+    assert_int_equal(tss_engine_stream_find(e, "b", &b), 0);
+    assert_int_equal(tss_engine_stream_find(e, "c", &c), 0);
+    assert_true(a.calibrated);                     /* a score history to save */
+    assert_true(b.events > 0);                     /* events by range, their spans published */
+    assert_int_not_equal(c.params.subsequence, 0); /* an automatic m chosen */
+    uint64_t seq = in[0].seq[299] + 4;             /* staged, after a gap */
     assert_int_equal(
         tss_engine_ingest(e, "a", seq, NULL, (int64_t)seq * ST_PERIOD, ST_PERIOD, in[0].v, 5),
         TSS_OK);
@@ -319,7 +327,10 @@ static void edit_magic(unsigned char *b, size_t *n) {
     (void)n, b[0] = 'X';
 }
 static void edit_version(unsigned char *b, size_t *n) {
-    put_le(b + 8, 2, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + 8, 3, 4), st_ckpt_fix_crc(b, *n);
+}
+static void edit_old_version(unsigned char *b, size_t *n) {
+    put_le(b + 8, 1, 4), st_ckpt_fix_crc(b, *n);
 }
 static void edit_truncate_half(unsigned char *b, size_t *n) {
     (void)b, *n /= 2;
@@ -364,7 +375,9 @@ static void test_restore_corrupt_table(void **state) {
         {"empty file", edit_empty, "not a tsmine stream checkpoint (0 bytes)"},
         {"short header", edit_short_header, "not a tsmine stream checkpoint (10 bytes)"},
         {"wrong magic", edit_magic, "not a tsmine stream checkpoint"},
-        {"wrong version", edit_version, "version 2, this build reads version 1"},
+        {"newer version", edit_version, "version 3, this build reads version 2"},
+        {"older version (before events)", edit_old_version,
+         "version 1, this build reads version 2"},
         {"truncated to half", edit_truncate_half, "length or checksum mismatch"},
         {"truncated by one byte", edit_truncate_tail, "length or checksum mismatch"},
         {"bad checksum", edit_checksum, "length or checksum mismatch"},

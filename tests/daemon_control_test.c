@@ -25,6 +25,7 @@ static int setup(void **state) {
     d.cfg.stream_default.window = 64;
     d.cfg.stream_default.subsequence = 8;
     d.cfg.stream_default.hop = 16;
+    d.cfg.stream_default.warmup = 32; /* the default (300) does not fit a window of 64 */
     tsd_ingest_init(&d.ingest, d.cfg.max_message_size, 5);
     tsd_ratelimit_init(&d.control_limit, 5);
     tss_engine_options opt = {
@@ -73,7 +74,8 @@ static void feed(const char *id, uint64_t first_seq, size_t n) {
     double v[64];
     for (size_t k = 0; k < n; k++)
         v[k] = sin((double)(first_seq + k));
-    assert_int_equal(tss_engine_ingest(d.engine, id, first_seq, NULL, 0, 1, v, n), TSS_OK);
+    assert_int_equal(tss_engine_ingest(d.engine, id, first_seq, NULL, (int64_t)first_seq, 1, v, n),
+                     TSS_OK);
     d.ingest.count.samples += n;
 }
 
@@ -122,7 +124,9 @@ static void test_status_and_stream(void **state) {
     assert_int_equal(counter(r->rejected, r->n_rejected, "duplicate"), 0);
     assert_int_equal(r->n_rejected, TSD_REASON_COUNT - 1);
     assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "LEFT_DISCORD"), 0);
-    assert_int_equal(r->n_alerts_by_kind, 4);
+    assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "ANOMALY"), 0);
+    assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "ANOMALY_END"), 0);
+    assert_int_equal(r->n_alerts_by_kind, TSS_ALERT_KINDS - 1);
     assert_int_equal(counter(r->counters, r->n_counters, "samples"), 30);
     assert_int_equal(counter(r->counters, r->n_counters, "streams"), 2);
     tsmine__v1__control_reply__free_unpacked(r, NULL);
@@ -131,8 +135,39 @@ static void test_status_and_stream(void **state) {
     assert_true(r->ok);
     assert_int_equal(r->n_streams, 1);
     assert_string_equal(r->streams[0]->stream_id, "b");
-    assert_true(isnan(r->streams[0]->range)); /* auto, not calibrated yet */
-    assert_false(r->streams[0]->calibrated);
+    const Tsmine__V1__StreamState *b = r->streams[0];
+    assert_true(isnan(b->range)); /* scores decide, not calibrated yet */
+    assert_false(b->calibrated);
+    assert_int_equal(b->subsequence, 8);
+    assert_false(b->subsequence_auto);
+    assert_int_equal(b->period, 0);
+    assert_int_equal(b->warmup, 32);
+    assert_true(b->threshold == d.cfg.stream_default.threshold);
+    assert_false(b->event_open);
+    assert_int_equal(b->events, 0);
+    assert_true(isnan(b->last_score)); /* nothing scored yet */
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+
+    /* a: past its warm-up with a score history of 100 (TSS_CALIB_MIN) and more */
+    for (uint64_t seq = 20; seq < 200; seq += 60)
+        feed("a", seq, 60);
+    char err[256];
+    assert_int_equal(tss_engine_tick(d.engine, err, sizeof err), 0);
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM, "a", 1);
+    assert_true(r->ok);
+    assert_true(r->streams[0]->calibrated);
+    /* the distance that would score the threshold: none on a clean sine (INFINITY) */
+    assert_true(r->streams[0]->range > 0 && !isnan(r->streams[0]->range));
+    assert_true(r->streams[0]->last_score >= 0 && r->streams[0]->last_score <= 1);
+    tsmine__v1__control_reply__free_unpacked(r, NULL);
+
+    /* subsequence = auto: 0 in force while the warm-up history is not in */
+    d.cfg.stream_default.subsequence = 0;
+    feed("c", 0, 10);
+    r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM, "c", 1);
+    assert_true(r->ok);
+    assert_int_equal(r->streams[0]->subsequence, 0);
+    assert_true(r->streams[0]->subsequence_auto);
     tsmine__v1__control_reply__free_unpacked(r, NULL);
 
     r = ask(TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM, "nope", 1);
@@ -215,7 +250,7 @@ static void test_reload_file(void **state) {
     assert_true(fd >= 0);
     const char *text = "alerts = { endpoint = \"tcp://127.0.0.1:6000\"; };\n"
                        "streams = { default = { window = 64; subsequence = 8; hop = 16;"
-                       " range = 2.5; }; };\n";
+                       " warmup = 32; range = 2.5; }; };\n";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     snprintf(d.config_path, sizeof d.config_path, "%s", path);

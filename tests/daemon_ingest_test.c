@@ -373,6 +373,7 @@ static int params_default(void *user, const char *id, tss_params *out) {
     out->window = 64;
     out->subsequence = 8;
     out->hop = 16;
+    out->warmup = 32; /* the default (300) does not fit a window of 64 */
     return 0;
 }
 
