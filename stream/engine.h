@@ -124,11 +124,12 @@ typedef struct {
      * the end of the tick; NULL: none. */
     void (*on_alerts_end)(void *user);
     tss_params_fn params_for;
-    /* Receives every scored subsequence (raw score and calibrated score: 0 before the
-     * score history is long enough), in the order of the samples; NULL: none (the
-     * score of a subsequence is then only computed where an alert needs it). For
-     * diagnosis (`tsmine detect --scores`); called on the engine's thread. */
-    void (*on_score)(void *user, const char *stream_id, uint64_t start, double raw, double score);
+    /* Receives every scored subsequence (raw score, the start of its nearest earlier
+     * neighbour, calibrated score: 0 before the score history is long enough), in the order of the
+     * samples; NULL: none (the score of a subsequence is then only computed where an alert needs
+     * it). For diagnosis (`tsmine detect --scores`); called on the engine's thread. */
+    void (*on_score)(void *user, const char *stream_id, uint64_t start, double raw,
+                     uint64_t neighbor, double score);
     void *user; /* passed to the callbacks */
     /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
      * stream) while the engine goes on; a round never waits for them: it joins them

@@ -130,7 +130,8 @@ static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, con
             continue;
         uint64_t start = x0 + jb->fill + k + 1 - m;
         if (on_score) /* against the history before this one, as detect_step judges it */
-            on_score(user, s->id, start, nn[k], tss_calib_score(&s->det.cal, nn[k]).score);
+            on_score(user, s->id, start, nn[k], x0 + (uint64_t)idx[k],
+                     tss_calib_score(&s->det.cal, nn[k]).score);
         tss_detect_step(s, start, nn[k], x0 + (uint64_t)idx[k], jb->fill + k + 1 >= warm);
     }
     for (size_t q = queued; q < s->out.n; q++)

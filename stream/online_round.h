@@ -48,7 +48,7 @@ const double *tss_online_window(const tss_online *o, const tss_arena *a, const t
  * scored this round, the arena's rings are re-uploaded and the online states
  * rebuilt on the next round, and the status is returned with the message in ctx. */
 typedef void (*tss_score_fn)(void *user, const char *stream_id, uint64_t start, double raw,
-                             double score);
+                             uint64_t neighbor, double score);
 tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
                             tss_score_fn on_score, void *user);
 

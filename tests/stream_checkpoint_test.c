@@ -1,12 +1,13 @@
 /* stream_checkpoint_test.c - tss_engine_save / tss_engine_load.
  *
- * A checkpoint taken mid-stream (with samples still staged and a gap pending) and
- * loaded into a fresh engine continues exactly like the engine that was never
- * stopped: the same alerts for the same further samples, positions exact, distances
- * within 1e-9 relative (the online state is rebuilt from the window, so its rounding
- * may differ in the last bits). Hostile files - every truncation of a small
- * checkpoint, random byte flips, byte flips with a recomputed checksum (so that the
- * field checks, not the CRC, must catch them), a wrong version - are refused with a
+ * A checkpoint taken mid-stream (with samples still staged, a gap pending, an event
+ * open, a score history, an automatic m chosen and one still waiting for its warm-up)
+ * and loaded into a fresh engine continues exactly like the engine that was never
+ * stopped: the same alerts for the same further samples, positions and event extents
+ * exact, distances within 1e-9 relative (the online state is rebuilt from the window,
+ * so its rounding may differ in the last bits) and scores within 1e-9. Hostile files - every
+ * truncation of a small checkpoint, random byte flips, byte flips with a recomputed checksum (so
+ * that the field checks, not the CRC, must catch them), a wrong version - are refused with a
  * message and leave the engine empty, or load into a state the engine can run on;
  * nothing crashes (the suite also runs under ASan and UBSan). */
 #include "stream_testutil.h"
@@ -57,6 +58,11 @@ static void assert_same_info(tss_engine *a, tss_engine *b, const char *id) {
     assert_int_equal(x.gaps, y.gaps);
     assert_int_equal(x.calibrated, y.calibrated);
     assert_true((isnan(x.range) && isnan(y.range)) || x.range == y.range);
+    assert_int_equal(x.params.subsequence, y.params.subsequence);
+    assert_int_equal(x.subsequence_auto, y.subsequence_auto);
+    assert_int_equal(x.period, y.period);
+    assert_int_equal(x.event_open, y.event_open);
+    assert_int_equal(x.events, y.events);
     assert_memory_equal(x.alerts, y.alerts, sizeof x.alerts);
     assert_int_equal(x.params.window, y.params.window);
     assert_int_equal(x.params.excl, y.params.excl);
@@ -66,17 +72,21 @@ static void test_resume_equals_uninterrupted(void **state) {
     (void)state;
     tu_case_seed(2024);
     st_env env_a = {0}, env_b = {0};
-    tss_params p1 = tss_params_default(), p2 = tss_params_default();
-    p1.window = 128, p1.subsequence = 12, p1.hop = 32;
+    tss_params p1 = tss_params_default(), p2 = tss_params_default(), p3 = tss_params_default();
+    p1.window = 128, p1.subsequence = 12, p1.hop = 32, p1.warmup = 64, p1.left_discord = 1;
+    p1.threshold = 0.95, p1.threshold_end = 0.8;
     p2.window = 80, p2.subsequence = 8, p2.hop = 80, p2.range = 3.0, p2.excl = 10;
-    st_env_add(&env_a, "one", p1), st_env_add(&env_a, "two", p2);
-    st_env_add(&env_b, "one", p1), st_env_add(&env_b, "two", p2);
-    st_input in[2] = {st_make_input("one", 1400, 0, 760, 9), st_make_input("two", 1100, 50, 0, 0)};
+    p2.warmup = 40;
+    p3.window = 256, p3.hop = 64, p3.warmup = 96, p3.left_discord = 1; /* automatic m */
+    st_env_add(&env_a, "one", p1), st_env_add(&env_a, "two", p2), st_env_add(&env_a, "three", p3);
+    st_env_add(&env_b, "one", p1), st_env_add(&env_b, "two", p2), st_env_add(&env_b, "three", p3);
+    st_input in[3] = {st_make_input("one", 1400, 0, 760, 9), st_make_input("two", 1100, 50, 0, 0),
+                      st_make_input("three", 1300, 0, 0, 0)};
     tss_engine *a = st_engine(&env_a, 2, 0);
     /* before the checkpoint: 700 samples with ticks, then some staged only (across the
      * gap of "one", so a GAP is pending too) */
-    st_input first[2] = {part(&in[0], 0, 700), part(&in[1], 0, 700)};
-    st_feed(a, first, 2, 60, 0.4);
+    st_input first[3] = {part(&in[0], 0, 700), part(&in[1], 0, 700), part(&in[2], 0, 700)};
+    st_feed(a, first, 3, 60, 0.4);
     for (int s = 0; s < 2; s++) {
         size_t k0 = 700, k1 = s == 0 ? 761 : 740; /* "one": 700..760, then past the gap */
         assert_int_equal(tss_engine_ingest(a, in[s].id, in[s].seq[k0], NULL,
@@ -96,16 +106,18 @@ static void test_resume_equals_uninterrupted(void **state) {
     if (load_bytes(b, buf, len, err, sizeof err) != 0)
         fail_msg("load: %s", err);
     assert_int_equal(tss_engine_pending(a), tss_engine_pending(b));
-    assert_int_equal(tss_engine_stream_count(b), 2);
+    assert_int_equal(tss_engine_stream_count(b), 3);
     assert_same_info(a, b, "one");
     assert_same_info(a, b, "two");
+    assert_same_info(a, b, "three");
     /* the same further samples, batched the same way, into both */
     size_t before = env_a.log.n;
-    st_input rest[2] = {part(&in[0], 781, in[0].n), part(&in[1], 740, in[1].n)};
+    st_input rest[3] = {part(&in[0], 781, in[0].n), part(&in[1], 740, in[1].n),
+                        part(&in[2], 700, in[2].n)};
     tu_rng_init(77);
-    st_feed(a, rest, 2, 50, 0.5);
+    st_feed(a, rest, 3, 50, 0.5);
     tu_rng_init(77);
-    st_feed(b, rest, 2, 50, 0.5);
+    st_feed(b, rest, 3, 50, 0.5);
     size_t n = env_a.log.n - before;
     assert_true(n > 10);
     assert_int_equal(env_b.log.n, n);
@@ -115,7 +127,11 @@ static void test_resume_equals_uninterrupted(void **state) {
             x->a.start_seq != y->a.start_seq || x->a.neighbor_seq != y->a.neighbor_seq ||
             x->a.start_timestamp_ns != y->a.start_timestamp_ns ||
             fabs(x->a.distance - y->a.distance) > 1e-9 * x->a.distance ||
-            fabs(x->a.threshold - y->a.threshold) > 1e-9 * x->a.threshold)
+            fabs(x->a.threshold - y->a.threshold) > 1e-9 * x->a.threshold ||
+            !(fabs(x->a.score - y->a.score) <= 1e-9 || (isnan(x->a.score) && isnan(y->a.score))) ||
+            x->a.event_start_seq != y->a.event_start_seq ||
+            x->a.event_end_seq != y->a.event_end_seq || x->a.detected_seq != y->a.detected_seq ||
+            x->a.tail != y->a.tail)
             fail_msg("seed %llu: alert %zu after the checkpoint: %s kind %d at %llu (%.17g) vs "
                      "restored %s kind %d at %llu (%.17g)",
                      (unsigned long long)tu_seed, k, x->id, x->a.kind,
@@ -126,11 +142,17 @@ static void test_resume_equals_uninterrupted(void **state) {
     for (size_t k = 0; k < n; k++)
         gaps += env_b.log.v[k].a.kind == TSS_ALERT_GAP;
     assert_int_equal(gaps, 1); /* the pending gap survived the checkpoint */
+    size_t kinds[TSS_ALERT_KINDS] = {0};
+    for (size_t k = 0; k < n; k++)
+        kinds[env_b.log.v[k].a.kind]++;
+    assert_true(kinds[TSS_ALERT_ANOMALY] > 0 && kinds[TSS_ALERT_ANOMALY_END] > 0 &&
+                kinds[TSS_ALERT_LEFT_DISCORD] > 0);
     assert_same_info(a, b, "one");
     assert_same_info(a, b, "two");
+    assert_same_info(a, b, "three");
     free(buf);
     tss_engine_destroy(&a), tss_engine_destroy(&b);
-    st_input_free(&in[0]), st_input_free(&in[1]);
+    st_input_free(&in[0]), st_input_free(&in[1]), st_input_free(&in[2]);
     st_env_free(&env_a), st_env_free(&env_b);
 }
 
@@ -166,10 +188,11 @@ static void test_hostile_checkpoints(void **state) {
     (void)state;
     tu_case_seed(31337);
     st_env env = {0};
-    tss_params p = tss_params_default();
-    p.window = 24, p.subsequence = 4, p.hop = 6;
+    tss_params p = tss_params_default(), q = tss_params_default();
+    p.window = 24, p.subsequence = 4, p.hop = 6, p.warmup = 8, p.left_discord = 1;
+    q.window = 64, q.hop = 8, q.warmup = 24; /* automatic m */
     st_env_add(&env, "h", p);
-    st_env_add(&env, "k", p);
+    st_env_add(&env, "k", q);
     tss_engine *e = st_engine(&env, 1, 4);
     st_input in[2] = {st_make_input("h", 60, 0, 40, 3), st_make_input("k", 30, 0, 0, 0)};
     st_feed(e, in, 2, 5, 0.5);
@@ -207,7 +230,7 @@ static void test_hostile_checkpoints(void **state) {
     assert_int_equal(outcomes[1], 0);
     assert_true(outcomes[2] > 100);
     memcpy(bad, buf, len);
-    bad[8] = 2; /* version 2 */
+    bad[8] = 3; /* version 3 */
     st_ckpt_fix_crc(bad, len);
     e = st_engine(&env, 1, 4);
     assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);

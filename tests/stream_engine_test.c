@@ -1,24 +1,27 @@
 /* stream_engine_test.c - the stream engine (stream/engine.h) driven directly and
- * compared with the batch kernels on the same windows.
+ * compared with the definitions of DESIGN 5.3 on the same samples.
  *
- * A model replays each prepared stream sample by sample from the definitions of
- * DESIGN 5.3: the window restarts at every gap; after each sample the subsequence it
- * completes is scored by brute force over its left neighbours in the window
- * (LEFT_DISCORD when lnn >= r and r is known), and at every pass point (window just
- * full, then every hop samples) the window goes through tsm_discords_topk (calibration
- * of r = auto), tsm_pd3_range (DISCORD for starts not alerted before) and tsm_mk_motifs
- * (MOTIF when the pair changes). The engine's alerts must equal the model's: DISCORD
- * and MOTIF positions exact and distances within 1e-9 relative; LEFT_DISCORD distances
- * within 1e-9 relative or TU_D2_TOL(m) on d2, neighbours exact unless tied, and each
- * also equal to the batch left matrix profile (tsm_mp) of its window; those within
- * 1e-9 of r may go either way. */
+ * A model replays each prepared stream sample by sample: the window restarts at every
+ * gap (an open event closes there, then the GAP); the subsequence each sample completes
+ * is scored by brute force over its left neighbours in the window, and the engine's raw
+ * score for it (tss_engine_options.on_score) must be there and equal it (within 1e-9
+ * relative or TU_D2_TOL(m) on d2; the neighbour exact unless tied); fed those raw
+ * scores, the reference events (tests/reference/score_ref.c) give the ANOMALY,
+ * ANOMALY_END and LEFT_DISCORD alerts the engine must publish, exactly (scores to
+ * 1e-12). At every pass point (hop samples since the last pass or the restart, with
+ * the window's warm-up in) the window's two-sided profile by brute force gives the
+ * discords whose FAR score passes the threshold, published best first when they
+ * overlap nothing published (closed events, earlier DISCORDs, the open event), and
+ * tsm_mk_motifs the MOTIF when its pair shares no member with the last one. DISCORD
+ * positions exact and distances within 1e-9 relative; MOTIF as tsm_mk_motifs gives. */
 #include "stream_testutil.h"
 #include "testutil.h"
 
+#include "calib.h"
 #include "mk.h"
-#include "mp.h"
-#include "pd3.h"
+#include "period.h"
 #include "reference.h"
+#include "score_ref.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -26,12 +29,12 @@
 #include <string.h>
 
 #define REL 1e-9
+#define TOL 1e-12
 
 /* ---- the model ------------------------------------------------------------------- */
 
 typedef struct {
     tss_alert *v;
-    uint8_t *optional; /* LEFT_DISCORD near r: may be missing */
     size_t n, cap;
 } expect_list;
 
@@ -39,181 +42,25 @@ typedef struct {
     expect_list kind[TSS_ALERT_KINDS];
 } expect;
 
-static void expect_push(expect *x, tss_alert a, int optional) {
+static void expect_push(expect *x, tss_alert a) {
     expect_list *l = &x->kind[a.kind];
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
         l->v = realloc(l->v, l->cap * sizeof *l->v);
-        l->optional = realloc(l->optional, l->cap);
-        assert_true(l->v && l->optional);
+        assert_non_null(l->v);
     }
-    l->optional[l->n] = (uint8_t)optional;
     l->v[l->n++] = a;
 }
 
 static void expect_free(expect *x) {
     for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        free(x->kind[k].v), free(x->kind[k].optional);
+        free(x->kind[k].v);
 }
 
 /* Whether d matches the squared reference distance want2 (see the top of the file). */
 static int close_d(double d, double want2, size_t m) {
     double want = sqrt(want2);
     return fabs(d * d - want2) <= TU_D2_TOL(m) || fabs(d - want) <= REL * want;
-}
-
-/* The batch left profile of window w[0..len-1] at its last subsequence. */
-static double batch_lnn(tsm_ctx *ctx, const double *w, size_t len, size_t m, size_t excl) {
-    tsm_stats *s = NULL;
-    assert_int_equal(tsm_stats_new(ctx, w, len, m, &s), TSM_OK);
-    double *lmp = malloc(s->N * sizeof *lmp);
-    int64_t *lmpi = malloc(s->N * sizeof *lmpi);
-    assert_int_equal(tsm_mp(ctx, s, excl, NULL, NULL, lmp, lmpi), TSM_OK);
-    double d = lmp[s->N - 1];
-    free(lmp), free(lmpi);
-    tsm_stats_destroy(&s);
-    return d;
-}
-
-typedef struct {
-    int calibrated;
-    double r;
-    uint64_t *alerted;
-    size_t nalerted;
-    int have_motif;
-    uint64_t ma, mb;
-} model_state;
-
-/* The passes of one full window w (first sample w0). */
-static void model_pass(tsm_ctx *ctx, const tss_params *p, size_t excl, model_state *ms,
-                       const double *w, uint64_t w0, expect *x) {
-    const size_t W = p->window, m = p->subsequence;
-    tsm_stats *s = NULL;
-    assert_int_equal(tsm_stats_new(ctx, w, W, m, &s), TSM_OK);
-    if (!ms->calibrated) {
-        tsm_discord top;
-        size_t c = 0;
-        assert_int_equal(tsm_discords_topk(ctx, s, excl, 1, 0, &top, &c, NULL), TSM_OK);
-        if (c == 1 && top.distance > 0) {
-            ms->calibrated = 1;
-            ms->r = top.distance * (1.0 + p->range_margin);
-        }
-    }
-    if (ms->calibrated) {
-        tsm_discord *d = NULL;
-        size_t nd = 0;
-        assert_int_equal(tsm_pd3_range(ctx, s, excl, ms->r, 0, &d, &nd, NULL), TSM_OK);
-        for (size_t k = 0; k < nd; k++) {
-            uint64_t seq = w0 + (uint64_t)d[k].index;
-            int seen = 0;
-            for (size_t q = 0; q < ms->nalerted && !seen; q++)
-                seen = ms->alerted[q] == seq;
-            if (seen)
-                continue;
-            ms->alerted = realloc(ms->alerted, (ms->nalerted + 1) * sizeof *ms->alerted);
-            ms->alerted[ms->nalerted++] = seq;
-            expect_push(x,
-                        (tss_alert){TSS_ALERT_DISCORD, seq, (int64_t)seq * ST_PERIOD, (uint32_t)m,
-                                    d[k].distance, w0 + (uint64_t)d[k].neighbor, ms->r, 0},
-                        0);
-        }
-        free(d);
-    }
-    if (p->motif) {
-        tsm_motif mo;
-        size_t c = 0;
-        assert_int_equal(
-            tsm_mk_motifs(ctx, s, excl, 1, p->references, TSM_MK_SEED_DEFAULT, &mo, &c, NULL),
-            TSM_OK);
-        uint64_t a = w0 + (uint64_t)mo.a, b = w0 + (uint64_t)mo.b;
-        if (c == 1 && !(ms->have_motif && ms->ma == a && ms->mb == b)) {
-            ms->have_motif = 1, ms->ma = a, ms->mb = b;
-            expect_push(x,
-                        (tss_alert){TSS_ALERT_MOTIF, a, (int64_t)a * ST_PERIOD, (uint32_t)m,
-                                    mo.distance, b, 0.0, 0},
-                        0);
-        }
-    }
-    tsm_stats_destroy(&s);
-}
-
-/* The left-NN of the subsequence that sample k completes, window starting at ws. */
-static void model_left(tsm_ctx *ctx, const st_input *in, const tss_params *p, size_t excl,
-                       const model_state *ms, size_t ws, size_t k, expect *x) {
-    const size_t m = p->subsequence;
-    if (k + 1 - ws < m || !ms->calibrated || !p->left_discord)
-        return;
-    size_t i = k + 1 - m;
-    double best = INFINITY;
-    size_t bj = 0;
-    for (size_t j = ws; j + excl <= i; j++) {
-        double d2 = ref_d2(in->v, m, i, j);
-        if (d2 < best)
-            best = d2, bj = j;
-    }
-    double d = sqrt(best);
-    if (!isfinite(d) || d < ms->r * (1 - REL))
-        return;
-    double lmp = batch_lnn(ctx, in->v + ws, k + 1 - ws, m, excl);
-    if (!close_d(lmp, best, m))
-        fail_msg("seed %llu: %s at %zu: brute lnn %.17g, tsm_mp %.17g", (unsigned long long)tu_seed,
-                 in->id, i, d, lmp);
-    expect_push(x,
-                (tss_alert){TSS_ALERT_LEFT_DISCORD, in->seq[i], (int64_t)in->seq[i] * ST_PERIOD,
-                            (uint32_t)m, d, in->seq[bj], ms->r, 0},
-                d < ms->r * (1 + REL));
-}
-
-/* Replays one input through the definitions. */
-static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, expect *x) {
-    const size_t W = p->window, excl = tss_params_excl(p);
-    model_state ms = {.calibrated = !isnan(p->range), .r = p->range};
-    size_t seg0 = 0;
-    for (size_t k = 0; k < in->n; k++) {
-        if (k > 0 && in->seq[k] != in->seq[k - 1] + 1) {
-            uint64_t from = in->seq[k - 1] + 1;
-            expect_push(x,
-                        (tss_alert){TSS_ALERT_GAP, from, (int64_t)from * ST_PERIOD,
-                                    (uint32_t)(in->seq[k] - from), 0, 0, 0, 0},
-                        0);
-            seg0 = k;
-        }
-        size_t len = k - seg0 + 1, ws = len > W ? k + 1 - W : seg0;
-        model_left(ctx, in, p, excl, &ms, ws, k, x);
-        if (len >= W && (len - W) % p->hop == 0)
-            model_pass(ctx, p, excl, &ms, in->v + k + 1 - W, in->seq[k + 1 - W], x);
-    }
-    free(ms.alerted);
-}
-
-/* ---- comparison -------------------------------------------------------------------- */
-
-static int by_start(const void *a, const void *b) {
-    const tss_alert *x = a, *y = b;
-    if (x->start_seq != y->start_seq)
-        return x->start_seq < y->start_seq ? -1 : 1;
-    return (x->neighbor_seq > y->neighbor_seq) - (x->neighbor_seq < y->neighbor_seq);
-}
-
-static int by_alert_start(const void *a, const void *b) {
-    return by_start(&((const st_alert *)a)->a, &((const st_alert *)b)->a);
-}
-
-static void check_same_positions(const char *id, const char *what, const tss_alert *want,
-                                 const st_alert *got, size_t n) {
-    for (size_t k = 0; k < n; k++) {
-        const tss_alert *w = &want[k], *g = &got[k].a;
-        if (w->start_seq != g->start_seq || w->neighbor_seq != g->neighbor_seq ||
-            w->length != g->length || fabs(w->distance - g->distance) > REL * w->distance ||
-            fabs(w->threshold - g->threshold) > REL * w->threshold ||
-            g->start_timestamp_ns != (int64_t)g->start_seq * ST_PERIOD)
-            fail_msg("seed %llu: %s %s %zu: engine (%llu, %llu, %.17g, r %.17g), batch (%llu, "
-                     "%llu, %.17g, r %.17g)",
-                     (unsigned long long)tu_seed, id, what, k, (unsigned long long)g->start_seq,
-                     (unsigned long long)g->neighbor_seq, g->distance, g->threshold,
-                     (unsigned long long)w->start_seq, (unsigned long long)w->neighbor_seq,
-                     w->distance, w->threshold);
-    }
 }
 
 /* Index in `in` of the sample numbered seq. */
@@ -230,148 +77,357 @@ static size_t index_of(const st_input *in, uint64_t seq) {
     return a;
 }
 
-/* LEFT_DISCORD: every required one present, every one present expected, values close. */
-static void check_left(const st_input *in, const tss_params *p, const expect_list *want,
-                       st_alert *got, size_t ngot) {
-    if (ngot > 1)
-        qsort(got, ngot, sizeof *got, by_alert_start);
-    size_t g = 0;
-    for (size_t k = 0; k < want->n; k++) {
-        const tss_alert *w = &want->v[k];
-        if (g < ngot && got[g].a.start_seq == w->start_seq) {
-            const tss_alert *a = &got[g++].a;
-            size_t i = index_of(in, w->start_seq), j = index_of(in, a->neighbor_seq);
-            if (!close_d(a->distance, w->distance * w->distance, p->subsequence) ||
-                fabs(a->threshold - w->threshold) > REL * w->threshold ||
-                (a->neighbor_seq != w->neighbor_seq &&
-                 !close_d(sqrt(ref_d2(in->v, p->subsequence, i, j)), w->distance * w->distance,
-                          p->subsequence)))
-                fail_msg("seed %llu: %s LEFT_DISCORD at %llu: engine %.17g (neighbour %llu), "
-                         "brute force %.17g (neighbour %llu)",
-                         (unsigned long long)tu_seed, in->id, (unsigned long long)w->start_seq,
-                         a->distance, (unsigned long long)a->neighbor_seq, w->distance,
-                         (unsigned long long)w->neighbor_seq);
-            assert_int_equal(a->start_timestamp_ns, (int64_t)a->start_seq * ST_PERIOD);
-        } else if (!want->optional[k]) {
-            fail_msg("seed %llu: %s: LEFT_DISCORD at %llu (lnn %.17g >= r %.17g) missing",
-                     (unsigned long long)tu_seed, in->id, (unsigned long long)w->start_seq,
-                     w->distance, w->threshold);
+typedef struct {
+    uint64_t a, b;
+} span;
+
+/* What the model keeps of a stream besides the reference events. */
+typedef struct {
+    ref_events ev;
+    span *pub; /* published spans: closed events, DISCORDs */
+    size_t npub;
+    int have_motif;
+    uint64_t ma, mb;
+    const st_score *sc; /* the engine's scores of this stream, in order */
+    size_t nsc, next;
+} model_state;
+
+static void publish(model_state *ms, uint64_t a, uint64_t b) {
+    ms->pub = realloc(ms->pub, (ms->npub + 1) * sizeof *ms->pub);
+    assert_non_null(ms->pub);
+    ms->pub[ms->npub++] = (span){a, b};
+}
+
+static int overlaps(const model_state *ms, uint64_t a, uint64_t b, uint64_t w0) {
+    if (ms->ev.open && b > ms->ev.first)
+        return 1;
+    for (size_t k = 0; k < ms->npub; k++)
+        if (ms->pub[k].b > w0 && ms->pub[k].a < b && ms->pub[k].b > a)
+            return 1;
+    return 0;
+}
+
+/* The reference's alerts as engine alerts, expected; closed events are published. */
+static void expect_ref(model_state *ms, const ref_alert *r, size_t n, double threshold, expect *x) {
+    for (size_t k = 0; k < n; k++) {
+        tss_alert a = {
+            .kind = (tss_alert_kind)r[k].kind,
+            .start_seq = r[k].start,
+            .length = ms->ev.m,
+            .distance = r[k].raw,
+            .neighbor_seq = r[k].neighbor,
+            .threshold = threshold,
+            .score = r[k].score,
+            .event_start_seq = r[k].event_start,
+            .event_end_seq = r[k].event_end,
+            .detected_seq = r[k].detected,
+            .tail = r[k].tail,
+        };
+        if (a.kind == TSS_ALERT_ANOMALY_END)
+            publish(ms, a.event_start_seq, a.event_end_seq);
+        expect_push(x, a);
+    }
+}
+
+static int by_distance(const void *a, const void *b) {
+    const tsm_discord *x = a, *y = b;
+    if (x->distance != y->distance)
+        return x->distance > y->distance ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static int pairs_overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t excl) {
+#define NEAR(u, v) ((u) > (v) ? (u) - (v) < excl : (v) - (u) < excl)
+    return NEAR(a, c) || NEAR(a, d) || NEAR(b, c) || NEAR(b, d);
+#undef NEAR
+}
+
+/* The passes of window w[0..len) (first sample w0, last `last`). */
+static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t excl, model_state *ms,
+                       const double *w, size_t len, uint64_t w0, uint64_t last, expect *x) {
+    const size_t N = len - m + 1;
+    double *nn = malloc(N * sizeof *nn), hist[TSS_CALIB_HISTORY];
+    int64_t *nj = malloc(N * sizeof *nj);
+    tsm_discord *cand = malloc(N * sizeof *cand);
+    assert_true(nn && nj && cand);
+    ref_profile(w, len, m, excl, 0, nn, nj);
+    size_t hn = ref_history_get(&ms->ev.hist, hist), nc = 0;
+    int scoring = isnan(p->range) ? hn >= TSS_CALIB_MIN : 1;
+    for (size_t i = 0; scoring && i < N; i++) {
+        if (!isfinite(nn[i]))
+            continue;
+        double s = ref_score(hist, hn, nn[i], m, 1, NULL);
+        if (isnan(p->range) ? s >= p->threshold : nn[i] >= p->range)
+            cand[nc++] = (tsm_discord){.index = (int64_t)i, .distance = nn[i], .neighbor = nj[i]};
+    }
+    qsort(cand, nc, sizeof *cand, by_distance);
+    for (size_t k = 0; k < nc; k++) {
+        uint64_t a = w0 + (uint64_t)cand[k].index;
+        if (overlaps(ms, a, a + m, w0))
+            continue;
+        publish(ms, a, a + m);
+        expect_push(x, (tss_alert){
+                           .kind = TSS_ALERT_DISCORD,
+                           .start_seq = a,
+                           .start_timestamp_ns = (int64_t)a * ST_PERIOD,
+                           .length = m,
+                           .distance = cand[k].distance,
+                           .neighbor_seq = w0 + (uint64_t)cand[k].neighbor,
+                           .threshold = isnan(p->range) ? p->threshold : p->range,
+                           .score = ref_score(hist, hn, cand[k].distance, m, 1, NULL),
+                           .detected_seq = last,
+                           .tail = 1,
+                       });
+    }
+    if (p->motif) {
+        tsm_stats *s = NULL;
+        assert_int_equal(tsm_stats_new(ctx, w, len, m, &s), TSM_OK);
+        tsm_motif mo;
+        size_t c = 0;
+        assert_int_equal(
+            tsm_mk_motifs(ctx, s, excl, 1, p->references, TSM_MK_SEED_DEFAULT, &mo, &c, NULL),
+            TSM_OK);
+        uint64_t a = w0 + (uint64_t)mo.a, b = w0 + (uint64_t)mo.b;
+        if (c == 1 && !(ms->have_motif && pairs_overlap(a, b, ms->ma, ms->mb, excl))) {
+            ms->have_motif = 1, ms->ma = a, ms->mb = b;
+            expect_push(x, (tss_alert){.kind = TSS_ALERT_MOTIF,
+                                       .start_seq = a,
+                                       .start_timestamp_ns = (int64_t)a * ST_PERIOD,
+                                       .length = m,
+                                       .distance = mo.distance,
+                                       .neighbor_seq = b,
+                                       .detected_seq = last});
+        }
+        tsm_stats_destroy(&s);
+    }
+    free(nn), free(nj), free(cand);
+}
+
+/* The subsequence that sample k completes (window from ws): the engine's raw score
+ * checked against brute force, then through the reference events. */
+static void model_score(const st_input *in, const tss_params *p, size_t excl, model_state *ms,
+                        size_t ws, size_t k, int armed, expect *x) {
+    const uint32_t m = ms->ev.m;
+    size_t i = k + 1 - m;
+    double best = INFINITY;
+    size_t bj = 0;
+    for (size_t j = ws; j + excl <= i; j++) {
+        double d2 = ref_d2(in->v, m, i, j);
+        if (d2 < best)
+            best = d2, bj = j;
+    }
+    if (!isfinite(best))
+        return; /* no left neighbour in the window: no score */
+    if (ms->next >= ms->nsc || ms->sc[ms->next].start != in->seq[i])
+        fail_msg("seed %llu: %s: no engine score for the subsequence at %llu",
+                 (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i]);
+    const st_score *e = &ms->sc[ms->next++];
+    size_t j = index_of(in, e->neighbor);
+    if (!close_d(e->raw, best, m) || (j != bj && !close_d(sqrt(ref_d2(in->v, m, i, j)), best, m)))
+        fail_msg("seed %llu: %s at %llu: engine lnn %.17g (neighbour %llu), brute force %.17g "
+                 "(neighbour %llu)",
+                 (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->raw,
+                 (unsigned long long)e->neighbor, sqrt(best), (unsigned long long)in->seq[bj]);
+    ref_alert r[3];
+    size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, armed, r);
+    expect_ref(ms, r, n, isnan(p->range) ? p->threshold : p->range, x);
+}
+
+/* The m a stream with these parameters uses for input in (chosen from its first warm-up
+ * history when automatic), or 0 when it never gets one. */
+static uint32_t model_m(const st_input *in, const tss_params *p) {
+    if (p->subsequence)
+        return p->subsequence;
+    size_t run = 1;
+    while (run < in->n && in->seq[run] == in->seq[run - 1] + 1)
+        run++;
+    if (run < p->warmup && run == in->n)
+        return 0; /* waits for its warm-up history */
+    uint32_t m = 0, period = 0;
+    assert_int_equal(tsm_auto_m(NULL, in->v, run < p->warmup ? run : p->warmup, TSS_AUTO_M_MIN,
+                                tss_params_auto_max(p), TSS_AUTO_M_FALLBACK, &m, &period),
+                     TSM_OK);
+    return m;
+}
+
+/* Replays one input through the definitions; scores: the engine's, in order. */
+static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const st_scores *scores,
+                  expect *x) {
+    const uint32_t m = model_m(in, p);
+    model_state ms = {.ev = {.m = m,
+                             .threshold = p->threshold,
+                             .threshold_end = p->threshold_end,
+                             .range = p->range,
+                             .left_discord = p->left_discord}};
+    /* the engine's scores of this stream */
+    st_score *own = malloc((scores->n + 1) * sizeof *own);
+    assert_non_null(own);
+    for (size_t k = 0; k < scores->n; k++)
+        if (strcmp(scores->v[k].id, in->id) == 0)
+            own[ms.nsc++] = scores->v[k];
+    ms.sc = own;
+    if (m == 0) {
+        assert_int_equal(ms.nsc, 0);
+        free(own);
+        return;
+    }
+    const size_t W = p->window, excl = tss_params_excl(p, m), warm = tss_params_warm(p, m);
+    size_t seg0 = 0, since = 0;
+    for (size_t k = 0; k < in->n; k++) {
+        if (k > 0 && in->seq[k] != in->seq[k - 1] + 1) {
+            ref_alert r[1];
+            expect_ref(&ms, r, ref_events_close(&ms.ev, in->seq[k - 1], r), p->threshold, x);
+            uint64_t from = in->seq[k - 1] + 1;
+            expect_push(x, (tss_alert){.kind = TSS_ALERT_GAP,
+                                       .start_seq = from,
+                                       .start_timestamp_ns = (int64_t)from * ST_PERIOD,
+                                       .length = (uint32_t)(in->seq[k] - from),
+                                       .detected_seq = in->seq[k]});
+            seg0 = k, since = 0;
+        }
+        size_t len = k - seg0 + 1, ws = len > W ? k + 1 - W : seg0;
+        if (len >= m)
+            model_score(in, p, excl, &ms, ws, k, len >= warm, x);
+        if (++since >= p->hop && len >= warm) { /* a pass point */
+            since = 0;
+            model_pass(ctx, p, m, excl, &ms, in->v + ws, k + 1 - ws, in->seq[ws], in->seq[k], x);
         }
     }
-    if (g != ngot)
-        fail_msg("seed %llu: %s: unexpected LEFT_DISCORD at %llu (distance %.17g)",
-                 (unsigned long long)tu_seed, in->id, (unsigned long long)got[g].a.start_seq,
-                 got[g].a.distance);
+    if (ms.next != ms.nsc)
+        fail_msg("seed %llu: %s: %zu engine scores for no subsequence of the model",
+                 (unsigned long long)tu_seed, in->id, ms.nsc - ms.next);
+    free(own);
+    free(ms.pub);
 }
 
-/* Removes from v (n items of size sz, the tss_alert at byte at of each) the DISCORDs
- * whose distance is within REL of their r: rounding decides those (with margin 0 the
- * calibration window's top discord has nn = r exactly). Returns the items kept. */
-static size_t drop_boundary(void *v, size_t sz, size_t n, size_t at) {
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        char *item = (char *)v + k * sz;
-        const tss_alert *a = (const tss_alert *)(item + at);
-        if (fabs(a->distance - a->threshold) <= REL * a->threshold)
-            continue;
-        memmove((char *)v + kept * sz, item, sz);
-        kept++;
-    }
-    return kept;
+/* ---- comparison -------------------------------------------------------------------- */
+
+static const char *const kind_names[TSS_ALERT_KINDS] = {"",    "DISCORD", "LEFT_DISCORD", "MOTIF",
+                                                        "GAP", "ANOMALY", "ANOMALY_END"};
+
+/* Whether engine alert g is model alert w (see the top of the file). */
+static int matches(const tss_alert *w, const tss_alert *g) {
+    const int scored = w->kind != TSS_ALERT_MOTIF && w->kind != TSS_ALERT_GAP;
+    return w->kind == g->kind && w->start_seq == g->start_seq && w->length == g->length &&
+           w->neighbor_seq == g->neighbor_seq && w->detected_seq == g->detected_seq &&
+           w->event_start_seq == g->event_start_seq && w->event_end_seq == g->event_end_seq &&
+           (!scored || w->tail == g->tail) &&
+           (w->kind == TSS_ALERT_GAP || fabs(w->distance - g->distance) <= REL * w->distance) &&
+           (!scored || fabs(w->score - g->score) <= TOL) &&
+           (w->kind == TSS_ALERT_MOTIF || w->kind == TSS_ALERT_GAP ||
+            w->threshold == g->threshold) &&
+           (g->start_timestamp_ns == 0 ||
+            g->start_timestamp_ns == (int64_t)g->start_seq * ST_PERIOD);
 }
 
-/* Compares the log of one stream with the model; returns the alerts of each kind. */
-static void check_stream(tsm_ctx *ctx, const st_log *log, const st_input *in, const tss_params *p,
+/* Compares the log of one stream with the model, kind by kind in the order they came;
+ * adds the alerts of each kind to counts. */
+static void check_stream(tsm_ctx *ctx, const st_env *env, const st_input *in, const tss_params *p,
                          size_t counts[TSS_ALERT_KINDS]) {
     expect x = {0};
-    model(ctx, in, p, &x);
-    static const char *const names[] = {"", "DISCORD", "LEFT_DISCORD", "MOTIF", "GAP"};
+    model(ctx, in, p, &env->scores, &x);
     for (int kind = 1; kind < TSS_ALERT_KINDS; kind++) {
         size_t n = 0;
-        st_alert *got = st_select(log, in->id, kind, &n);
-        expect_list *w = &x.kind[kind];
+        st_alert *got = st_select(&env->log, in->id, kind, &n);
+        const expect_list *w = &x.kind[kind];
         counts[kind] += n;
-        if (kind == TSS_ALERT_LEFT_DISCORD) {
-            check_left(in, p, w, got, n);
-        } else {
-            if (kind == TSS_ALERT_DISCORD) { /* nn within 1e-9 of r may go either way */
-                w->n = drop_boundary(w->v, sizeof *w->v, w->n, 0);
-                n = drop_boundary(got, sizeof *got, n, offsetof(st_alert, a));
-            }
-            if (n != w->n) {
-                for (size_t k = 0; k < w->n; k++)
-                    print_message("batch  %s at %llu d %.17g r %.17g\n", names[kind],
-                                  (unsigned long long)w->v[k].start_seq, w->v[k].distance,
-                                  w->v[k].threshold);
-                for (size_t k = 0; k < n; k++)
-                    print_message("engine %s at %llu d %.17g r %.17g\n", names[kind],
-                                  (unsigned long long)got[k].a.start_seq, got[k].a.distance,
-                                  got[k].a.threshold);
-                fail_msg("seed %llu: %s: %zu %s alerts, batch %zu", (unsigned long long)tu_seed,
-                         in->id, n, names[kind], w->n);
-            }
-            if (kind != TSS_ALERT_GAP && n > 1) { /* GAPs come in sequence order already */
-                qsort(w->v, n, sizeof *w->v, by_start);
-                qsort(got, n, sizeof *got, by_alert_start);
-            }
-            check_same_positions(in->id, names[kind], w->v, got, n);
+        for (size_t k = 0; k < n || k < w->n; k++) {
+            if (k < n && k < w->n && matches(&w->v[k], &got[k].a))
+                continue;
+            for (size_t q = 0; q < w->n; q++)
+                print_message("model  %s at %llu d %.17g s %.17g [%llu, %llu) det %llu\n",
+                              kind_names[kind], (unsigned long long)w->v[q].start_seq,
+                              w->v[q].distance, w->v[q].score,
+                              (unsigned long long)w->v[q].event_start_seq,
+                              (unsigned long long)w->v[q].event_end_seq,
+                              (unsigned long long)w->v[q].detected_seq);
+            for (size_t q = 0; q < n; q++)
+                print_message("engine %s at %llu d %.17g s %.17g [%llu, %llu) det %llu\n",
+                              kind_names[kind], (unsigned long long)got[q].a.start_seq,
+                              got[q].a.distance, got[q].a.score,
+                              (unsigned long long)got[q].a.event_start_seq,
+                              (unsigned long long)got[q].a.event_end_seq,
+                              (unsigned long long)got[q].a.detected_seq);
+            fail_msg("seed %llu: %s: %s alert %zu differs (%zu from the engine, %zu modelled)",
+                     (unsigned long long)tu_seed, in->id, kind_names[kind], k, n, w->n);
         }
         free(got);
     }
     expect_free(&x);
 }
 
+/* Parameters for a test stream: window W, fixed m (0: auto), hop, excl, range; a
+ * warm-up of half the window, LEFT_DISCORD on (a per-subsequence alert to compare). */
 static tss_params params(uint32_t W, uint32_t m, uint32_t hop, uint32_t excl, double range) {
     tss_params p = tss_params_default();
     p.window = W, p.subsequence = m, p.hop = hop, p.excl = excl, p.range = range;
+    p.warmup = W / 2;
+    p.left_discord = 1;
     return p;
 }
 
-/* Three streams of different shapes (auto and fixed r, margin 0, a gap, constants,
- * planted bursts), fed in random batches and ticks: every alert against the model. */
-static void test_alerts_equal_batch(void **state) {
+/* Four streams of different shapes (scores and a fixed range, an automatic m, a gap,
+ * constants, planted bursts, thresholds that differ), fed in random batches and ticks:
+ * every alert against the model. */
+static void test_alerts_equal_model(void **state) {
     (void)state;
     tu_case_seed(777);
     tsm_ctx *ctx = tu_ctx();
-    st_env env = {0};
-    tss_params pa = params(128, 16, 32, 0, NAN), pb = params(96, 8, 96, 12, 3.0),
-               pc = params(100, 10, 25, 0, NAN);
-    pc.range_margin = 0.0;
-    pc.motif = 0;
+    st_env env = {.keep_scores = 1};
+    tss_params pa = params(256, 16, 32, 0, NAN), pb = params(96, 8, 96, 12, 3.0),
+               pc = params(200, 10, 25, 0, NAN), pd = params(384, 0, 64, 0, NAN);
+    pc.motif = 0, pc.left_discord = 0, pc.threshold = 0.99, pc.threshold_end = 0.9;
+    pd.warmup = 192;
     st_env_add(&env, "a", pa);
     st_env_add(&env, "b", pb);
     st_env_add(&env, "c", pc);
-    st_input in[3] = {st_make_input("a", 1500, 0, 700, 45), st_make_input("b", 1200, 1000, 0, 0),
-                      st_make_input("c", 900, 7, 150, 3)};
+    st_env_add(&env, "d", pd);
+    st_input in[4] = {st_make_input("a", 2500, 0, 1400, 45), st_make_input("b", 1200, 1000, 0, 0),
+                      st_make_input("c", 2200, 7, 350, 3), st_make_input("d", 2000, 5, 0, 0)};
+    for (size_t k = 0; k < in[3].n; k++) /* d: a period of 24 under its walk */
+        in[3].v[k] += 4.0 * sin(2 * M_PI * (double)k / 24.0);
     tss_engine *e = st_engine(&env, 2, 0);
-    st_feed(e, in, 3, 90, 0.3);
+    st_feed(e, in, 4, 90, 0.3);
     size_t counts[TSS_ALERT_KINDS] = {0};
-    check_stream(ctx, &env.log, &in[0], &pa, counts);
-    check_stream(ctx, &env.log, &in[1], &pb, counts);
-    check_stream(ctx, &env.log, &in[2], &pc, counts);
-    print_message("alerts: discord %zu left %zu motif %zu gap %zu\n", counts[1], counts[2],
-                  counts[3], counts[4]);
+    check_stream(ctx, &env, &in[0], &pa, counts);
+    check_stream(ctx, &env, &in[1], &pb, counts);
+    check_stream(ctx, &env, &in[2], &pc, counts);
+    check_stream(ctx, &env, &in[3], &pd, counts);
+    print_message("alerts: discord %zu left %zu motif %zu gap %zu anomaly %zu end %zu\n", counts[1],
+                  counts[2], counts[3], counts[4], counts[5], counts[6]);
     /* the scenario must exercise every kind */
     for (int kind = 1; kind < TSS_ALERT_KINDS; kind++)
         if (counts[kind] == 0)
-            fail_msg("seed %llu: no alert of kind %d: the case tests nothing",
-                     (unsigned long long)tu_seed, kind);
+            fail_msg("seed %llu: no %s alert: the case tests nothing", (unsigned long long)tu_seed,
+                     kind_names[kind]);
     tss_engine_counters c;
     tss_engine_counters_get(e, &c);
-    assert_int_equal(c.samples, 1500 + 1200 + 900);
+    assert_int_equal(c.samples, 2500 + 1200 + 2200 + 2000);
     assert_int_equal(c.alerts[TSS_ALERT_GAP], 2);
     assert_int_equal(tss_engine_pending(e), 0);
     tss_stream_info info;
     assert_int_equal(tss_engine_stream_find(e, "a", &info), 0);
-    assert_int_equal(info.window_fill, 128);
+    assert_int_equal(info.window_fill, 256);
     assert_int_equal(info.gaps, 1);
-    assert_int_equal(info.next_seq, 1500 + 45);
+    assert_int_equal(info.next_seq, 2500 + 45);
     assert_true(info.calibrated && isfinite(info.range));
+    assert_false(info.subsequence_auto);
+    assert_int_equal(tss_engine_stream_find(e, "d", &info), 0);
+    assert_true(info.subsequence_auto);
+    assert_int_equal(info.params.subsequence, model_m(&in[3], &pd));
+    assert_int_equal(info.period, info.params.subsequence); /* it found the period */
+    assert_true(info.period >= 23 && info.period <= 25);
     tss_engine_destroy(&e);
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 4; s++)
         st_input_free(&in[s]);
     st_env_free(&env);
     tsm_ctx_destroy(&ctx);
+}
+
+static int by_start(const tss_alert *x, const tss_alert *y) {
+    if (x->start_seq != y->start_seq)
+        return x->start_seq < y->start_seq ? -1 : 1;
+    return (x->neighbor_seq > y->neighbor_seq) - (x->neighbor_seq < y->neighbor_seq);
 }
 
 /* Orders a log by stream, kind, start and neighbour (alerts of one stream are emitted
@@ -392,7 +448,10 @@ static int same_alert(const tss_alert *x, const tss_alert *y) {
            x->start_timestamp_ns == y->start_timestamp_ns && x->length == y->length &&
            memcmp(&x->distance, &y->distance, sizeof x->distance) == 0 &&
            x->neighbor_seq == y->neighbor_seq &&
-           memcmp(&x->threshold, &y->threshold, sizeof x->threshold) == 0;
+           memcmp(&x->threshold, &y->threshold, sizeof x->threshold) == 0 &&
+           memcmp(&x->score, &y->score, sizeof x->score) == 0 &&
+           x->event_start_seq == y->event_start_seq && x->event_end_seq == y->event_end_seq &&
+           x->detected_seq == y->detected_seq && x->tail == y->tail;
 }
 
 static void assert_same_log(const st_log *a, const st_log *b, int sort) {
@@ -421,7 +480,7 @@ static st_log only(const st_log *log, const char *id) {
     return out;
 }
 
-/* With overlapped passes a stream's LEFT_DISCORDs are not held for its passes in
+/* With overlapped passes a stream's online alerts are not held for its passes in
  * flight (engine.h, "Alert order"), so its DISCORDs and MOTIFs may come later than in
  * the synchronous log a: per stream, each kind's alerts are those of a in the same
  * order (field by field, seq aside), and the stream's seq counts 1, 2, 3, ... in the
@@ -573,10 +632,11 @@ static int params_of_log(void *user, const char *id, tss_params *out) {
 
 /* A LEFT_DISCORD reaches the callback before the passes of its own round run, even
  * when one tick holds many rounds: the subsequence that sample c completes (c samples
- * in so far, no gap, fixed r so that every pass runs PD3) is seen after exactly the
- * passes at pass points before c (W, W + hop, ...), not after those the tick runs
- * later. A pass's DISCORDs and MOTIF come after that pass. Also checks the processed
- * and pending counters and the phase timers' nesting. */
+ * in so far, no gap, a fixed range so that every pass runs PD3) is seen after exactly
+ * the passes at pass points before c (the first at max(warm-up, hop) samples, then
+ * every hop), not after those the tick runs later. A pass's DISCORDs and MOTIF come
+ * after that pass. Also checks the processed and pending counters and the phase
+ * timers' nesting. */
 static void test_online_before_passes(void **state) {
     (void)state;
     tu_case_seed(23);
@@ -590,18 +650,22 @@ static void test_online_before_passes(void **state) {
     assert_int_equal(tss_engine_new(&opt, &l.e, err, sizeof err), 0);
     st_input in = st_make_input("p", 1600, 1000, 0, 0);
     st_feed(l.e, &in, 1, 128, 0.05); /* about 20 batches, so many rounds, per tick */
-    const uint64_t W = l.p.window, hop = l.p.hop, m = l.p.subsequence;
+    const uint64_t hop = l.p.hop, m = l.p.subsequence;
+    const uint64_t first =
+        tss_params_warm(&l.p, (uint32_t)m) > hop ? tss_params_warm(&l.p, (uint32_t)m) : hop;
     size_t left = 0, late = 0;
     for (size_t k = 0; k < l.n; k++) {
         const tss_alert *a = &l.a[k];
         if (k > 0 && l.passes[k] < l.passes[k - 1])
             fail_msg("seed %llu: alert %zu came after a later pass", (unsigned long long)tu_seed,
                      k);
-        if (a->kind != TSS_ALERT_LEFT_DISCORD) {
-            assert_true(l.passes[k] >= 1); /* DISCORD, MOTIF: from a pass, counted */
+        if (a->kind == TSS_ALERT_DISCORD || a->kind == TSS_ALERT_MOTIF) {
+            assert_true(l.passes[k] >= 1); /* from a pass, counted */
             continue;
         }
-        uint64_t c = a->start_seq - 1000 + m, want = c <= W ? 0 : (c - W - 1) / hop + 1;
+        if (a->kind != TSS_ALERT_LEFT_DISCORD)
+            continue; /* ANOMALY, ANOMALY_END: the same round as a LEFT_DISCORD */
+        uint64_t c = a->start_seq - 1000 + m, want = c <= first ? 0 : (c - first - 1) / hop + 1;
         if (l.passes[k] != want)
             fail_msg("seed %llu: LEFT_DISCORD at %llu (sample %llu) came after %llu passes, "
                      "want %llu",
@@ -609,7 +673,7 @@ static void test_online_before_passes(void **state) {
                      (unsigned long long)c, (unsigned long long)l.passes[k],
                      (unsigned long long)want);
         left++;
-        late += c > W + hop; /* a pass point lay before it in the window's life */
+        late += c > first + hop; /* a pass point lay before it in the window's life */
     }
     print_message("%zu alerts, %zu LEFT_DISCORD (%zu after the first passes)\n", l.n, left, late);
     if (late == 0)
@@ -620,7 +684,7 @@ static void test_online_before_passes(void **state) {
     assert_int_equal(c.samples_processed, in.n);
     assert_int_equal(c.samples, in.n);
     assert_int_equal(tss_engine_pending(l.e), 0);
-    assert_int_equal(c.passes_discord, (in.n - W) / hop + 1);
+    assert_int_equal(c.passes_discord, (in.n - first) / hop + 1);
     assert_true(c.seconds_tick + 1e-9 >= c.seconds_online + c.seconds_passes);
     assert_true(c.seconds_passes > 0 && c.seconds_online > 0);
     assert_false(tss_engine_device_lost(l.e));
@@ -715,75 +779,102 @@ static void test_rejections(void **state) {
     st_env_free(&env);
 }
 
-/* The top-1 discord of a window (what calibration uses). */
-static double top_nn(const double *w, const tss_params *p) {
-    tsm_ctx *ctx = tu_ctx();
-    tsm_stats *s = NULL;
-    assert_int_equal(tsm_stats_new(ctx, w, p->window, p->subsequence, &s), TSM_OK);
-    tsm_discord d;
-    size_t c = 0;
-    assert_int_equal(tsm_discords_topk(ctx, s, tss_params_excl(p), 1, 0, &d, &c, NULL), TSM_OK);
-    assert_int_equal(c, 1);
-    tsm_stats_destroy(&s);
-    tsm_ctx_destroy(&ctx);
-    return d.distance;
+/* Ingests samples [from, from + n) of in as stream id in batches of 50 and ticks. */
+static void feed_range(tss_engine *e, const st_input *in, size_t from, size_t n) {
+    char err[256];
+    for (size_t k = from; k < from + n; k += 50) {
+        size_t c = from + n - k < 50 ? from + n - k : 50;
+        assert_int_equal(tss_engine_ingest(e, in->id, in->seq[k], NULL,
+                                           (int64_t)in->seq[k] * ST_PERIOD, ST_PERIOD, in->v + k,
+                                           c),
+                         TSS_OK);
+    }
+    if (tss_engine_tick(e, err, sizeof err) != 0)
+        fail_msg("tick: %s", err);
 }
 
-/* Recalibration forgets r until the next pass; reparam applies changed parameters. */
+/* Recalibration restarts the score history (and an automatic m with its window);
+ * reparam applies changed parameters: a range at once, new thresholds with a fresh
+ * history, a new window with a restart. */
 static void test_reparam_recalibrate(void **state) {
     (void)state;
     tu_case_seed(5);
     st_env env = {0};
-    tss_params p = params(64, 8, 16, 0, NAN);
-    p.range_margin = 0.5;
+    tss_params p = params(256, 8, 64, 0, NAN);
+    p.warmup = 64;
     st_env_add(&env, "r/1", p);
     tss_engine *e = st_engine(&env, 2, 0);
-    st_input in = st_make_input("r/1", 64 + 16 + 48, 0, 0, 0);
-    char err[256];
+    st_input in = st_make_input("r/1", 1200, 0, 0, 0);
     tss_stream_info info;
-    /* calibrates on the first full window */
-    assert_int_equal(tss_engine_ingest(e, "r/1", 0, NULL, 0, 1, in.v, 64), TSS_OK);
-    assert_int_equal(tss_engine_tick(e, err, sizeof err), 0);
+    /* 100 samples: warm (64) but 85 raw scores, fewer than TSS_CALIB_MIN; then 350 more */
+    feed_range(e, &in, 0, 100);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
-    assert_true(info.calibrated);
-    assert_true(fabs(info.range - 1.5 * top_nn(in.v, &p)) <= 1e-12 * info.range);
-    /* recalibrate: only matching prefixes; r unknown until the next pass */
+    assert_false(info.calibrated);
+    assert_true(isnan(info.range));
+    feed_range(e, &in, 100, 350);
+    assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
+    assert_true(info.calibrated && isfinite(info.range) && info.range > 0);
+    assert_true(isfinite(info.last_score));
+    /* recalibrate: only matching prefixes; a fresh history is not calibrated */
     assert_int_equal(tss_engine_recalibrate(e, "q"), 0);
     assert_int_equal(tss_engine_recalibrate(e, "r/"), 1);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_false(info.calibrated);
-    assert_true(isnan(info.range));
-    assert_int_equal(tss_engine_ingest(e, "r/1", 64, NULL, 64, 1, in.v + 64, 16), TSS_OK);
-    assert_int_equal(tss_engine_tick(e, err, sizeof err), 0);
+    assert_true(isnan(info.range) && isnan(info.last_score));
+    assert_int_equal(info.window_fill, 256); /* a fixed m keeps its window */
+    feed_range(e, &in, 450, 150);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_true(info.calibrated);
-    assert_true(fabs(info.range - 1.5 * top_nn(in.v + 16, &p)) <= 1e-12 * info.range);
-    /* a new margin applies at once */
-    env.params[0].range_margin = 1.0;
+    assert_int_equal(tss_engine_reparam(e), 0); /* nothing changed */
+    /* a new threshold: a fresh history */
+    env.params[0].threshold = 0.999;
     assert_int_equal(tss_engine_reparam(e), 1);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
-    assert_true(fabs(info.range - 2.0 * top_nn(in.v + 16, &p)) <= 1e-12 * info.range);
-    assert_int_equal(tss_engine_reparam(e), 0); /* nothing changed */
+    assert_false(info.calibrated);
+    assert_true(info.params.threshold == 0.999 && info.window_fill == 256);
     /* a fixed range applies at once, without a restart */
     env.params[0].range = 4.0;
     assert_int_equal(tss_engine_reparam(e), 1);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
-    assert_true(info.calibrated && info.range == 4.0 && info.window_fill == 64);
+    assert_true(info.calibrated && info.range == 4.0 && info.window_fill == 256);
     /* a new window restarts it */
-    env.params[0].window = 48;
+    env.params[0].window = 128;
     assert_int_equal(tss_engine_reparam(e), 1);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_int_equal(info.window_fill, 0);
-    assert_int_equal(info.params.window, 48);
-    assert_int_equal(tss_engine_ingest(e, "r/1", 80, NULL, 80, 1, in.v + 80, 48), TSS_OK);
-    assert_int_equal(tss_engine_tick(e, err, sizeof err), 0);
+    assert_int_equal(info.params.window, 128);
+    feed_range(e, &in, 600, 200);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
-    assert_int_equal(info.window_fill, 48);
+    assert_int_equal(info.window_fill, 128);
+    /* an automatic m: chosen from the first warm-up history, forgotten by recalibrate */
+    env.params[0].subsequence = 0;
+    assert_int_equal(tss_engine_reparam(e), 1);
+    assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
+    assert_true(info.subsequence_auto && info.params.subsequence == 0 && info.window_fill == 0);
+    feed_range(e, &in, 800, 63);
+    assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
+    assert_int_equal(info.params.subsequence, 0); /* 63 < warmup: waiting */
+    assert_int_equal(info.window_fill, 0);
+    assert_int_equal(tss_engine_pending(e), 63);
+    feed_range(e, &in, 863, 100);
+    assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
+    uint32_t m = 0, period = 0;
+    assert_int_equal(tsm_auto_m(NULL, in.v + 800, 64, TSS_AUTO_M_MIN,
+                                tss_params_auto_max(&env.params[0]), TSS_AUTO_M_FALLBACK, &m,
+                                &period),
+                     TSM_OK);
+    assert_int_equal(info.params.subsequence, m);
+    assert_int_equal(info.period, period);
+    assert_int_equal(info.window_fill, 128);
+    assert_int_equal(tss_engine_pending(e), 0);
+    assert_int_equal(tss_engine_recalibrate(e, ""), 1);
+    assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
+    assert_true(info.params.subsequence == 0 && info.window_fill == 0);
     /* refused or invalid parameters leave the stream as it is */
     env.params[0].subsequence = 1;
     assert_int_equal(tss_engine_reparam(e), 0);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
-    assert_int_equal(info.params.subsequence, 8);
+    assert_true(info.subsequence_auto);
     tss_engine_destroy(&e);
     st_input_free(&in);
     st_env_free(&env);
@@ -795,8 +886,10 @@ static void test_params_check(void **state) {
     char err[200];
     tss_params p = tss_params_default();
     assert_int_equal(tss_params_check(&p, err, sizeof err), 0);
-    assert_true(isnan(p.range) && p.window == 4096 && p.subsequence == 128 && p.hop == 1024);
-    p.window = 100, p.subsequence = 64;
+    assert_true(isnan(p.range) && p.window == 4096 && p.subsequence == 0 && p.hop == 1024);
+    assert_true(p.warmup == 300 && p.threshold == 0.997 && p.threshold_end == 0.95);
+    assert_true(p.motif == 1 && p.left_discord == 0);
+    p.window = 100, p.subsequence = 64, p.warmup = 100;
     assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
     assert_non_null(strstr(err, "window must be >= 2 * subsequence"));
     p = tss_params_default(), p.hop = 0;
@@ -808,13 +901,27 @@ static void test_params_check(void **state) {
     p = tss_params_default(), p.excl = 5000;
     assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
     assert_non_null(strstr(err, "excl"));
+    p = tss_params_default(), p.warmup = 5000;
+    assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "warmup must be <= window"));
+    p = tss_params_default(), p.warmup = 20; /* auto needs three periods of 8 */
+    assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "warmup must be >= 24"));
+    p.subsequence = 8; /* a fixed m does not */
+    assert_int_equal(tss_params_check(&p, err, sizeof err), 0);
+    p = tss_params_default(), p.threshold = 1.0;
+    assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "threshold must be"));
+    p = tss_params_default(), p.threshold_end = 0.999;
+    assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "threshold_end"));
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params_check),
         cmocka_unit_test(test_rejections),
-        cmocka_unit_test(test_alerts_equal_batch),
+        cmocka_unit_test(test_alerts_equal_model),
         cmocka_unit_test(test_threads_and_batching),
         cmocka_unit_test(test_reparam_recalibrate),
         cmocka_unit_test(test_stream_order_independent_of_batching),

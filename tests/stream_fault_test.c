@@ -18,7 +18,8 @@
 
 static tss_params params(void) {
     tss_params p = tss_params_default();
-    p.window = 128, p.subsequence = 12, p.hop = 32, p.range = 3.0;
+    p.window = 128, p.subsequence = 12, p.hop = 32, p.range = 3.0, p.warmup = 64;
+    p.left_discord = 1;
     return p;
 }
 

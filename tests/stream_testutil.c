@@ -19,6 +19,19 @@ static void on_alert(void *user, const char *id, const tss_alert *a) {
     x->a = *a;
 }
 
+static void on_score(void *user, const char *id, uint64_t start, double raw, uint64_t neighbor,
+                     double score) {
+    st_scores *l = &((st_env *)user)->scores;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        assert_non_null(l->v);
+    }
+    st_score *x = &l->v[l->n++];
+    snprintf(x->id, sizeof x->id, "%s", id);
+    x->start = start, x->neighbor = neighbor, x->raw = raw, x->score = score;
+}
+
 static int params_for(void *user, const char *id, tss_params *out) {
     const st_env *env = user;
     for (size_t k = 0; k < env->nids; k++)
@@ -43,6 +56,8 @@ void st_env_add(st_env *env, const char *id, tss_params p) {
 void st_env_free(st_env *env) {
     free(env->log.v);
     env->log = (st_log){0};
+    free(env->scores.v);
+    env->scores = (st_scores){0};
 }
 
 tsm_backend st_backend(void) {
@@ -59,6 +74,7 @@ tss_engine *st_engine(st_env *env, int threads, uint32_t max_streams) {
         .max_streams = max_streams,
         .on_alert = on_alert,
         .params_for = params_for,
+        .on_score = env->keep_scores ? on_score : NULL,
         .user = env,
         .overlap_passes = env->overlap_passes,
     };

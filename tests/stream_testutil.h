@@ -19,12 +19,26 @@ typedef struct {
     size_t n, cap;
 } st_log;
 
+/* One scored subsequence (tss_engine_options.on_score). */
+typedef struct {
+    char id[64];
+    uint64_t start, neighbor;
+    double raw, score;
+} st_score;
+
+typedef struct {
+    st_score *v;
+    size_t n, cap;
+} st_scores;
+
 #define ST_MAX_STREAMS 8
 
 /* What the callbacks see: the log and the parameters of each known id (an unknown id
  * is refused). */
 typedef struct {
     st_log log;
+    st_scores scores; /* filled when keep_scores is set */
+    int keep_scores;
     const char *ids[ST_MAX_STREAMS];
     tss_params params[ST_MAX_STREAMS];
     size_t nids;

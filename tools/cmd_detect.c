@@ -119,13 +119,14 @@ static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
     client_print_alert(stdout, &msg);
 }
 
-static void on_score(void *user, const char *stream_id, uint64_t start, double raw, double score) {
+static void on_score(void *user, const char *stream_id, uint64_t start, double raw,
+                     uint64_t neighbor, double score) {
     run_state *r = user;
     fputs("{\"stream_id\":", r->scores);
     emit_json_string(r->scores, stream_id);
     fprintf(r->scores, ",\"start_seq\":%llu,\"raw\":", (unsigned long long)start);
     client_print_double(r->scores, raw);
-    fputs(",\"score\":", r->scores);
+    fprintf(r->scores, ",\"neighbor_seq\":%llu,\"score\":", (unsigned long long)neighbor);
     client_print_double(r->scores, score);
     if (fputs("}\n", r->scores) < 0)
         r->write_failed = 1;
@@ -183,7 +184,7 @@ static void usage(const cli_optable *t) {
              "daemon's embedded defaults (subsequence auto, warmup 300, threshold 0.997),\n"
              "with -c those a configuration file gives each stream id. --scores writes\n"
              "one JSON line per scored subsequence: {\"stream_id\":..,\"start_seq\":I,\n"
-             "\"raw\":D,\"score\":S}.");
+             "\"raw\":D,\"neighbor_seq\":J,\"score\":S}.");
     printf("\nInputs: .csv/.txt (the last column), .npy, .f64; see `tsmine discord --help`.\n"
            "Exit status: 0, 64 usage, 65 bad input data or configuration, 66 cannot open a\n"
            "file, 69 backend unavailable, 70 internal error, 74 output error.\n");
