@@ -57,14 +57,20 @@ CKPT = "streams.ckpt"
 
 # ---- an independent reader of the checkpoint format (stream/checkpoint.c) ----------
 
+VERSION = 2        # stream/checkpoint.c: 2 since events and calibrated scores
+ALERT_KINDS = 7    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
+CALIB_HISTORY = 1000  # TSS_CALIB_HISTORY: the score history's ring of 16-bit bins
+
+
 def parse_checkpoint(data):
-    """Checks the framing (magic, version 1, length, CRC-32) and returns
-    {stream id: next_seq}; raises ValueError when the file is not complete."""
+    """Checks the framing (magic, version 2, length, CRC-32) and walks every stream
+    record; returns {stream id: next_seq}; raises ValueError when the file is not
+    complete or a record does not add up."""
     if len(data) < 12 + 4 + 12 or data[:8] != b"TSSCKPT\0":
         raise ValueError("bad magic or short file (%d bytes)" % len(data))
     version, = struct.unpack_from("<I", data, 8)
     payload, crc = struct.unpack_from("<QI", data, len(data) - 12)
-    if version != 1 or payload != len(data) - 24 or zlib.crc32(data[:-12]) != crc:
+    if version != VERSION or payload != len(data) - 24 or zlib.crc32(data[:-12]) != crc:
         raise ValueError("version %d, length %d of %d, or CRC mismatch"
                          % (version, payload, len(data) - 24))
     at = 12
@@ -82,19 +88,29 @@ def parse_checkpoint(data):
         idlen, = take("I")
         sid = data[at:at + idlen].decode()
         at += idlen
-        take("IIIIddBIB")                         # parameters
+        window = take("IIIIIdddBIB")[0]           # parameters
+        take("II")                                # m in force, its period
         _, next_seq, _, ngaps, _ = take("BQqII")  # started, next_seq, last_ts, gaps
         at += 16 * ngaps
-        at += 8 * (2 + 5 + 1) + 16                # counters, proc_seq, since_pass
+        samples, = take("Q")
+        at += 8 * (1 + ALERT_KINDS + 1)           # rejected, alerts by kind, gaps
+        take("QQ")                                # proc_seq, since_pass
         fill, = take("I")
+        if fill > window or samples > next_seq:
+            raise ValueError("%s: fill %d of %d, samples %d, next_seq %d"
+                             % (sid, fill, window, samples, next_seq))
         at += 16 * fill                           # window samples and timestamps
-        take("BddBQQ")                            # calibration, motif
-        nal, = take("Q")
-        at += 8 * nal
+        take("II")                                # score history: count, head
+        at += 2 * CALIB_HISTORY                   # its bins
+        take("dQBBQQI")                           # last raw score, events, the open event
+        take("QqdQdB")                            # its peak
+        npub, = take("Q")
+        at += 16 * npub                           # published spans
+        take("BQQ")                               # the last motif pair
         nst, = take("Q")
         at += 16 * nst                            # staged samples and timestamps
         nmk, = take("Q")
-        at += 40 * nmk
+        at += 40 * nmk                            # gap marks
         out[sid] = next_seq
     if at != 12 + payload:
         raise ValueError("stream records end at %d, payload at %d" % (at, 12 + payload))
@@ -285,8 +301,10 @@ def corruptions(good, rng):
         ("empty", b"", "not a tsmine stream checkpoint"),
         ("short header", good[:10], "not a tsmine stream checkpoint"),
         ("wrong magic", b"XSSCKPT\0" + good[8:], "not a tsmine stream checkpoint"),
-        ("wrong version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 2) + good[12:]),
-         "version 2"),
+        ("newer version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 3) + good[12:]),
+         "version 3, this build reads version 2"),
+        ("older version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 1) + good[12:]),
+         "version 1, this build reads version 2"),
         ("truncated", good[:len(good) // 2], "length or checksum mismatch"),
         ("truncated tail", good[:-1], "length or checksum mismatch"),
         ("bad checksum", good[:-1] + bytes([good[-1] ^ 0xff]), "length or checksum mismatch"),

@@ -23,7 +23,8 @@ import threading
 import time
 
 import harness
-from harness import Failure, check, expected_discords, rel_close, wait_until
+from harness import (Failure, check, check_left_nn, events_of, expected_discords, rel_close,
+                     wait_until)
 
 SEED = 20240611
 
@@ -57,12 +58,25 @@ def alerts_of(alerts, stream, kind=None):
     return [a for s, a in alerts if s == stream and (kind is None or a.kind == kind)]
 
 
-def check_discords(env, got, values, p, stream):
-    """DISCORD alerts of a stream equal the batch tool's range discords of the same
-    windows: same absolute positions, distances within 1e-9 relative, same neighbours."""
-    want = expected_discords(env, values, p["window"], p["subsequence"], p["hop"], p["range"])
-    have = {a.start_seq: (a.distance, a.neighbor_seq) for a in got}
-    check(len(have) == len(got), "%s: a DISCORD position was published twice" % stream)
+def check_stream(env, got, values, p, stream):
+    """The alerts of a stream with a fixed range (DESIGN 5.3, harness.py): its events
+    follow the ANOMALY / ANOMALY_END grammar and each one's subsequence is the exact
+    left-NN distance >= range that opened it; its DISCORD alerts equal the batch tool's
+    range discords of the same windows, each published once, best first, apart from
+    everything published before (events included): same absolute positions, distances
+    within 1e-9 relative, same neighbours. Returns the number of DISCORDs."""
+    mine = alerts_of(got, stream)
+    events = events_of(env.pb, mine, stream)
+    for ev in events:
+        check(ev.anomaly.distance >= p["range"], "%s: ANOMALY at %d: distance %g < range %g" %
+              (stream, ev.first, ev.anomaly.distance, p["range"]))
+        check(ev.anomaly.detected_seq + 1 >= harness.warm(p), "%s: ANOMALY at %d before the "
+              "window held its warm-up" % (stream, ev.first))
+        check_left_nn(values, ev.anomaly, p["window"], "%s: ANOMALY" % stream)
+    disc = [a for a in mine if a.kind == env.pb.DISCORD]
+    want = expected_discords(env, values, p, events)
+    have = {a.start_seq: (a.distance, a.neighbor_seq) for a in disc}
+    check(len(have) == len(disc), "%s: a DISCORD position was published twice" % stream)
     check(sorted(have) == sorted(want), "%s: DISCORD positions %s, batch tool %s" %
           (stream, sorted(have), sorted(want)))
     for pos, (d, j) in want.items():
@@ -95,8 +109,9 @@ def settle_alerts(d, sub, streams, timeout=15):
 
 def case_ingest(env):
     """NAB feeds through `tsmine replay` and synthetic streams through the Python client,
-    concurrently; an independent subscriber and `tsmine alerts`; sent = counted; DISCORD
-    alerts of the fixed-range streams equal the batch tool on the same windows."""
+    concurrently; an independent subscriber and `tsmine alerts`; sent = counted; the
+    fixed-range streams' events are exact left-NN distances past the range and their
+    DISCORD alerts equal the batch tool on the same windows (check_stream)."""
     p = {"window": 512, "subsequence": 32, "hop": 128, "range": 6.0, "motif": False}
     nab = {"window": 1024, "subsequence": 64, "hop": 256, "range": float("nan")}
     rng = random.Random(SEED)
@@ -131,9 +146,10 @@ def case_ingest(env):
         check(not any(st["rejected"].values()), "rejections: %s" % st["rejected"])
 
         got = sub.get()
-        n = sum(check_discords(env, alerts_of(got, s, env.pb.DISCORD), v, p, s)
-                for s, v in syn.items())
+        n = sum(check_stream(env, got, v, p, s) for s, v in syn.items())
         check(n > 0, "the synthetic streams produced no DISCORD at all (the test is void)")
+        events = sum(len(alerts_of(got, s, env.pb.ANOMALY)) for s in syn)
+        check(events > 0, "the synthetic streams produced no ANOMALY at all (the test is void)")
         for s, a in got:
             check(s == a.stream_id, "topic %r carries an alert of %r" % (s, a.stream_id))
 
@@ -161,21 +177,22 @@ def case_ingest(env):
         for x in lines:
             check(x["kind"] == kinds[x["alert_id"]], "tsmine alerts: kind %s" % x)
         sub.close()
-        print("# %d DISCORD alerts compared, %d alerts in all, %d samples" %
-              (n, len(got), sum(expect.values())))
+        print("# %d DISCORD alerts and %d events compared, %d alerts in all, %d samples" %
+              (n, events, len(got), sum(expect.values())))
 
 
 def case_thousand(env):
-    """1,000 streams at once: every stream's sample count is its own, DISCORD alerts
-    appear exactly on the streams with a planted anomaly and equal the batch tool."""
-    p = {"window": 64, "subsequence": 8, "hop": 32, "range": 1.0, "motif": False,
-         "left_discord": False}
+    """1,000 streams at once: every stream's sample count is its own; alerts appear
+    exactly on the streams with a planted anomaly, one event each that overlaps it, and
+    (check_stream) exact events and DISCORDs equal to the batch tool."""
+    p = {"window": 64, "subsequence": 8, "hop": 32, "warmup": 48, "range": 1.0,
+         "motif": False, "left_discord": False}
     rng = random.Random(SEED)
     streams = {}
     for i in range(1000):
         v = sine(96 + (i % 7) * 16, 16, phase=i % 16)
         if i % 10 == 3:
-            for k in range(36, 44):
+            for k in range(60, 68):
                 v[k] = rng.uniform(-1.5, 1.5)
         streams["k/%04d" % i] = v
     with env.daemon(overrides=[("k/*", p)]) as d:
@@ -198,14 +215,21 @@ def case_thousand(env):
         d.wait_samples({s: len(v) for s, v in streams.items()}, timeout=60)
         settle_alerts(d, sub, streams)
         got = sub.get()
-        with_discord = {s for s, a in got if a.kind == env.pb.DISCORD}
+        alerted = {s for s, a in got}
         anomalous = {s for i, s in enumerate(sorted(streams)) if i % 10 == 3}
-        check(with_discord == anomalous, "DISCORD alerts on %d streams, %d have an anomaly; "
-              "e.g. unexpected %s, missing %s" % (len(with_discord), len(anomalous),
-                                                 sorted(with_discord - anomalous)[:3],
-                                                 sorted(anomalous - with_discord)[:3]))
-        for s in sorted(anomalous)[:20]:
-            check_discords(env, alerts_of(got, s, env.pb.DISCORD), streams[s], p, s)
+        extra = sorted(alerted - anomalous)
+        check(alerted == anomalous, "alerts on %d streams, %d have an anomaly; e.g. "
+              "unexpected %s (%s), missing %s" %
+              (len(alerted), len(anomalous), extra[:3],
+               ["%s at %d" % (env.pb.AlertKind.Name(a.kind), a.start_seq)
+                for a in alerts_of(got, extra[0])] if extra else "", sorted(anomalous - alerted)[:3]))
+        for s in sorted(anomalous):
+            ev = events_of(env.pb, alerts_of(got, s), s)
+            check(len(ev) == 1 and ev[0].end is not None and ev[0].overlaps(60, 68),
+                  "%s: events %s, one closed over the anomaly [60, 68) expected" %
+                  (s, [(e.first, e.end) for e in ev]))
+        n = sum(check_stream(env, got, streams[s], p, s) for s in sorted(anomalous)[:20])
+        print("# %d events, each over its anomaly; %d DISCORDs compared" % (len(anomalous), n))
         st = d.status()["streams"]
         for s, v in streams.items():
             check(st[s]["next_seq"] == len(v), "%s: next_seq %d, sent %d" %
@@ -216,7 +240,7 @@ def case_thousand(env):
 def case_reject(env):
     """Malformed, oversized, NaN-laden, newer-schema, empty, out-of-order and duplicate
     messages are counted under their reasons while another stream keeps flowing."""
-    p = {"window": 256, "subsequence": 16, "hop": 64, "range": 3.0}
+    p = {"window": 256, "subsequence": 16, "hop": 64, "warmup": 128, "range": 3.0}
     rng = random.Random(SEED)
     good = random_walk(rng, 1280)
     with env.daemon(params=p, limits={"max_message_size": 65536}) as d:
@@ -281,19 +305,26 @@ def case_reject(env):
         sub.close()
 
 
-def same_range(a, b):
+def same_number(a, b):
     return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def noisy_sine(rng, n, period, noise):
+    return [math.sin(2 * math.pi * k / period) + rng.gauss(0, noise) for k in range(n)]
 
 
 def case_restart(env):
     """SIGTERM checkpoints every stream; the next start restores them with identical
-    state, and the streams go on from their next sequence number."""
-    p = {"window": 256, "subsequence": 16, "hop": 64, "range": float("nan")}
+    state (the score history, events and an automatic m included), and the streams go
+    on from their next sequence number."""
+    p = {"window": 256, "subsequence": 16, "hop": 64, "warmup": 128, "range": float("nan")}
     rng = random.Random(SEED)
     streams = {"r/%d" % i: random_walk(rng, 200 + 111 * i, (150,), 16) for i in range(6)}
+    streams["r/auto"] = noisy_sine(rng, 700, 12, 0.2)
     keys = ("next_seq", "samples", "window_fill", "calibrated", "gaps", "window",
-            "subsequence", "hop", "rejected")
-    with env.daemon(params=p) as d:
+            "subsequence", "hop", "rejected", "subsequence_auto", "period", "warmup",
+            "threshold", "event_open", "events")
+    with env.daemon(params=p, overrides=[("r/auto", {"subsequence": "auto"})]) as d:
         sock = env.pusher(d.ingest)
         for s, v in streams.items():
             env.send_series(sock, s, v, batch=50)
@@ -307,6 +338,12 @@ def case_restart(env):
         before = d.status()["streams"]
         check(sum(x["calibrated"] for x in before.values()) >= 3,
               "too few streams calibrated to test the range: %s" % before)
+        check(sum(x["events"] for x in before.values()) >= 1,
+              "no stream opened an event to be restored: %s" % before)
+        auto = before["r/auto"]
+        check(auto["subsequence_auto"] and auto["period"] == auto["subsequence"] and
+              8 <= auto["subsequence"] <= p["warmup"] // 3,
+              "r/auto chose no period in [8, warmup / 3]: %s" % auto)
         rc = d.stop()
         check(rc == 0, "tsmined exited with %d on SIGTERM" % rc)
         d.start()
@@ -317,9 +354,9 @@ def case_restart(env):
             for k in keys:
                 check(after[s][k] == before[s][k], "%s.%s: %s before, %s after restart" %
                       (s, k, before[s][k], after[s][k]))
-            check(same_range(after[s]["range"], before[s]["range"]),
-                  "%s.range: %r before, %r after restart" % (s, before[s]["range"],
-                                                             after[s]["range"]))
+            for k in ("range", "last_score"):
+                check(same_number(after[s][k], before[s][k]), "%s.%s: %r before, %r after "
+                      "restart" % (s, k, before[s][k], after[s][k]))
         sock = env.pusher(d.ingest)
         more = random_walk(rng, 64)
         for s in before:
@@ -330,24 +367,29 @@ def case_restart(env):
 
 
 def case_reload(env):
-    """SIGHUP applies a changed range; an invalid file on SIGHUP changes nothing."""
-    p = {"window": 128, "subsequence": 8, "hop": 32, "range": 2.5}
+    """SIGHUP applies a changed range and threshold; an invalid file on SIGHUP changes
+    nothing."""
+    p = {"window": 128, "subsequence": 8, "hop": 32, "warmup": 64, "range": 2.5}
     with env.daemon(overrides=[("h/*", p)]) as d:
         sock = env.pusher(d.ingest)
         env.send_series(sock, "h/1", sine(200, 20), batch=50)
         d.wait_samples({"h/1": 200})
         check(d.status()["streams"]["h/1"]["range"] == 2.5, "range before reload")
-        d.overrides = [("h/*", dict(p, range=4.0))]
+        check(d.status()["streams"]["h/1"]["threshold"] == 0.997, "threshold before reload")
+        d.overrides = [("h/*", dict(p, range=4.0, threshold=0.99))]
         d.write_config()
         d.signal(signal.SIGHUP)
         wait_until(lambda: d.status()["streams"]["h/1"]["range"] == 4.0, 10,
                    "range 4.0 after SIGHUP (now %r)" % d.status()["streams"]["h/1"]["range"])
+        check(d.status()["streams"]["h/1"]["threshold"] == 0.99, "threshold after reload")
         with open(d.conf, "a") as f:
             f.write("streams = { default = { window = -5; }; };\nbogus_key = 1;\n")
         d.signal(signal.SIGHUP)
         time.sleep(0.5)
         check(d.proc.poll() is None, "tsmined exited after a SIGHUP with an invalid file")
-        check(d.status()["streams"]["h/1"]["range"] == 4.0, "an invalid file changed the range")
+        check(d.status()["streams"]["h/1"]["range"] == 4.0 and
+              d.status()["streams"]["h/1"]["threshold"] == 0.99,
+              "an invalid file changed the range or the threshold")
         env.send_series(sock, "h/1", sine(50, 20), batch=50, first_seq=200)
         d.wait_samples({"h/1": 250})
 

@@ -297,8 +297,10 @@ class Daemon:
             streams[s.stream_id] = {
                 "samples": s.samples, "alerts": s.alerts, "next_seq": s.next_seq,
                 "window_fill": s.window_fill, "window": s.window, "subsequence": s.subsequence,
-                "hop": s.hop, "range": s.range, "calibrated": s.calibrated, "gaps": s.gaps,
-                "rejected": s.rejected}
+                "hop": s.hop, "range": s.range, "subsequence_auto": s.subsequence_auto,
+                "period": s.period, "warmup": s.warmup, "threshold": s.threshold,
+                "calibrated": s.calibrated, "event_open": s.event_open, "events": s.events,
+                "last_score": s.last_score, "gaps": s.gaps, "rejected": s.rejected}
         return {"streams": streams,
                 "rejected": {c.name.lower(): c.value for c in r.rejected},
                 "alerts_by_kind": {c.name: c.value for c in r.alerts_by_kind},
@@ -444,21 +446,130 @@ def rel_close(a, b, tol=1e-9):
     return abs(a - b) <= tol * max(abs(a), abs(b), 1e-300)
 
 
-def window_ends(n, window, hop):
-    """The sample counts at which a stream's windowed pass runs: every hop samples once
-    the window is full (DESIGN 5.3; stream/engine.h)."""
-    return [e for e in range(hop, n + 1, hop) if e >= window]
+# ---- the detection semantics (DESIGN 5.3), for checking alerts ----------------------
+
+DEFAULT_WARMUP = 300  # stream/params.h: tss_params_default
 
 
-def expected_discords(env, values, window, m, hop, r, excl=None):
-    """What DISCORD alerts a stream of values must produce: for each windowed pass in
-    order, the batch tool's range discords of that window, each absolute start once
-    (the first pass that finds it). Returns {start: (distance, neighbor)}."""
-    out = {}
-    for e in window_ends(len(values), window, hop):
-        start = e - window
-        for i, d, j in env.discords(values[start:e], m, r, excl):
-            out.setdefault(start + i, (d, start + j))
+def warm(p):
+    """Samples a (re)started window holds before it scores: max(warmup, 2 m)."""
+    return max(p.get("warmup", DEFAULT_WARMUP), 2 * p["subsequence"])
+
+
+def window_ends(n, p):
+    """The sample counts (from the window's start, the stream's first sample when it has
+    no gap) at which a stream's windowed passes run: once the window holds its warm-up
+    and hop samples came since the start or the last pass: max(hop, warm), then every
+    hop (stream/engine.c, plan)."""
+    return list(range(max(p["hop"], warm(p)), n + 1, p["hop"]))
+
+
+def zdist(x, i, j, m):
+    """The z-normalised Euclidean distance of x[i:i+m] and x[j:j+m] (DESIGN 3: two
+    constants are at 0, a constant and a non-constant at sqrt(m))."""
+    a, b = x[i:i + m], x[j:j + m]
+    ca, cb = max(a) == min(a), max(b) == min(b)
+    if ca or cb:
+        return 0.0 if ca and cb else math.sqrt(m)
+    ma, mb = sum(a) / m, sum(b) / m
+    sa = math.sqrt(sum((v - ma) ** 2 for v in a) / m)
+    sb = math.sqrt(sum((v - mb) ** 2 for v in b) / m)
+    corr = sum((u - ma) * (v - mb) for u, v in zip(a, b)) / (m * sa * sb)
+    return math.sqrt(max(0.0, 2 * m * (1 - max(-1.0, min(1.0, corr)))))
+
+
+def check_left_nn(x, a, window, where, tol=1e-6):
+    """An alert's raw score (ANOMALY, ANOMALY_END's peak, LEFT_DISCORD) is the exact
+    left-NN distance of its subsequence within the window when it completed (neighbours
+    j <= start - m, j >= the window's first sample; x from the stream's first sample,
+    no gap): its neighbour is at that distance and none is nearer (to tol relative; the
+    online scores come from a recurrence)."""
+    i, m = a.start_seq, a.length
+    lo = max(0, i + m - window)
+    check(lo <= i - m, "%s: subsequence %d has no left neighbour in the window" % (where, i))
+    best = min(zdist(x, i, j, m) for j in range(lo, i - m + 1))
+    check(lo <= a.neighbor_seq <= i - m, "%s: neighbour %d of %d outside [%d, %d]" %
+          (where, a.neighbor_seq, i, lo, i - m))
+    check(rel_close(zdist(x, i, a.neighbor_seq, m), a.distance, tol) and
+          rel_close(best, a.distance, tol),
+          "%s: subsequence %d: distance %.12g to %d, recomputed %.12g, nearest %.12g" %
+          (where, i, a.distance, a.neighbor_seq, zdist(x, i, a.neighbor_seq, m), best))
+
+
+class Event:
+    """One anomaly event of a stream: [first, end) once closed (end None while open),
+    opened and closed: the detected_seq of its ANOMALY and ANOMALY_END."""
+
+    def __init__(self, anomaly):
+        self.anomaly, self.end_alert = anomaly, None
+        self.first, self.end = anomaly.start_seq, None
+        self.opened, self.closed = anomaly.detected_seq, None
+
+    def overlaps(self, a, b):
+        return b > self.first and (self.end is None or a < self.end)
+
+
+def events_of(pb, alerts, where):
+    """The events of one stream's alerts (in the order they came), checking the grammar
+    of DESIGN 5.3: an ANOMALY opens an event (its subsequence, detected as it
+    completes); nothing opens another until one ANOMALY_END closes it with its extent
+    [first, end) from the ANOMALY's start, and its peak inside that extent, scoring at
+    least as high; events never overlap."""
+    out = []
+    for a in alerts:
+        if a.kind == pb.ANOMALY:
+            if out and out[-1].end is None:
+                raise Failure("%s: ANOMALY at %d while the event at %d is open" %
+                              (where, a.start_seq, out[-1].first))
+            check(a.event_start_seq == a.start_seq and
+                  a.event_end_seq == a.start_seq + a.length and
+                  a.detected_seq == a.start_seq + a.length - 1,
+                  "%s: ANOMALY %d: extent [%d, %d), detected %d" %
+                  (where, a.start_seq, a.event_start_seq, a.event_end_seq, a.detected_seq))
+            if out and a.start_seq < out[-1].end:
+                raise Failure("%s: event at %d overlaps the one before, [%d, %d)" %
+                              (where, a.start_seq, out[-1].first, out[-1].end))
+            out.append(Event(a))
+        elif a.kind == pb.ANOMALY_END:
+            check(out and out[-1].end is None, "%s: ANOMALY_END at %d without an open event" %
+                  (where, a.event_start_seq))
+            e = out[-1]
+            check(a.event_start_seq == e.first and a.event_end_seq >= e.first + a.length and
+                  a.detected_seq >= a.event_end_seq - 1,
+                  "%s: ANOMALY_END of the event at %d: extent [%d, %d), detected %d" %
+                  (where, e.first, a.event_start_seq, a.event_end_seq, a.detected_seq))
+            check(e.first <= a.start_seq and a.start_seq + a.length <= a.event_end_seq,
+                  "%s: the peak %d of the event [%d, %d) lies outside it" %
+                  (where, a.start_seq, a.event_start_seq, a.event_end_seq))
+            check(a.score >= e.anomaly.score or a.distance >= e.anomaly.distance,
+                  "%s: the peak of the event at %d scores %.6g, its ANOMALY %.6g" %
+                  (where, e.first, a.score, e.anomaly.score))
+            e.end, e.closed, e.end_alert = a.event_end_seq, a.detected_seq, a
+    return out
+
+
+def expected_discords(env, values, p, events, excl=None):
+    """What DISCORD alerts a stream of values (from seq 0, no gap) with a fixed range
+    p["range"] must produce (DESIGN 5.3; stream/passes.c): at each windowed pass, in
+    order, the batch tool's range discords of that window, best first (the larger
+    distance, then the smaller start), each published when it overlaps nothing the
+    stream published before it (DISCORDs, events closed by the pass point) nor the
+    event open at the pass point. events: the stream's events (events_of), as the
+    daemon published them. Returns {start: (distance, neighbor)}."""
+    m, out, spans = p["subsequence"], {}, []
+    for e in window_ends(len(values), p):
+        start, last = max(0, e - p["window"]), e - 1
+        done = [(ev.first, ev.end) for ev in events if ev.closed is not None and ev.closed <= last]
+        open_ = [ev.first for ev in events if ev.opened <= last and
+                 (ev.closed is None or ev.closed > last)]
+        found = sorted(env.discords(values[start:e], m, p["range"], excl),
+                       key=lambda t: (-t[1], t[0]))
+        for i, d, j in found:
+            a, b = start + i, start + i + m
+            if any(b > f for f in open_) or any(a < y and x < b for x, y in spans + done):
+                continue
+            spans.append((a, b))
+            out[a] = (d, start + j)
     return out
 
 

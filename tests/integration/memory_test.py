@@ -123,7 +123,8 @@ def case_oversize(env):
     disconnected, VmRSS grows by < 20 MB (peak over the attack), the daemon answers and
     still counts a real client's samples."""
     conns, body = 14, 16 * MB
-    with env.daemon(params={"window": 256, "subsequence": 16, "hop": 64, "range": 5.0},
+    with env.daemon(params={"window": 256, "subsequence": 16, "hop": 64, "warmup": 128,
+                            "range": 5.0},
                     limits={"max_message_size": 256 * 1024}) as d:
         sock = env.pusher(d.ingest)
         env.send_series(sock, "real/1", [float(k % 7) for k in range(300)], batch=100)
@@ -221,7 +222,7 @@ def case_slow_subscriber(env):
     stall = float(os.environ.get("TSMINE_STALL_S", "60"))
     streams = ["gap/%d" % k for k in range(4)]
     hwm = 1000
-    p = {"window": 64, "subsequence": 8, "hop": 64, "range": 1e9, "motif": False}
+    p = {"window": 64, "subsequence": 8, "hop": 64, "warmup": 32, "range": 1e9, "motif": False}
     with env.daemon(params=p, alerts={"hwm": hwm}) as d:
         fast = SeqReader(env, d.alerts, "")
         picky = SeqReader(env, d.alerts, "gap/1")  # one stream by prefix
