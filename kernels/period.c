@@ -185,6 +185,37 @@ tsm_status tsm_period_estimate(tsm_ctx *ctx, const double *x, size_t n, uint32_t
     return TSM_OK;
 }
 
+tsm_status tsm_period_strength(tsm_ctx *ctx, const double *x, size_t n, uint32_t lag, double *r) {
+    if (!r || (!x && n > 0))
+        return tsm_fail(ctx, TSM_EINVAL, "period strength: NULL %s", r ? "series" : "result");
+    *r = 0.0;
+    if (lag == 0 || lag >= n)
+        return TSM_OK;
+    double *y = malloc(n * sizeof *y), rr[2];
+    unsigned char *w = malloc(n);
+    if (!y || !w) {
+        free(y), free(w);
+        return tsm_fail(ctx, TSM_ENOMEM, "period strength: out of memory for %zu samples", n);
+    }
+    int flat;
+    size_t nf = detrend(x, n, y, w, &flat);
+    if (!flat && nf > lag) {
+        /* r(0) and r(lag) by the same sums acf() makes, without the lags between */
+        double c0 = 0, cl = 0;
+        size_t n0 = 0, nl = 0;
+        for (size_t i = 0; i < n; i++)
+            if (w[i])
+                c0 += y[i] * y[i], n0++;
+        for (size_t i = 0; i + lag < n; i++)
+            if (w[i] && w[i + lag])
+                cl += y[i] * y[i + lag], nl++;
+        rr[0] = c0 / (double)n0, rr[1] = nl ? cl / (double)nl : 0.0;
+        *r = rr[0] > 0 ? rr[1] / rr[0] : 0.0;
+    }
+    free(y), free(w);
+    return TSM_OK;
+}
+
 tsm_status tsm_auto_m(tsm_ctx *ctx, const double *x, size_t n, uint32_t min_m, uint32_t max_m,
                       uint32_t fallback, uint32_t *m, uint32_t *period) {
     if (!m)

@@ -64,6 +64,11 @@ extern "C" {
 tsm_status tsm_period_estimate(tsm_ctx *ctx, const double *x, size_t n, uint32_t min_p,
                                uint32_t max_p, uint32_t *period);
 
+/* How strongly x[0..n) repeats with period lag: its autocorrelation there, r(lag) as
+ * above (the linearly detrended series, pairs with a non-finite sample left out), in
+ * [-1, 1]; 0 for a constant or too short a series. Costs O(n). */
+tsm_status tsm_period_strength(tsm_ctx *ctx, const double *x, size_t n, uint32_t lag, double *r);
+
 /* The subsequence length for x[0..n): its dominant period P (tsm_period_estimate over
  * [min_m, max_m]) when it has one, else fallback clamped to [min_m, max_m]. *period (when
  * not NULL) gets P, 0 when the fallback was used. Measured on the UCR anomaly archive,

@@ -165,6 +165,7 @@ static void w_stream(writer *w, const tss_stream *s) {
     w_params(w, &s->cfg);
     w_u32(w, s->p.subsequence);
     w_u32(w, s->period);
+    w_u32(w, s->next_check);
     /* ingest side */
     w_u8(w, (unsigned)s->started);
     w_u64(w, s->next_seq);
@@ -409,20 +410,23 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     p.motif = (int)r_u8(r);
     p.references = r_u32(r);
     p.left_discord = (int)r_u8(r);
-    uint32_t m = r_u32(r), period = r_u32(r);
+    uint32_t m = r_u32(r), period = r_u32(r), next_check = r_u32(r);
     char why[200];
     if (r->bad)
         BAD("truncated");
     if (tss_params_check(&p, why, sizeof why) != 0)
         BAD("%s", why);
     if (p.subsequence ? m != p.subsequence
-                      : m != 0 && (m < TSS_AUTO_M_MIN || m > tss_params_auto_max(&p)) &&
+                      : m != 0 && (m < TSS_AUTO_M_MIN || m > tss_params_auto_max(&p, p.window)) &&
                             m != TSS_AUTO_M_FALLBACK)
         BAD("subsequence %u in force does not fit the parameters", m);
+    if (next_check > p.window || (next_check && (p.subsequence || !m || period)))
+        BAD("bad automatic m state");
     if (tss_stream_new(id, &p, &s) != 0)
         BAD("out of memory");
     if (p.subsequence == 0 && m)
         tss_stream_set_m(s, m, period);
+    s->next_check = next_check;
 
     s->started = (int)r_u8(r);
     s->next_seq = r_u64(r);

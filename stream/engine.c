@@ -24,7 +24,6 @@
 
 #include "online_round.h"
 #include "passes.h"
-#include "period.h" /* kernels/: tsm_auto_m */
 #include "util.h"
 
 #include <ctype.h>
@@ -271,11 +270,7 @@ static int choose_m(tss_stream *s) {
     const size_t run = tss_staging_run(q), warmup = s->cfg.warmup;
     if (run == 0 || (run < warmup && run == tss_staging_pending(q)))
         return 0; /* the warm-up history is not in yet */
-    uint32_t m = TSS_AUTO_M_FALLBACK, period = 0;
-    if (tsm_auto_m(NULL, q->v + q->head, run < warmup ? run : warmup, TSS_AUTO_M_MIN,
-                   tss_params_auto_max(&s->cfg), TSS_AUTO_M_FALLBACK, &m, &period) != TSM_OK)
-        m = TSS_AUTO_M_FALLBACK, period = 0; /* only out of memory: the fallback */
-    tss_stream_set_m(s, m, period);
+    tss_stream_choose_m(s, q->v + q->head, run < warmup ? run : warmup);
     return 1;
 }
 
@@ -432,6 +427,11 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
 static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
     if (reserve_streams(&e->fly, &e->fly_cap, n) != 0)
         return tsm_fail(e->wide, TSM_ENOMEM, "out of memory for %zu passes", n);
+    for (size_t k = 0; k < n; k++) { /* an automatic m without a period: again? */
+        tss_stream *s = due[k];
+        if (s->next_check && s->ring.fill >= s->next_check)
+            tss_stream_choose_m(s, s->ring.v + tss_ring_start(&s->ring), s->ring.fill);
+    }
     double t0 = tssi_now();
     tsm_status st = tss_passes_start(e->wide, &e->arena, due, n, &e->passes);
     memcpy(e->fly, due, n * sizeof *due);

@@ -27,13 +27,20 @@ static region layout(const tss_online *o) {
     g.inv = g.mu + tss_arena_align(two * sizeof(double));
     g.kind = g.inv + tss_arena_align(two * sizeof(double));
     g.qt = g.kind + tss_arena_align(two);
-    g.state = g.qt + tss_arena_align(((uint64_t)o->window - o->m + 1) * sizeof(double));
+    /* the QT row has W - m + 1 entries; room for the largest (m = 3), so that the
+     * region does not depend on m and an automatic m can change in place */
+    g.state = g.qt + tss_arena_align(((uint64_t)o->window - 2) * sizeof(double));
     g.bytes = g.state + tss_arena_align(sizeof(tsm_online_state));
     return g;
 }
 
 void tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m) {
     *o = (tss_online){.window = ring->window, .m = m, .cap = ring->cap};
+}
+
+void tss_online_set_m(tss_online *o, uint32_t m) {
+    o->m = m;
+    o->st.valid = 0;
 }
 
 uint64_t tss_online_bytes(const tss_online *o) {

@@ -32,7 +32,10 @@ typedef struct {
 /* Describes the region for a ring and subsequence length m (placed in the arena on
  * the stream's first round). Cannot fail. */
 void tss_online_init(tss_online *o, const tss_ring *ring, uint32_t m);
-/* Bytes of the region in the arena. */
+/* A new subsequence length for the same ring (an automatic m chosen again): the region
+ * keeps its place, the next round rebuilds the statistics and QT row from the window. */
+void tss_online_set_m(tss_online *o, uint32_t m);
+/* Bytes of the region in the arena (the same for every m). */
 uint64_t tss_online_bytes(const tss_online *o);
 /* The window in the arena (device memory for a CUDA arena): ring->fill samples. Only
  * for a placed, not stale stream. */

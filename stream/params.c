@@ -29,9 +29,9 @@ uint32_t tss_params_warm(const tss_params *p, uint32_t m) {
     return p->warmup > 2 * m ? p->warmup : 2 * m;
 }
 
-uint32_t tss_params_auto_max(const tss_params *p) {
-    uint32_t most = p->warmup / 3;
-    return most < p->window / 2 ? most : p->window / 2;
+uint32_t tss_params_auto_max(const tss_params *p, uint64_t n) {
+    uint64_t most = n / 3 < p->window / 8 ? n / 3 : p->window / 8;
+    return most > TSS_AUTO_M_MIN ? (uint32_t)most : TSS_AUTO_M_MIN;
 }
 
 /* Writes the message; returns -1. */
@@ -63,8 +63,8 @@ int tss_params_check(const tss_params *p, char *err, unsigned errlen) {
     if (p->hop < 1 || p->hop > p->window)
         return fail(err, errlen, "hop must be in [1, window] (hop %u, window %u)", p->hop,
                     p->window);
-    const uint32_t auto_most =
-        tss_params_auto_max(p) > TSS_AUTO_M_FALLBACK ? tss_params_auto_max(p) : TSS_AUTO_M_FALLBACK;
+    const uint32_t most = tss_params_auto_max(p, p->window), /* what auto may choose */
+        auto_most = most > TSS_AUTO_M_FALLBACK ? most : TSS_AUTO_M_FALLBACK;
     if (p->excl > p->window - (automatic ? auto_most : p->subsequence))
         return fail(err, errlen,
                     "excl must be <= window - subsequence, or 0 for subsequence (excl %u, "

@@ -9,7 +9,8 @@
 typedef struct {
     uint32_t window;      /* W: samples kept per stream (default 4096) */
     uint32_t subsequence; /* m; 0 = auto (default): the period of the warm-up history,
-                           * in [TSS_AUTO_M_MIN, warmup / 3], else TSS_AUTO_M_FALLBACK */
+                           * else TSS_AUTO_M_FALLBACK until the window, as it doubles,
+                           * shows one (tss_stream_choose_m) */
     uint32_t hop;         /* a windowed pass every hop samples (default 1024); 1 <= hop <= W */
     uint32_t excl;        /* exclusion zone; 0 means m (default) */
     uint32_t warmup;      /* samples a (re)started window holds before it scores (300) */
@@ -25,6 +26,8 @@ typedef struct {
 /* subsequence = auto: the range of periods looked for, and m when there is none. */
 #define TSS_AUTO_M_MIN      8
 #define TSS_AUTO_M_FALLBACK 16
+/* The least autocorrelation at a period found on a second look (tss_stream_choose_m). */
+#define TSS_AUTO_M_RECHECK_ACF 0.6
 /* The least warmup with subsequence = auto (three periods of TSS_AUTO_M_MIN). */
 #define TSS_AUTO_WARMUP_MIN 24
 
@@ -45,7 +48,9 @@ uint32_t tss_params_excl(const tss_params *p, uint32_t m);
 /* The samples a window holds before it scores, for subsequence length m:
  * max(warmup, 2 m). */
 uint32_t tss_params_warm(const tss_params *p, uint32_t m);
-/* The largest period subsequence = auto looks for: warmup / 3, and at most W / 2. */
-uint32_t tss_params_auto_max(const tss_params *p);
+/* The largest period subsequence = auto looks for in n samples of history: n / 3 (three
+ * periods in view), at most W / 8 (a window of eight subsequences), at least
+ * TSS_AUTO_M_MIN. */
+uint32_t tss_params_auto_max(const tss_params *p, uint64_t n);
 
 #endif

@@ -1,6 +1,8 @@
 /* stream.c - a stream's lifecycle: creation, restart, new parameters, alert queue. */
 #include "stream.h"
 
+#include "period.h" /* kernels/: tsm_auto_m */
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +27,32 @@ static int alloc_window(tss_stream *s, const tss_params *p) {
 }
 
 void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period) {
+    tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
     s->p.subsequence = m;
     s->p.excl = tss_params_excl(&s->cfg, m);
     s->period = period;
-    tss_online_init(&s->on, &s->ring, m);
+    if (s->on.placed)
+        tss_online_set_m(&s->on, m);
+    else
+        tss_online_init(&s->on, &s->ring, m);
     tss_detect_reset(&s->det, &s->p, m);
+}
+
+void tss_stream_choose_m(tss_stream *s, const double *x, size_t n) {
+    uint32_t m = TSS_AUTO_M_FALLBACK, period = 0;
+    if (tsm_auto_m(NULL, x, n, TSS_AUTO_M_MIN, tss_params_auto_max(&s->cfg, n), TSS_AUTO_M_FALLBACK,
+                   &m, &period) != TSM_OK)
+        m = TSS_AUTO_M_FALLBACK, period = 0; /* only out of memory: the fallback */
+    double r = 1.0;
+    if (period && s->p.subsequence && /* a second look: only a strong period moves m */
+        (tsm_period_strength(NULL, x, n, period, &r) != TSM_OK || r < TSS_AUTO_M_RECHECK_ACF))
+        m = TSS_AUTO_M_FALLBACK, period = 0;
+    const uint32_t w = s->cfg.window, last = s->next_check ? s->next_check : s->cfg.warmup;
+    s->next_check = period || last >= w ? 0 : 2 * (uint64_t)last < w ? 2 * last : w;
+    if (m != s->p.subsequence)
+        tss_stream_set_m(s, m, period);
+    else
+        s->period = period;
 }
 
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out) {
@@ -77,6 +100,7 @@ static void forget_m(tss_stream *s) {
     s->p.subsequence = 0;
     s->p.excl = tss_params_excl(&s->cfg, 0);
     s->period = 0;
+    s->next_check = 0;
     s->on = (tss_online){0}; /* the old arena region is not reused (arena.h) */
     tss_detect_reset(&s->det, &s->p, 0);
 }
@@ -112,7 +136,7 @@ int tss_stream_set_params(tss_stream *s, const tss_params *np) {
     if (shape && m)
         tss_online_init(&s->on, &s->ring, m);
     if (shape && !m)
-        s->period = 0;
+        s->period = 0, s->next_check = 0;
     if (scoring) {
         tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
         tss_detect_reset(&s->det, &s->p, m);

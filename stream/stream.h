@@ -42,6 +42,9 @@ struct tss_stream {
     tss_params p;    /* in force: m chosen (0 while an automatic m waits for its warm-up
                       * history) and excl resolved (never 0 once m is known) */
     uint32_t period; /* the period an automatic m was chosen from (0: none, fallback) */
+    /* an automatic m without a period yet: the window fill at which the next pass point
+     * chooses it again (0: m is final, or not automatic) */
+    uint32_t next_check;
 
     /* ingest side */
     int started;       /* a batch was accepted */
@@ -89,9 +92,22 @@ uint32_t tss_stream_slack(const tss_params *p);
  * or -1 (out of memory). */
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out);
 /* Sets the subsequence length in force to m (with an automatic m: once chosen; period:
- * the period it came from), resolving excl, laying out the online state and starting
- * the score history. */
+ * the period it came from), resolving excl, laying out the online state (in place when
+ * it has its region: the next round rebuilds it) and starting the score history (an
+ * open event closes first). */
 void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period);
+/* subsequence = auto: chooses m from the history x[0..n) (kernels/period.h,
+ * tss_params_auto_max) and sets it when it differs. The first choice is made on the
+ * warm-up history (engine.c); while it finds no period, m is the fallback and is
+ * chosen again on the window at the first pass point where the window holds twice as
+ * many samples as the last time (2 warmup, 4 warmup, ..., and a full window), so that a
+ * period too long for the warm-up (a daily cycle of 5-minute samples) is still found.
+ * Such a second look moves m only to a strong period (autocorrelation at least
+ * TSS_AUTO_M_RECHECK_ACF there): a weak one, in a noisy series that showed none in its
+ * warm-up, serves a z-normalised distance worse than the short fallback, and the move
+ * costs a fresh score history. Once a period is found, or after the full window, m
+ * stays. */
+void tss_stream_choose_m(tss_stream *s, const double *x, size_t n);
 /* The samples the window holds before it scores (tss_params_warm of the m in force). */
 static inline uint32_t tss_stream_warm(const tss_stream *s) {
     return tss_params_warm(&s->p, s->p.subsequence);

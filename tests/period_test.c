@@ -8,7 +8,8 @@
  * round); a period on a linear trend; a period with NaN stretches. Series without a
  * period must give 0: random walks (many seeds and lengths), white noise, red noise, a
  * constant, a straight line, a series of NaN. Then edge sizes, rejected arguments, the
- * bounded cost of a long series, and tsm_auto_m's clamp and fallback. Failures print
+ * bounded cost of a long series, tsm_auto_m's clamp and fallback, and the strength of a
+ * period (tsm_period_strength) against a direct computation. Failures print
  * the case's seed (rerun with TSM_TEST_SEED=<seed>). */
 #include "testutil.h"
 
@@ -308,6 +309,58 @@ static void test_auto_m(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* The strength of a period: the detrended autocorrelation at the lag, checked against a
+ * direct computation; near 1 for a clean sine at its period, near -1 at half of it,
+ * near 0 for noise; 0 for constants and lags out of range; NaN stretches left out. */
+static void test_strength(void **state) {
+    (void)state;
+    tu_case_seed(61);
+    const size_t n = 3000;
+    double *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    tsm_ctx *ctx = cpu_ctx();
+    double r;
+    for (size_t k = 0; k < n; k++)
+        x[k] = sin(TWO_PI * (double)k / 50.0) + 0.001 * (double)k; /* a trend, detrended */
+    assert_int_equal(tsm_period_strength(ctx, x, n, 50, &r), TSM_OK);
+    assert_true(r > 0.98);
+    assert_int_equal(tsm_period_strength(ctx, x, n, 25, &r), TSM_OK);
+    assert_true(r < -0.98);
+    for (size_t k = 0; k < n; k++)
+        x[k] = tu_normal() + (k >= 1000 && k < 1100 ? NAN : 0.0);
+    assert_int_equal(tsm_period_strength(ctx, x, n, 40, &r), TSM_OK);
+    assert_true(fabs(r) < 0.1);
+    /* against the sums straight from the definition (x finite here) */
+    for (size_t k = 0; k < n; k++)
+        x[k] = sin(TWO_PI * (double)k / 37.0) + 0.7 * tu_normal();
+    double mx = 0, mt = 0, sxt = 0, stt = 0;
+    for (size_t k = 0; k < n; k++)
+        mx += x[k], mt += (double)k;
+    mx /= (double)n, mt /= (double)n;
+    for (size_t k = 0; k < n; k++)
+        sxt += ((double)k - mt) * (x[k] - mx), stt += ((double)k - mt) * ((double)k - mt);
+    double *y = malloc(n * sizeof *y), c0 = 0, c1 = 0;
+    assert_non_null(y);
+    for (size_t k = 0; k < n; k++)
+        y[k] = x[k] - mx - sxt / stt * ((double)k - mt), c0 += y[k] * y[k];
+    for (size_t k = 0; k + 37 < n; k++)
+        c1 += y[k] * y[k + 37];
+    double want = (c1 / (double)(n - 37)) / (c0 / (double)n);
+    assert_int_equal(tsm_period_strength(ctx, x, n, 37, &r), TSM_OK);
+    if (fabs(r - want) > 1e-9)
+        fail_msg("strength %.17g, direct %.17g", r, want);
+    for (size_t k = 0; k < n; k++)
+        x[k] = 3.0;
+    assert_int_equal(tsm_period_strength(ctx, x, n, 10, &r), TSM_OK);
+    assert_true(r == 0.0);
+    assert_int_equal(tsm_period_strength(ctx, x, 5, 10, &r), TSM_OK); /* lag >= n */
+    assert_true(r == 0.0);
+    assert_int_equal(tsm_period_strength(ctx, NULL, n, 10, &r), TSM_EINVAL);
+    assert_int_equal(tsm_period_strength(ctx, x, n, 10, NULL), TSM_EINVAL);
+    free(x), free(y);
+    tsm_ctx_destroy(&ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sines),          cmocka_unit_test(test_few_periods),
@@ -316,6 +369,7 @@ int main(void) {
         cmocka_unit_test(test_noise),          cmocka_unit_test(test_flat),
         cmocka_unit_test(test_sizes),          cmocka_unit_test(test_rejects),
         cmocka_unit_test(test_long_series),    cmocka_unit_test(test_auto_m),
+        cmocka_unit_test(test_strength),
     };
     tu_apply_filter();
     return cmocka_run_group_tests_name("period", tests, NULL, NULL);

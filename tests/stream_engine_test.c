@@ -90,6 +90,7 @@ typedef struct {
     uint64_t ma, mb;
     const st_score *sc; /* the engine's scores of this stream, in order */
     size_t nsc, next;
+    int switched; /* an automatic m moved after the warm-up */
 } model_state;
 
 static void publish(model_state *ms, uint64_t a, uint64_t b) {
@@ -233,9 +234,31 @@ static void model_score(const st_input *in, const tss_params *p, size_t excl, mo
     expect_ref(ms, r, n, isnan(p->range) ? p->threshold : p->range, x);
 }
 
-/* The m a stream with these parameters uses for input in (chosen from its first warm-up
- * history when automatic), or 0 when it never gets one. */
-static uint32_t model_m(const st_input *in, const tss_params *p) {
+/* An automatic m chosen from x[0..n) (tss_stream_choose_m): recheck, a second look on
+ * the window, takes only a strong period. *next_check: the window fill of the next look
+ * (0: none); *period: the period found. */
+static uint32_t choose_m(const double *x, size_t n, const tss_params *p, int recheck,
+                         uint32_t *next_check, uint32_t *period) {
+    uint32_t m = 0;
+    assert_int_equal(tsm_auto_m(NULL, x, n, TSS_AUTO_M_MIN, tss_params_auto_max(p, n),
+                                TSS_AUTO_M_FALLBACK, &m, period),
+                     TSM_OK);
+    double r = 1.0;
+    if (*period && recheck) {
+        assert_int_equal(tsm_period_strength(NULL, x, n, *period, &r), TSM_OK);
+        if (r < TSS_AUTO_M_RECHECK_ACF)
+            m = TSS_AUTO_M_FALLBACK, *period = 0;
+    }
+    uint32_t last = *next_check ? *next_check : p->warmup;
+    *next_check = *period || last >= p->window ? 0 : 2 * last < p->window ? 2 * last : p->window;
+    return m;
+}
+
+/* The m a stream with these parameters starts with for input in (chosen from its first
+ * warm-up history when automatic, *next_check set), or 0 when it never gets one. */
+static uint32_t model_m(const st_input *in, const tss_params *p, uint32_t *next_check,
+                        uint32_t *period) {
+    *next_check = *period = 0;
     if (p->subsequence)
         return p->subsequence;
     size_t run = 1;
@@ -243,17 +266,13 @@ static uint32_t model_m(const st_input *in, const tss_params *p) {
         run++;
     if (run < p->warmup && run == in->n)
         return 0; /* waits for its warm-up history */
-    uint32_t m = 0, period = 0;
-    assert_int_equal(tsm_auto_m(NULL, in->v, run < p->warmup ? run : p->warmup, TSS_AUTO_M_MIN,
-                                tss_params_auto_max(p), TSS_AUTO_M_FALLBACK, &m, &period),
-                     TSM_OK);
-    return m;
+    return choose_m(in->v, run < p->warmup ? run : p->warmup, p, 0, next_check, period);
 }
 
 /* Replays one input through the definitions; scores: the engine's, in order. */
 static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const st_scores *scores,
                   expect *x) {
-    const uint32_t m = model_m(in, p);
+    uint32_t next_check, period, m = model_m(in, p, &next_check, &period);
     model_state ms = {.ev = {.m = m,
                              .threshold = p->threshold,
                              .threshold_end = p->threshold_end,
@@ -271,8 +290,8 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
         free(own);
         return;
     }
-    const size_t W = p->window, excl = tss_params_excl(p, m), warm = tss_params_warm(p, m);
-    size_t seg0 = 0, since = 0;
+    const size_t W = p->window;
+    size_t excl = tss_params_excl(p, m), warm = tss_params_warm(p, m), seg0 = 0, since = 0;
     for (size_t k = 0; k < in->n; k++) {
         if (k > 0 && in->seq[k] != in->seq[k - 1] + 1) {
             ref_alert r[1];
@@ -290,6 +309,17 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
             model_score(in, p, excl, &ms, ws, k, len >= warm, x);
         if (++since >= p->hop && len >= warm) { /* a pass point */
             since = 0;
+            if (next_check && k + 1 - ws >= next_check) { /* an automatic m: again? */
+                uint32_t nm = choose_m(in->v + ws, k + 1 - ws, p, 1, &next_check, &period);
+                if (nm != m) { /* a fresh score history for the new m */
+                    ref_alert r[1];
+                    expect_ref(&ms, r, ref_events_close(&ms.ev, in->seq[k], r), p->threshold, x);
+                    ms.ev.m = m = nm;
+                    ms.ev.hist = (ref_history){0};
+                    excl = tss_params_excl(p, m), warm = tss_params_warm(p, m);
+                    ms.switched = 1;
+                }
+            }
             model_pass(ctx, p, m, excl, &ms, in->v + ws, k + 1 - ws, in->seq[ws], in->seq[k], x);
         }
     }
@@ -375,24 +405,31 @@ static void test_alerts_equal_model(void **state) {
     tsm_ctx *ctx = tu_ctx();
     st_env env = {.keep_scores = 1};
     tss_params pa = params(256, 16, 32, 0, NAN), pb = params(96, 8, 96, 12, 3.0),
-               pc = params(200, 10, 25, 0, NAN), pd = params(384, 0, 64, 0, NAN);
+               pc = params(200, 10, 25, 0, NAN), pd = params(384, 0, 64, 0, NAN),
+               pe = params(1024, 0, 64, 0, NAN);
     pc.motif = 0, pc.left_discord = 0, pc.threshold = 0.99, pc.threshold_end = 0.9;
     pd.warmup = 192;
+    pe.warmup = 96, pe.motif = 0;
     st_env_add(&env, "a", pa);
     st_env_add(&env, "b", pb);
     st_env_add(&env, "c", pc);
     st_env_add(&env, "d", pd);
-    st_input in[4] = {st_make_input("a", 2500, 0, 1400, 45), st_make_input("b", 1200, 1000, 0, 0),
-                      st_make_input("c", 2200, 7, 350, 3), st_make_input("d", 2000, 5, 0, 0)};
+    st_env_add(&env, "e", pe);
+    st_input in[5] = {st_make_input("a", 2500, 0, 1400, 45), st_make_input("b", 1200, 1000, 0, 0),
+                      st_make_input("c", 2200, 7, 350, 3), st_make_input("d", 2000, 5, 0, 0),
+                      st_make_input("e", 1500, 0, 0, 0)};
     for (size_t k = 0; k < in[3].n; k++) /* d: a period of 24 under its walk */
         in[3].v[k] += 4.0 * sin(2 * M_PI * (double)k / 24.0);
+    for (size_t k = 0; k < in[4].n; k++) /* e: a period of 60, too long for its warm-up */
+        in[4].v[k] = 0.05 * in[4].v[k] + 8.0 * sin(2 * M_PI * (double)k / 60.0);
     tss_engine *e = st_engine(&env, 2, 0);
-    st_feed(e, in, 4, 90, 0.3);
+    st_feed(e, in, 5, 90, 0.3);
     size_t counts[TSS_ALERT_KINDS] = {0};
     check_stream(ctx, &env, &in[0], &pa, counts);
     check_stream(ctx, &env, &in[1], &pb, counts);
     check_stream(ctx, &env, &in[2], &pc, counts);
     check_stream(ctx, &env, &in[3], &pd, counts);
+    check_stream(ctx, &env, &in[4], &pe, counts);
     print_message("alerts: discord %zu left %zu motif %zu gap %zu anomaly %zu end %zu\n", counts[1],
                   counts[2], counts[3], counts[4], counts[5], counts[6]);
     /* the scenario must exercise every kind */
@@ -402,7 +439,7 @@ static void test_alerts_equal_model(void **state) {
                      kind_names[kind]);
     tss_engine_counters c;
     tss_engine_counters_get(e, &c);
-    assert_int_equal(c.samples, 2500 + 1200 + 2200 + 2000);
+    assert_int_equal(c.samples, 2500 + 1200 + 2200 + 2000 + 1500);
     assert_int_equal(c.alerts[TSS_ALERT_GAP], 2);
     assert_int_equal(tss_engine_pending(e), 0);
     tss_stream_info info;
@@ -414,9 +451,16 @@ static void test_alerts_equal_model(void **state) {
     assert_false(info.subsequence_auto);
     assert_int_equal(tss_engine_stream_find(e, "d", &info), 0);
     assert_true(info.subsequence_auto);
-    assert_int_equal(info.params.subsequence, model_m(&in[3], &pd));
+    uint32_t next_check, period;
+    assert_int_equal(info.params.subsequence, model_m(&in[3], &pd, &next_check, &period));
     assert_int_equal(info.period, info.params.subsequence); /* it found the period */
     assert_true(info.period >= 23 && info.period <= 25);
+    /* e found none in its warm-up (the fallback), then its period on the window */
+    assert_int_equal(model_m(&in[4], &pe, &next_check, &period), TSS_AUTO_M_FALLBACK);
+    assert_true(period == 0 && next_check == 192);
+    assert_int_equal(tss_engine_stream_find(e, "e", &info), 0);
+    assert_true(info.period >= 59 && info.period <= 61);
+    assert_int_equal(info.params.subsequence, info.period);
     tss_engine_destroy(&e);
     for (int s = 0; s < 4; s++)
         st_input_free(&in[s]);
@@ -860,7 +904,7 @@ static void test_reparam_recalibrate(void **state) {
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     uint32_t m = 0, period = 0;
     assert_int_equal(tsm_auto_m(NULL, in.v + 800, 64, TSS_AUTO_M_MIN,
-                                tss_params_auto_max(&env.params[0]), TSS_AUTO_M_FALLBACK, &m,
+                                tss_params_auto_max(&env.params[0], 64), TSS_AUTO_M_FALLBACK, &m,
                                 &period),
                      TSM_OK);
     assert_int_equal(info.params.subsequence, m);
