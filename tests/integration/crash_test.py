@@ -89,7 +89,7 @@ def parse_checkpoint(data):
         sid = data[at:at + idlen].decode()
         at += idlen
         window = take("IIIIIdddBIB")[0]           # parameters
-        take("II")                                # m in force, its period
+        take("III")                               # m in force, its period, next look
         _, next_seq, _, ngaps, _ = take("BQqII")  # started, next_seq, last_ts, gaps
         at += 16 * ngaps
         samples, = take("Q")

@@ -14,9 +14,10 @@ the device-loss path; an independent parser (crash_test.py) reads it. Then, as
 systemd's Restart=on-failure would, the daemon starts again without the hook: it must
 restore exactly that file (status: every stream with samples = next_seq as on disk),
 the publisher resumes each stream at its restored sequence number with an anomaly
-planted PLANT samples later, and a subscriber must see an ANOMALY alert on that anomaly
-(its subsequence overlaps it; scored against the restored score history), for every
-stream, within 30 s of the restart.
+planted PLANT samples later, and a subscriber must see an event on that anomaly (an
+ANOMALY whose subsequence overlaps it, or the ANOMALY_END of an event already open
+whose extent covers it; scored against the restored score history), for every stream,
+within 30 s of the restart.
 """
 
 import math
@@ -155,19 +156,28 @@ def lose_device(env, hook, backend, cause):
             anomaly[s] = a
         m = PARAMS["subsequence"]
         with harness.Subscriber(env, d.alerts, "fault/") as sub:
+            def on_anomaly(sid, a):  # an event's ANOMALY on it, or its extent over it
+                if a.kind == env.pb.ANOMALY:
+                    return anomaly[sid] - m < a.start_seq < anomaly[sid] + ANOMALY
+                return (a.kind == env.pb.ANOMALY_END and a.event_start_seq <
+                        anomaly[sid] + ANOMALY and a.event_end_seq > anomaly[sid])
+
             def hits():
                 got = {}
                 for sid, a in sub.get():
-                    if (a.kind == env.pb.ANOMALY
-                            and anomaly[sid] - m < a.start_seq < anomaly[sid] + ANOMALY):
+                    if on_anomaly(sid, a):
                         got.setdefault(sid, time.monotonic())
                 return got
             deadline = t_restart + RESUME_S * harness.SLOW
             try:
                 publish(env, d, values, on_disk, lambda: len(hits()) == len(STREAMS), deadline)
             except Failure:
+                near = [(sid, env.pb.AlertKind.Name(a.kind), a.start_seq, a.event_start_seq,
+                         a.event_end_seq) for sid, a in sub.get()
+                        if abs(a.start_seq - anomaly[sid]) < 200]
                 raise Failure("alerts on the planted anomaly for %s only, within %.0f s of "
-                              "the restart" % (sorted(hits()), RESUME_S * harness.SLOW))
+                              "the restart; anomalies at %s, alerts near them %s" %
+                              (sorted(hits()), RESUME_S * harness.SLOW, anomaly, near))
             got = hits()
             seqs = [a.seq for sid, a in sub.get()]
         check(min(seqs) > 0, "an alert without its per-stream seq")
