@@ -154,6 +154,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
         {"processed_samples", s.processed},
         {"pending_samples", s.pending},
+        {"pending_passes", s.pending_passes},
         {"ticks", s.ticks},
         {"ns_busy", s.busy_ns},
         {"thread_ns_discord", (uint64_t)(s.pass_seconds[TSD_PASS_DISCORD] * 1e9)},

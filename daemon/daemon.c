@@ -195,5 +195,6 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->streams = tss_engine_stream_count(d->engine);
     s->processed = c.samples_processed;
     s->pending = tss_engine_pending(d->engine);
+    s->pending_passes = c.passes_pending;
     s->ticks = c.ticks;
 }

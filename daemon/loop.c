@@ -42,8 +42,15 @@
 /* The metrics snapshot's interval: it walks every stream (ring occupancy), too much
  * to do after every tick with 10^4 streams; a scrape sees counters at most this old. */
 #define METRICS_NS 100000000ull
-/* On SIGTERM, messages still read from the ingest queues before stopping. */
-#define STOP_DRAIN_MAX (64u * DRAIN_BATCH)
+/* On SIGTERM (stop): the queued messages are read into staging for at most
+ * STOP_READ_NS and up to STOP_STAGE_TICKS drains' worth of samples (about a second of
+ * processing, drain_cap), then only counted and dropped for at most STOP_DROP_NS; one
+ * tick processes what was staged, and the checkpoint keeps anything still staged
+ * (processed at the next start). So a stop takes a few seconds at any backlog, far
+ * within systemd's TimeoutStopSec, and the final checkpoint always happens. */
+#define STOP_READ_NS     1000000000ull
+#define STOP_STAGE_TICKS 5
+#define STOP_DROP_NS     2000000000ull
 /* STATUS= line interval. */
 #define STATUS_NS 2000000000ull
 /* Bytes of the publisher thread's queue (alerts.h): about 300,000 alerts of short
@@ -111,11 +118,39 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_s
     return n;
 }
 
-/* Reads what the ingest sockets already hold (bounded) before the process ends. */
-static size_t drain_queued(tsd_daemon *d) {
-    size_t n = drain(d, d->sock.ingest, 0, STOP_DRAIN_MAX, SIZE_MAX, NULL);
+/* Drops what sock still holds, counting messages and bytes, until it is empty or
+ * `until` (CLOCK_MONOTONIC ns) has passed. Returns the messages dropped. */
+static size_t discard(void *sock, uint64_t until, uint64_t *bytes) {
+    size_t n = 0;
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    while (tsd_now_ns() < until && zmq_msg_recv(&m, sock, ZMQ_DONTWAIT) >= 0) {
+        *bytes += zmq_msg_size(&m);
+        n += !zmq_msg_more(&m);
+    }
+    zmq_msg_close(&m);
+    return n;
+}
+
+/* Before the process ends (stop, device_lost): reads what the ingest sockets already
+ * hold into staging within the bounds above, then drops (and counts) the rest. Returns
+ * the messages read; *dropped, *bytes: those dropped. */
+static size_t drain_queued(tsd_daemon *d, const timers *t, size_t *dropped, uint64_t *bytes) {
+    const uint64_t start = tsd_now_ns();
+    const size_t cap =
+        drain_cap(t) > SIZE_MAX / STOP_STAGE_TICKS ? SIZE_MAX : STOP_STAGE_TICKS * drain_cap(t);
+    size_t n = 0, got;
+    int full = 0;
+    do {
+        got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, cap, &full);
+        if (d->sock.sub)
+            got += drain(d, d->sock.sub, 1, DRAIN_BATCH, cap, &full);
+        n += got;
+    } while (got > 0 && tss_engine_pending(d->engine) < cap && tsd_now_ns() - start < STOP_READ_NS);
+    *bytes = 0;
+    *dropped = discard(d->sock.ingest, tsd_now_ns() + STOP_DROP_NS, bytes);
     if (d->sock.sub)
-        n += drain(d, d->sock.sub, 1, STOP_DRAIN_MAX, SIZE_MAX, NULL);
+        *dropped += discard(d->sock.sub, tsd_now_ns() + STOP_DROP_NS, bytes);
     return n;
 }
 
@@ -131,7 +166,7 @@ static const char *saved(const tsd_daemon *d, int ck) {
  * sends STOPPING=1, reads what is already queued into staging (ingest touches only
  * the host; staged samples are checkpointed), writes the checkpoint and returns
  * TSD_EXIT_DEVICE_LOST so that systemd restarts the process. */
-static int device_lost(tsd_daemon *d, const char *why) {
+static int device_lost(tsd_daemon *d, const timers *t, const char *why) {
     tsd_log(TSD_LOG_ERR, "tick: %s: the device is lost; checkpointing and exiting %d", why,
             TSD_EXIT_DEVICE_LOST);
     char line[1200];
@@ -139,21 +174,24 @@ static int device_lost(tsd_daemon *d, const char *why) {
              TSD_EXIT_DEVICE_LOST);
     tsd_notify_status(line);
     tsd_notify_stopping();
-    size_t n = drain_queued(d);
+    size_t dropped;
+    uint64_t bytes;
+    size_t n = drain_queued(d, t, &dropped, &bytes);
     int ck = tsd_daemon_checkpoint(d);
-    tsd_log(TSD_LOG_ERR, "device lost: %zu queued messages read, %zu streams %s", n,
-            tss_engine_stream_count(d->engine), saved(d, ck));
+    tsd_log(TSD_LOG_ERR,
+            "device lost: %zu queued messages read, %zu dropped (%llu bytes), %zu streams %s", n,
+            dropped, (unsigned long long)bytes, tss_engine_stream_count(d->engine), saved(d, ck));
     return TSD_EXIT_DEVICE_LOST;
 }
 
 /* Ticks the engine; returns 0, or TSD_EXIT_DEVICE_LOST when the device is lost (the
  * checkpoint written). */
-static int tick(tsd_daemon *d) {
+static int tick(tsd_daemon *d, const timers *t) {
     char err[1024];
     if (tss_engine_tick(d->engine, err, sizeof err) == 0)
         return 0;
     if (tss_engine_device_lost(d->engine))
-        return device_lost(d, err);
+        return device_lost(d, t, err);
     uint64_t suppressed;
     if (tsd_ratelimit_allow(&d->tick_limit, tsd_now_ns(), &suppressed))
         tsd_log(TSD_LOG_ERR, "tick: %s (the passes concerned are skipped; %llu similar not logged)",
@@ -188,24 +226,28 @@ static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
     return (long)((wait + 999999) / 1000000);
 }
 
-/* SIGTERM/SIGINT: read what is already queued (bounded), process it and the pending
- * passes (their alerts leave before the publisher stops), checkpoint. */
-static int stop(tsd_daemon *d) {
+/* SIGTERM/SIGINT, in bounded time (STOP_READ_NS above): read what is already queued
+ * into staging within bounds and drop (count) the rest, process what is staged in one
+ * tick, checkpoint (which waits for the passes in flight, about TSS_PASS_BATCH_S; the
+ * streams still waiting for theirs, and samples still staged, are saved and go on at
+ * the next start). Returns 0, or EX_IOERR when the checkpoint failed (systemd sees the state
+ * was not saved). */
+static int stop(tsd_daemon *d, const timers *t) {
+    const uint64_t t0 = tsd_now_ns();
     tsd_notify_stopping();
-    size_t n = drain_queued(d);
-    int rc = tick(d);
+    size_t dropped;
+    uint64_t bytes;
+    size_t n = drain_queued(d, t, &dropped, &bytes);
+    int rc = tick(d, t);
     if (rc != 0)
         return rc; /* the device was lost in this tick: device_lost checkpointed */
-    char err[1024];
-    if (tss_engine_flush(d->engine, err, sizeof err) != 0) {
-        if (tss_engine_device_lost(d->engine))
-            return device_lost(d, err);
-        tsd_log(TSD_LOG_ERR, "stopping: %s (the passes concerned are skipped)", err);
-    }
     int ck = tsd_daemon_checkpoint(d);
-    tsd_log(TSD_LOG_NOTICE, "stopping: %zu queued messages read, %zu streams %s", n,
-            tss_engine_stream_count(d->engine), saved(d, ck));
-    return 0;
+    tsd_log(dropped ? TSD_LOG_WARNING : TSD_LOG_NOTICE,
+            "stopping: %zu queued messages read, %zu dropped (%llu bytes), %zu samples left "
+            "staged, %zu streams %s, in %.2f s",
+            n, dropped, (unsigned long long)bytes, tss_engine_pending(d->engine),
+            tss_engine_stream_count(d->engine), saved(d, ck), (double)(tsd_now_ns() - t0) * 1e-9);
+    return ck == 0 || !d->state_dir[0] ? 0 : EX_IOERR;
 }
 
 /* The loop of tsd_daemon_run, with the publisher thread running. */
@@ -248,7 +290,7 @@ static int run(tsd_daemon *d) {
         const size_t pending = tss_engine_pending(d->engine);
         if (now >= t.next_tick || pending >= PENDING_TICK || (pending && !more)) {
             uint64_t started = now;
-            if ((rc = tick(d)) != 0)
+            if ((rc = tick(d, &t)) != 0)
                 break;
             now = tsd_now_ns();
             const size_t left = tss_engine_pending(d->engine); /* nothing arrives meanwhile */
@@ -288,7 +330,7 @@ static int run(tsd_daemon *d) {
         tsd_daemon_checkpoint(d);
         return rc;
     }
-    return stop(d);
+    return stop(d, &t);
 }
 
 int tsd_daemon_run(tsd_daemon *d) {

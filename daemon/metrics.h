@@ -45,8 +45,9 @@ typedef struct {
     uint64_t pass_failures;
     double pass_seconds[TSD_PASSES]; /* online: wall; discord, motif: over pass threads */
     uint64_t ring_samples, ring_bytes, streams;
-    uint64_t processed; /* samples the ticks moved into the windows */
-    uint64_t pending;   /* accepted, not yet processed */
+    uint64_t processed;      /* samples the ticks moved into the windows */
+    uint64_t pending;        /* accepted, not yet processed */
+    uint64_t pending_passes; /* streams whose windowed passes wait or run now */
     uint64_t ticks;
     uint64_t busy_ns;              /* main thread outside zmq_poll */
     uint64_t publisher_ns;         /* the publisher thread's time sending alerts */

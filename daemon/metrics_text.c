@@ -83,6 +83,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
         put(&t, "tsmine_pass_seconds_total{pass=\"%s\"} %.9g\n", pass[p], s->pass_seconds[p]);
     scalar(&t, "tsmine_processed_samples_total", "counter",
            "Samples the ticks moved into the windows and scored.", s->processed);
+    scalar(&t, "tsmine_pending_passes", "gauge", "Streams whose windowed passes wait or run now.",
+           s->pending_passes);
     scalar(&t, "tsmine_pending_samples", "gauge", "Samples accepted and not yet processed.",
            s->pending);
     scalar(&t, "tsmine_ticks_total", "counter", "Engine ticks.", s->ticks);

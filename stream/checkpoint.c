@@ -7,7 +7,7 @@
  * payload = u32 stream count, then per stream, in creation order: id, parameters,
  * ingest state (next sequence number, last timestamp, recent gaps), counters, window
  * (samples and timestamps), the m in force, the score history and the event state
- * (detect.h, calib.h), the published spans, the last motif pair, and the staged
+ * (detect.h, calib.h), the published spans and MOTIF pairs, and the staged
  * samples and gap marks not yet processed.
  *
  * What is derived from the window (the online statistics and QT row) is not stored:
@@ -194,9 +194,11 @@ static void w_stream(writer *w, const tss_stream *s) {
         w_u64(w, (uint64_t)tss_ring_ts_back(r, k));
     /* detection */
     w_detect(w, &s->det);
-    w_u8(w, (unsigned)s->have_motif);
-    w_u64(w, s->motif_a);
-    w_u64(w, s->motif_b);
+    w_u64(w, s->det.nmotif);
+    for (size_t k = 0; k < s->det.nmotif; k++) {
+        w_u64(w, s->det.motif[k].a);
+        w_u64(w, s->det.motif[k].b);
+    }
     /* staging */
     const tss_staging *q = &s->stage;
     w_u64(w, tss_staging_pending(q));
@@ -216,7 +218,10 @@ static void w_stream(writer *w, const tss_stream *s) {
 }
 
 int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
-    tss_engine_flush(e, NULL, 0); /* the pending passes change the published spans */
+    /* the launch in flight (at most about TSS_PASS_BATCH_S) changes the published spans
+     * and MOTIF pairs: it publishes first; streams waiting for their passes are
+     * saved at their pass point, and wait again once loaded */
+    tssi_engine_join(e, 1, NULL, 0);
     writer *w = calloc(1, sizeof *w);
     if (!w) {
         tssi_say(err, errlen, "checkpoint: out of memory");
@@ -464,11 +469,16 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
 
     if (r_detect(r, s, why, sizeof why) != 0)
         BAD("%s", why);
-    s->have_motif = (int)r_u8(r);
-    s->motif_a = r_u64(r);
-    s->motif_b = r_u64(r);
-    if (s->have_motif > 1)
-        BAD("bad motif state");
+    uint64_t nmotif = r_u64(r);
+    if (!r_fits(r, nmotif, 16))
+        BAD("bad motif count %llu", (unsigned long long)nmotif);
+    for (uint64_t k = 0; k < nmotif; k++) {
+        uint64_t a = r_u64(r), b = r_u64(r);
+        if (a >= b || b >= s->proc_seq)
+            BAD("bad motif pair");
+        if (tss_detect_motif_add(&s->det, a, b) != 0)
+            BAD("out of memory");
+    }
 
     uint64_t nst = r_u64(r);
     if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
@@ -554,7 +564,7 @@ int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
         tssi_say(err, errlen, "checkpoint: %zu stray bytes after the streams", r.n - r.at);
         goto done;
     }
-    if (tssi_engine_reserve_dirty(e, reg.n) != 0) {
+    if (tssi_engine_reserve_dirty(e, reg.n) != 0 || tssi_engine_reserve_wait(e, reg.n) != 0) {
         tssi_say(err, errlen, "checkpoint: out of memory");
         goto done;
     }
@@ -567,6 +577,9 @@ int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
             e->pending += staged;
             tssi_engine_mark_dirty(e, s);
         }
+        /* saved at a pass point whose passes had not run: they run first */
+        if (s->p.subsequence && s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop)
+            e->wait[e->nwait++] = s, s->waiting = 1;
     }
     rc = 0;
 done:

@@ -16,8 +16,9 @@ void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m) {
 
 void tss_detect_free(tss_detect *d) {
     free(d->pub);
-    d->pub = NULL;
-    d->npub = d->cappub = 0;
+    free(d->motif);
+    d->pub = d->motif = NULL;
+    d->npub = d->cappub = d->nmotif = d->capmotif = 0;
 }
 
 /* Whether raw opens (L = TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an event. */
@@ -138,10 +139,43 @@ int tss_detect_publish(tss_detect *d, uint64_t a, uint64_t b) {
     return 0;
 }
 
-void tss_detect_prune(tss_detect *d, uint64_t lo) {
+void tss_detect_prune(tss_detect *d, uint64_t lo, uint32_t excl) {
     size_t kept = 0;
     for (size_t k = 0; k < d->npub; k++)
         if (d->pub[k].b > lo)
             d->pub[kept++] = d->pub[k];
     d->npub = kept;
+    kept = 0;
+    for (size_t k = 0; k < d->nmotif; k++) /* b is the later member */
+        if (d->motif[k].b + excl > lo)
+            d->motif[kept++] = d->motif[k];
+    d->nmotif = kept;
+}
+
+/* Whether x and y are within excl of each other. */
+static int near(uint64_t x, uint64_t y, uint32_t excl) {
+    return (x > y ? x - y : y - x) < excl;
+}
+
+int tss_detect_motif_seen(const tss_detect *d, uint64_t a, uint64_t b, uint32_t excl) {
+    for (size_t k = 0; k < d->nmotif; k++) {
+        const tss_span *p = &d->motif[k];
+        if (near(a, p->a, excl) || near(a, p->b, excl) || near(b, p->a, excl) ||
+            near(b, p->b, excl))
+            return 1;
+    }
+    return 0;
+}
+
+int tss_detect_motif_add(tss_detect *d, uint64_t a, uint64_t b) {
+    if (d->nmotif == d->capmotif) {
+        size_t cap = d->capmotif ? 2 * d->capmotif : 8;
+        tss_span *p = realloc(d->motif, cap * sizeof *p);
+        if (!p)
+            return -1;
+        d->motif = p;
+        d->capmotif = cap;
+    }
+    d->motif[d->nmotif++] = (tss_span){a < b ? a : b, a < b ? b : a};
+    return 0;
 }

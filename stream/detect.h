@@ -16,7 +16,8 @@
  *
  * The stream also remembers the spans it published (closed events, DISCORDs, pruned
  * to its window) so that a windowed pass publishes only discords that overlap none of
- * them nor the open event (passes.c). */
+ * them nor the open event, and the MOTIF pairs it published, so that a MOTIF comes
+ * only for a pair that shares no member (within excl) with any of them (passes.c). */
 #ifndef TSS_DETECT_H
 #define TSS_DETECT_H
 
@@ -45,6 +46,8 @@ typedef struct {
     tss_alert peak;       /* its highest-scoring subsequence (as an ANOMALY alert) */
     tss_span *pub;        /* published spans, sorted by a, disjoint or not */
     size_t npub, cappub;
+    tss_span *motif; /* published MOTIF pairs (a, b), in the order published */
+    size_t nmotif, capmotif;
 } tss_detect;
 
 /* Starts over for subsequence length m (0: not known yet): empty score history, no
@@ -66,7 +69,13 @@ void tss_detect_close(tss_stream *s, uint64_t detected);
 int tss_detect_overlaps(const tss_detect *d, uint64_t a, uint64_t b);
 /* Records [a, b) as published; 0, or -1 when out of memory (then not recorded). */
 int tss_detect_publish(tss_detect *d, uint64_t a, uint64_t b);
-/* Forgets the spans that end at or before lo (they left the window). */
-void tss_detect_prune(tss_detect *d, uint64_t lo);
+/* Forgets the spans that end at or before lo (they left the window), and the MOTIF
+ * pairs no subsequence starting at lo or later can share a member with (both starts
+ * at or before lo - excl). */
+void tss_detect_prune(tss_detect *d, uint64_t lo, uint32_t excl);
+/* Whether the pair (a, b) shares a member, within excl, with a published MOTIF pair. */
+int tss_detect_motif_seen(const tss_detect *d, uint64_t a, uint64_t b, uint32_t excl);
+/* Records (a, b) as a published MOTIF pair; 0, or -1 when out of memory. */
+int tss_detect_motif_add(tss_detect *d, uint64_t a, uint64_t b);
 
 #endif

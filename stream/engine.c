@@ -114,6 +114,8 @@ static void *pass_thread(void *arg);
 
 /* OpenMP threads of the pass thread's team (tss_passes_execute's). */
 #define PASS_TEAM 4
+/* Windows of the first launch, before the cost of one is measured (launch_size). */
+#define PASS_BATCH_FIRST 16
 
 int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen) {
     *out = NULL;
@@ -148,8 +150,7 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
     e->wide = probe; /* CUDA: the device; CPU: T threads */
-    int overlap = opt->overlap_passes == TSS_OVERLAP_ALWAYS ||
-                  (opt->overlap_passes && e->backend == TSM_BACKEND_CUDA);
+    const int overlap = opt->overlap_passes != 0;
     if (overlap && tsm_ctx_new(&e->side, e->backend, &why) != TSM_OK) {
         tssi_say(err, errlen, "backend %s: a second context for the passes: %s",
                  tsm_backend_name(e->backend), why ? why : "unknown reason");
@@ -240,6 +241,10 @@ static int reserve_streams(tss_stream ***list, size_t *cap, size_t need) {
     *list = l;
     *cap = c;
     return 0;
+}
+
+int tssi_engine_reserve_wait(tss_engine *e, size_t more) {
+    return reserve_streams(&e->wait, &e->wait_cap, e->nwait + more);
 }
 
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more) {
@@ -379,7 +384,9 @@ static void *pass_thread(void *arg) {
         pthread_mutex_unlock(&e->mu);
         /* the host side of a batch (de-duplication, alerts) is light: a small team,
          * whose idle threads do not spin on cores the main and publisher threads need */
+        const double t0 = tssi_now();
         tss_passes_execute(e->passes, e->side, e->threads < PASS_TEAM ? e->threads : PASS_TEAM);
+        e->exec_secs = tssi_now() - t0; /* read by the join, after passes_done */
         pthread_mutex_lock(&e->mu);
         atomic_store_explicit(&e->passes_done, 1, memory_order_release);
         pthread_cond_broadcast(&e->cv);
@@ -417,8 +424,23 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
             emit(e, e->fly[k]);
     }
     emitted(e);
+    if (e->nfly) { /* the cost of a window's passes, for the size of the next launches */
+        const double x = e->exec_secs / (double)e->nfly;
+        e->pass_cost = e->pass_cost > 0 ? 0.75 * e->pass_cost + 0.25 * x : x;
+    }
     e->nfly = 0;
     return st == TSM_OK ? 0 : -1;
+}
+
+/* The streams the next launch takes: as many as the measured cost per window lets run
+ * in TSS_PASS_BATCH_S (PASS_BATCH_FIRST before any is measured), at least one. So a
+ * join, which waits for the launch in flight, never waits much longer than that,
+ * whatever the number of streams due at once. */
+static size_t launch_size(const tss_engine *e) {
+    if (e->pass_cost <= 0)
+        return PASS_BATCH_FIRST;
+    const double n = TSS_PASS_BATCH_S / e->pass_cost;
+    return n < 1 ? 1 : n > 1e9 ? (size_t)1e9 : (size_t)n;
 }
 
 /* Launches the passes of the n due streams (creation order): on the pass thread with
@@ -441,6 +463,9 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
             tss_stream_choose_m(s, s->ring.v + tss_ring_start(&s->ring), s->ring.fill);
     }
     double t0 = tssi_now();
+    /* a stream restored at its pass point has no window in the arena yet: place it
+     * (no passes are in flight: the arena may grow); a failure shows in its passes */
+    (void)tss_online_place(&e->arena, due, n);
     tsm_status st = tss_passes_start(e->wide, &e->arena, due, n, &e->passes);
     memcpy(e->fly, due, n * sizeof *due);
     e->nfly = n;
@@ -453,8 +478,11 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
         pthread_cond_broadcast(&e->cv);
         pthread_mutex_unlock(&e->mu);
         e->threaded = 1;
-    } else if (e->passes)
+    } else if (e->passes) {
+        const double t1 = tssi_now();
         tss_passes_execute(e->passes, e->wide, e->threads);
+        e->exec_secs = tssi_now() - t1;
+    }
     e->c.seconds_passes += tssi_now() - t0;
     return st;
 }
@@ -471,11 +499,16 @@ static int advance_passes(tss_engine *e, int block, char *err, unsigned errlen) 
     if (e->nfly || e->nwait == 0)
         return rc;
     tsm_status st = TSM_OK;
+    /* the first n waiting, in the order they reached their pass points */
+    const size_t n = e->device_lost              ? e->nwait
+                     : e->nwait < launch_size(e) ? e->nwait
+                                                 : launch_size(e);
     if (!e->device_lost) /* else nothing can run them: the streams go on without */
-        st = launch(e, e->wait, e->nwait);
-    for (size_t k = 0; k < e->nwait; k++)
+        st = launch(e, e->wait, n);
+    for (size_t k = 0; k < n; k++)
         e->wait[k]->waiting = 0;
-    e->nwait = 0;
+    memmove(e->wait, e->wait + n, (e->nwait - n) * sizeof *e->wait);
+    e->nwait -= n;
     if (st != TSM_OK) {
         if (rc == 0)
             tssi_say(err, errlen, "passes: %s", tsm_ctx_error(e->wide));
@@ -489,10 +522,27 @@ static int advance_passes(tss_engine *e, int block, char *err, unsigned errlen) 
 }
 
 int tss_engine_flush(tss_engine *e, char *err, unsigned errlen) {
-    int rc = advance_passes(e, 1, err, errlen); /* joins, launches the waiting */
-    if (e->nfly && tssi_engine_join(e, 1, rc ? NULL : err, errlen) != 0)
-        rc = -1;
+    int rc = 0;
+    while (e->nwait || e->nfly) { /* joins, launches the waiting, launch by launch */
+        if (advance_passes(e, 1, rc ? NULL : err, errlen) != 0)
+            rc = -1;
+        if (e->nfly && tssi_engine_join(e, 1, rc ? NULL : err, errlen) != 0)
+            rc = -1;
+        if (e->device_lost)
+            break;
+    }
     return rc;
+}
+
+void tssi_engine_unwait(tss_engine *e, tss_stream *s) {
+    if (!s->waiting)
+        return;
+    size_t kept = 0;
+    for (size_t k = 0; k < e->nwait; k++)
+        if (e->wait[k] != s)
+            e->wait[kept++] = e->wait[k];
+    e->nwait = kept;
+    s->waiting = 0;
 }
 
 /* Whether a dirty stream has staged samples that wait for its passes to be launched. */
@@ -550,7 +600,9 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
             if (plan(e->dirty[k]) > 0)
                 act[nact++] = e->dirty[k];
         if (nact == 0) {
-            if (e->device_lost || !samples_wait(e))
+            /* with a pass thread the caller never waits for passes: a later tick
+             * launches the waiting (its loop keeps ticking while samples are staged) */
+            if (e->device_lost || !samples_wait(e) || e->have_thread)
                 break;
             if (advance_passes(e, 1, msg, sizeof msg) != 0) /* launches the waiting */
                 failure(&failed, err, errlen, msg);
@@ -612,6 +664,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     for (size_t k = 0; k < e->ndirty; k++)
         e->dirty[k]->fail[0] = '\0';
     int failed = rounds(e, act, err, errlen);
+    size_t kept = 0;
     for (size_t k = 0; k < e->ndirty; k++) {
         tss_stream *s = e->dirty[k];
         if (s->fail[0] && !failed) {
@@ -620,10 +673,17 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
         }
         emit_buf(e, s, &s->out); /* what a failed round left queued */
         tss_staging_compact(&s->stage);
-        s->dirty = 0;
+        /* samples that wait for the stream's passes (a pass thread) stay on the list
+         * for the next tick; those of an automatic m that waits for its warm-up history
+         * come back with the next batch */
+        const int more = tss_staging_pending(&s->stage) || tss_staging_head_mark(&s->stage);
+        if (more && s->p.subsequence && !e->device_lost)
+            e->dirty[kept++] = s;
+        else
+            s->dirty = 0;
     }
     emitted(e);
-    e->ndirty = 0;
+    e->ndirty = kept;
     free(act);
     e->c.seconds_tick += tssi_now() - t0;
     return failed ? -1 : 0;
@@ -631,10 +691,12 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
 
 size_t tss_engine_recalibrate(tss_engine *e, const char *prefix) {
     size_t len = strlen(prefix), n = 0;
-    tss_engine_flush(e, NULL, 0); /* the passes read the score history */
+    tssi_engine_join(e, 1, NULL, 0); /* a launch in flight (bounded) publishes first */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         if (strncmp(s->id, prefix, len) == 0) {
+            if (s->cfg.subsequence == 0) /* its window restarts: no pass point to keep */
+                tssi_engine_unwait(e, s);
             tss_stream_recalibrate(s);
             emit_buf(e, s, &s->out); /* the ANOMALY_END of an event it closed */
             n++;
@@ -657,13 +719,19 @@ size_t tss_engine_reparam(tss_engine *e) {
     size_t n = 0;
     if (!e->opt.params_for)
         return 0;
-    tss_engine_flush(e, NULL, 0); /* a new shape frees the window the passes read */
+    tssi_engine_join(e, 1, NULL, 0); /* a new shape frees the window the passes read */
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         tss_params p;
         if (e->opt.params_for(e->opt.user, s->id, &p) != 0 || tss_params_check(&p, NULL, 0) != 0)
             continue; /* refused or invalid now: the stream keeps what it has */
-        if (same_params(&p, &s->cfg) || tss_stream_set_params(s, &p) != 0)
+        if (same_params(&p, &s->cfg))
+            continue;
+        const int shape = p.window != s->cfg.window || p.subsequence != s->cfg.subsequence ||
+                          p.hop != s->cfg.hop || p.excl != s->cfg.excl;
+        if (shape) /* its window restarts: no pass point to keep */
+            tssi_engine_unwait(e, s);
+        if (tss_stream_set_params(s, &p) != 0)
             continue;
         emit_buf(e, s, &s->out); /* the ANOMALY_END of an event it closed */
         n++;
@@ -718,6 +786,7 @@ int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info 
 
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out) {
     *out = e->c;
+    out->passes_pending = e->nwait + e->nfly;
     out->ring_bytes = out->ring_samples = 0;
     for (size_t k = 0; k < e->reg.n; k++) {
         const tss_stream *s = e->reg.list[k];

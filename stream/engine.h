@@ -19,7 +19,7 @@
  *   2. for every stream that received hop samples since its last pass (and holds its
  *      warm-up): runs PD3 over its window for the distance that scores the threshold
  *      (DISCORD for each top discord that overlaps nothing the stream published) and
- *      MK (MOTIF when the top pair moved to one apart from the last published).
+ *      MK (MOTIF when the top pair shares no member with a pair published before).
  *
  * Alert order. The tick works in rounds (engine.c): a round takes from each stream
  * the samples up to its next pass point, scores them (step 1), then runs the passes of
@@ -131,28 +131,31 @@ typedef struct {
     void (*on_score)(void *user, const char *stream_id, uint64_t start, double raw,
                      uint64_t neighbor, double score);
     void *user; /* passed to the callbacks */
-    /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
-     * stream) while the engine goes on; a round never waits for them: it joins them
-     * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
-     * the passes of the streams that reached a pass point meanwhile. Those streams take
-     * no samples until then. A stream's GAP and LEFT_DISCORD alerts are not held for
-     * its passes in flight (top of this file, "Alert order"). A tick waits for passes
-     * only when a waiting stream has samples staged, and may return with passes in
-     * flight or waiting: later ticks move them on without waiting; tss_engine_flush,
-     * save, recalibrate and reparam finish them. 0 (and 1 on the CPU backend): every
-     * pass is joined before the tick returns.
-     * TSS_OVERLAP_ALWAYS: the same on every backend (on the CPU the passes and the
-     * rounds then share the cores: for the tests of this path where no GPU is). */
+    /* 1 runs the windowed passes on a thread of their own (on CUDA with a device stream
+     * of its own) while the engine goes on; a round never waits for them: it joins
+     * them once they are done (hands over their DISCORD and MOTIF alerts) and then
+     * launches the passes of the streams that reached a pass point meanwhile, at most
+     * TSS_PASS_BATCH_S worth of them per launch (measured cost per window). Those
+     * streams take no samples until their passes are launched. A stream's online
+     * alerts are not held for its passes in flight (top of this file, "Alert order").
+     * A tick never waits for the passes: it may return with passes in flight or
+     * waiting, and later ticks move them on (the caller keeps ticking while samples
+     * are staged); tss_engine_flush finishes them all; save, recalibrate and reparam
+     * wait only for the launch in flight. So the caller's thread is never held longer
+     * than its own rounds plus about TSS_PASS_BATCH_S. On the CPU the passes and the
+     * rounds share the cores. 0: every pass runs and is joined within the tick. */
     int overlap_passes;
 } tss_engine_options;
-
-#define TSS_OVERLAP_ALWAYS 2 /* tss_engine_options.overlap_passes on every backend */
 
 /* Creates an engine; err (size errlen) says why on failure (e.g. CUDA requested but
  * unavailable). */
 int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, unsigned errlen);
 void tss_engine_destroy(tss_engine **self_p);
 tsm_backend tss_engine_backend(const tss_engine *e);
+
+/* The longest a launch of passes should take (its windows are chosen by their
+ * measured cost): what a join waits for at most, about. */
+#define TSS_PASS_BATCH_S 0.2
 
 /* Share of the GPU's multiprocessors the overlapped passes may use; the others are
  * always free for the rounds, whose LEFT_DISCORD latency would otherwise be that of
@@ -260,6 +263,7 @@ typedef struct {
     double seconds_tick;        /* wall time of tss_engine_tick, alert callbacks included */
     uint64_t pass_waits;        /* pass points reached while passes were in flight (the stream
                                  * waited for its own to be launched: overlap_passes) */
+    uint64_t passes_pending;    /* streams whose passes are waiting or in flight now */
 } tss_engine_counters;
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
 

@@ -47,7 +47,9 @@ struct tss_engine {
      * the pass point */
     tss_stream **wait;
     size_t nwait, wait_cap;
-    int device_lost;      /* a kernel failed with TSM_EDEVICE (sticky) */
+    double exec_secs; /* the last launch's passes (written by whoever ran them, read by the join) */
+    double pass_cost; /* seconds of passes per window, averaged over launches (0: none yet) */
+    int device_lost;  /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
     /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
      * work fails as on a sticky device error (fault_trap: a real one, by a trapping
@@ -62,6 +64,10 @@ int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
 /* Joins the passes in flight (engine.c); emit = 0 drops their alerts (destroy). 0, or
  * -1 with the message in err. */
 int tssi_engine_join(tss_engine *e, int emit, char *err, unsigned errlen);
+/* Room on the list of streams waiting for their passes for `more` streams. */
+int tssi_engine_reserve_wait(tss_engine *e, size_t more);
+/* Takes s off the streams waiting for their passes (its window restarts). */
+void tssi_engine_unwait(tss_engine *e, tss_stream *s);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
 

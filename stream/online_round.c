@@ -51,10 +51,7 @@ const double *tss_online_window(const tss_online *o, const tss_arena *a, const t
     return (const double *)tss_arena_at(a, o->off + layout(o).ring) + tss_ring_start(ring);
 }
 
-/* Gives every stream of list without a region one (one growth of the arena at most)
- * and uploads the host ring of every stale one (a restored window, or a failed
- * round). O(streams) plus the uploads. */
-static tsm_status place(tss_arena *a, tss_stream **list, size_t n) {
+tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n) {
     uint64_t need = 0;
     for (size_t q = 0; q < n; q++)
         if (!list[q]->on.placed)
@@ -161,7 +158,7 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
     const uint64_t nn_off = tss_arena_align(vals_off + total * sizeof(double));
     const uint64_t idx_off = tss_arena_align(nn_off + total * sizeof(double));
     const uint64_t io = idx_off + total * sizeof(int64_t);
-    tsm_status st = place(a, list, n);
+    tsm_status st = tss_online_place(a, list, n);
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
     for (size_t q = 0, src = 0; q < n; src += list[q]->chunk, q++) {

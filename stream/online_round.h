@@ -41,6 +41,11 @@ uint64_t tss_online_bytes(const tss_online *o);
  * for a placed, not stale stream. */
 const double *tss_online_window(const tss_online *o, const tss_arena *a, const tss_ring *ring);
 
+/* Gives every stream of list without a region one (one growth of the arena at most)
+ * and uploads the host ring of every stale one (a restored window, or a failed
+ * round), so that its window can be read there. O(streams) plus the uploads. */
+tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n);
+
 /* One round for the n streams of list, each with s->chunk > 0 staged samples (no gap
  * among them): places streams new to the arena, appends the samples to the host rings
  * and (one upload, one scatter launch) to the arena's, runs the batched kernel on ctx

@@ -16,7 +16,8 @@
  * DISCORDs) nor its open event; so every DISCORD is published once, never one per
  * start position, and a discord inside an event refines that event (it is the same
  * episode) rather than raising a second alarm. MOTIF: when the window's top pair
- * shares no member (within excl) with the last pair published. */
+ * shares no member (within excl) with a pair the stream published before (pruned to
+ * the window), decided at the join too. */
 #include "passes.h"
 
 #include "stream.h"
@@ -144,26 +145,17 @@ static void discords(item *it, const tsm_discord *found, size_t nfound) {
     qsort(s->cand, s->ncand, sizeof *s->cand, by_distance);
 }
 
-/* Whether two motif pairs share a member (within excl). */
-static int pairs_overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t excl) {
-#define NEAR(x, y) ((x) > (y) ? (x) - (y) < excl : (y) - (x) < excl)
-    return NEAR(a, c) || NEAR(a, d) || NEAR(b, c) || NEAR(b, d);
-#undef NEAR
-}
-
-/* MOTIF when the window's top pair (absolute starts) shares no member with the last
- * one published. */
+/* MOTIF when the window's top pair (absolute starts) shares no member with a pair the
+ * stream published before (at the join: the published pairs are the engine thread's). */
 static void motif(tss_stream *s, const tsm_window_result *res, uint64_t w0, uint64_t last) {
     uint64_t a = w0 + (uint64_t)res->motif.a, b = w0 + (uint64_t)res->motif.b;
-    if (!res->has_motif ||
-        (s->have_motif && pairs_overlap(a, b, s->motif_a, s->motif_b, s->p.excl)))
+    if (!res->has_motif || tss_detect_motif_seen(&s->det, a, b, s->p.excl) ||
+        tss_detect_motif_add(&s->det, a, b) != 0)
         return;
-    s->have_motif = 1;
-    s->motif_a = a;
-    s->motif_b = b;
     tss_alert al = {
         .kind = TSS_ALERT_MOTIF,
         .start_seq = a,
+        .start_timestamp_ns = tss_stream_ts(s, a),
         .length = s->p.subsequence,
         .distance = res->motif.distance,
         .neighbor_seq = b,
@@ -182,9 +174,8 @@ static void finish(item *it, const tsm_discord *disc) {
         discords(it, disc + it->off, it->res.ndiscords);
     }
     double t1 = tssi_now();
-    if (it->motif) {
+    if (it->motif) { /* its MOTIF is decided at the join (publish) */
         s->passes_motif++;
-        motif(s, &it->res, it->w0, it->w0 + it->w.n - 1);
         s->sec_motif += it->secs;
     } else {
         s->sec_discord += it->secs;
@@ -262,8 +253,8 @@ void tss_passes_execute(tss_passes *p, tsm_ctx *ctx, int nworkers) {
  * that closed since was open (from its first start on) at the pass point. So the
  * verdicts do not depend on when the join comes, as long as nothing that ends inside
  * the pass's window was pruned: prune to w0. */
-static void publish(tss_stream *s, uint64_t w0, uint64_t last) {
-    tss_detect_prune(&s->det, w0);
+static void publish(tss_stream *s, const item *it, uint64_t w0, uint64_t last) {
+    tss_detect_prune(&s->det, w0, s->p.excl);
     const uint32_t m = s->p.subsequence;
     for (size_t k = 0; k < s->ncand; k++) {
         const tss_discord_cand *c = &s->cand[k];
@@ -285,6 +276,8 @@ static void publish(tss_stream *s, uint64_t w0, uint64_t last) {
         tss_alert_push(&s->pass_out, &a);
     }
     s->ncand = 0;
+    if (it->motif)
+        motif(s, &it->res, w0, last);
 }
 
 tsm_status tss_passes_end(tss_passes **p_p, tss_stream **list, size_t n) {
@@ -292,7 +285,7 @@ tsm_status tss_passes_end(tss_passes **p_p, tss_stream **list, size_t n) {
     tsm_status st = p ? p->st : TSM_OK;
     for (size_t k = 0; p && k < p->ni; k++)
         if (!p->it[k].failed)
-            publish(p->it[k].s, p->it[k].w0, p->it[k].w0 + p->it[k].w.n - 1);
+            publish(p->it[k].s, &p->it[k], p->it[k].w0, p->it[k].w0 + p->it[k].w.n - 1);
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
         tss_alert_buf *b = &s->pass_out;

@@ -7,7 +7,8 @@
  * - window side (tick): the mirrored ring of the window, the online left-NN state
  *   (stream/online_round.c), and the sequence number of the next sample to enter the window;
  * - detection: the subsequence length in force (automatic: chosen when the warm-up
- *   history is in), the calibrated score and the events (detect.h), the last motif pair.
+ *   history is in), the calibrated score and the events, the published spans and
+ *   MOTIF pairs (detect.h).
  * Plus the alerts of the tick in progress and the counters the daemon reports. */
 #ifndef TSS_STREAM_H
 #define TSS_STREAM_H
@@ -63,8 +64,6 @@ struct tss_stream {
 
     /* detection */
     tss_detect det;
-    int have_motif;            /* a MOTIF was published: */
-    uint64_t motif_a, motif_b; /* its pair */
 
     /* the tick in progress */
     uint32_t chunk; /* samples this round */

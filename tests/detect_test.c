@@ -159,10 +159,23 @@ static void test_spans(void **state) {
     assert_true(tss_detect_overlaps(&d, 690, 701));  /* into the open event */
     assert_false(tss_detect_overlaps(&d, 600, 700)); /* up to its first start */
     d.open = 0;
-    tss_detect_prune(&d, 400); /* [100, 110) ended before 400, [50, 400) too */
+    /* MOTIF pairs: a new pair sharing a member (within excl) with any published one */
+    assert_false(tss_detect_motif_seen(&d, 100, 300, 10));
+    assert_int_equal(tss_detect_motif_add(&d, 300, 100), 0); /* kept as (100, 300) */
+    assert_int_equal(tss_detect_motif_add(&d, 600, 900), 0);
+    assert_true(tss_detect_motif_seen(&d, 109, 2000, 10)); /* near 100 */
+    assert_false(tss_detect_motif_seen(&d, 110, 2000, 10));
+    assert_true(tss_detect_motif_seen(&d, 500, 891, 10)); /* near the older pair's 900 */
+    assert_true(tss_detect_motif_seen(&d, 2000, 295, 10));
+    tss_detect_prune(&d, 400, 10); /* [100, 110) ended before 400, [50, 400) too */
     assert_int_equal(d.npub, 1);
     assert_false(tss_detect_overlaps(&d, 0, 499));
     assert_true(tss_detect_overlaps(&d, 0, 501));
+    assert_int_equal(d.nmotif, 1); /* (100, 300): 300 + 10 <= 400 */
+    assert_false(tss_detect_motif_seen(&d, 109, 2000, 10));
+    assert_true(tss_detect_motif_seen(&d, 905, 2000, 10));
+    tss_detect_prune(&d, 910, 10); /* 900 + 10 <= 910 */
+    assert_int_equal(d.nmotif, 0);
     tss_detect_free(&d);
 }
 

@@ -12,7 +12,7 @@
  * the window's warm-up in) the window's two-sided profile by brute force gives the
  * discords whose FAR score passes the threshold, published best first when they
  * overlap nothing published (closed events, earlier DISCORDs, the open event), and
- * tsm_mk_motifs the MOTIF when its pair shares no member with the last one. DISCORD
+ * tsm_mk_motifs the MOTIF when its pair shares no member with a pair published before. DISCORD
  * positions exact and distances within 1e-9 relative; MOTIF as tsm_mk_motifs gives. */
 #include "stream_testutil.h"
 #include "testutil.h"
@@ -86,8 +86,8 @@ typedef struct {
     ref_events ev;
     span *pub; /* published spans: closed events, DISCORDs */
     size_t npub;
-    int have_motif;
-    uint64_t ma, mb;
+    span *motif; /* published MOTIF pairs */
+    size_t nmotif;
     const st_score *sc; /* the engine's scores of this stream, in order */
     size_t nsc, next;
     int switched; /* an automatic m moved after the warm-up */
@@ -143,6 +143,21 @@ static int pairs_overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_
 #undef NEAR
 }
 
+/* Forgets the spans that left the window [w0, ...) and the MOTIF pairs no subsequence
+ * in it can share a member with (detect.h, tss_detect_prune). */
+static void model_prune(model_state *ms, uint64_t w0, size_t excl) {
+    size_t kept = 0;
+    for (size_t k = 0; k < ms->npub; k++)
+        if (ms->pub[k].b > w0)
+            ms->pub[kept++] = ms->pub[k];
+    ms->npub = kept;
+    kept = 0;
+    for (size_t k = 0; k < ms->nmotif; k++)
+        if (ms->motif[k].b + excl > w0)
+            ms->motif[kept++] = ms->motif[k];
+    ms->nmotif = kept;
+}
+
 /* The passes of window w[0..len) (first sample w0, last `last`). */
 static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t excl, model_state *ms,
                        const double *w, size_t len, uint64_t w0, uint64_t last, expect *x) {
@@ -153,6 +168,7 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
     assert_true(nn && nj && cand);
     ref_profile(w, len, m, excl, 0, nn, nj);
     size_t hn = ref_history_get(&ms->ev.hist, hist), nc = 0;
+    model_prune(ms, w0, excl);
     int scoring = isnan(p->range) ? hn >= TSS_CALIB_MIN : 1;
     for (size_t i = 0; scoring && i < N; i++) {
         if (!isfinite(nn[i]))
@@ -189,8 +205,13 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
             tsm_mk_motifs(ctx, s, excl, 1, p->references, TSM_MK_SEED_DEFAULT, &mo, &c, NULL),
             TSM_OK);
         uint64_t a = w0 + (uint64_t)mo.a, b = w0 + (uint64_t)mo.b;
-        if (c == 1 && !(ms->have_motif && pairs_overlap(a, b, ms->ma, ms->mb, excl))) {
-            ms->have_motif = 1, ms->ma = a, ms->mb = b;
+        int seen = 0;
+        for (size_t k = 0; k < ms->nmotif && !seen; k++)
+            seen = pairs_overlap(a, b, ms->motif[k].a, ms->motif[k].b, excl);
+        if (c == 1 && !seen) {
+            ms->motif = realloc(ms->motif, (ms->nmotif + 1) * sizeof *ms->motif);
+            assert_non_null(ms->motif);
+            ms->motif[ms->nmotif++] = (span){a, b};
             expect_push(x, (tss_alert){.kind = TSS_ALERT_MOTIF,
                                        .start_seq = a,
                                        .start_timestamp_ns = (int64_t)a * ST_PERIOD,
@@ -328,6 +349,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
                  (unsigned long long)tu_seed, in->id, ms.nsc - ms.next);
     free(own);
     free(ms.pub);
+    free(ms.motif);
 }
 
 /* ---- comparison -------------------------------------------------------------------- */
@@ -578,7 +600,7 @@ static uint64_t run_case(st_env *env, const st_input *in, size_t nin, int thread
 
 /* 1 and 2 threads give identical alerts in identical order; the passes overlapped with
  * the next rounds (overlap_passes: a thread and a second device stream on the CUDA
- * backend; TSS_OVERLAP_ALWAYS: a thread on the CPU too, with small batches so that
+ * backend, and the CPU too, with small batches so that
  * streams reach pass points while passes are in flight and wait) give each stream's
  * alerts of each kind in the same order, interleaved differently across streams and
  * kinds (assert_same_per_stream_kind); other batch sizes
@@ -589,7 +611,7 @@ static void test_threads_and_batching(void **state) {
     const char *ids[] = {"s0", "s1", "s2", "s3", "s4"};
     st_input in[5];
     st_env env1 = {0}, env2 = {0}, env3 = {0}, env4 = {.overlap_passes = 1};
-    st_env env5 = {.overlap_passes = TSS_OVERLAP_ALWAYS};
+    st_env env5 = {.overlap_passes = 1};
     for (int s = 0; s < 5; s++) {
         in[s] = st_make_input(ids[s], 700 + 50 * (size_t)s, 0, 300, s == 2 ? 10 : 0);
         tss_params p = params(96 + 8 * (uint32_t)s, 8 + (uint32_t)s, 16, 0, NAN);

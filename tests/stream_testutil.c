@@ -91,6 +91,16 @@ static void tick(tss_engine *e) {
         fail_msg("seed %llu: tick failed: %s", (unsigned long long)tu_seed, err);
 }
 
+void st_settle(tss_engine *e) {
+    char err[512] = "";
+    tick(e);
+    while (tss_engine_pending(e) > 0) { /* streams waiting for their passes (a thread) */
+        if (tss_engine_flush(e, err, sizeof err) != 0)
+            fail_msg("seed %llu: flush failed: %s", (unsigned long long)tu_seed, err);
+        tick(e);
+    }
+}
+
 void st_feed(tss_engine *e, const st_input *in, size_t nin, size_t max_batch, double p_tick) {
     size_t at[ST_MAX_STREAMS] = {0}, left = 0;
     for (size_t s = 0; s < nin; s++)
@@ -113,7 +123,7 @@ void st_feed(tss_engine *e, const st_input *in, size_t nin, size_t max_batch, do
         if (tu_uniform() < p_tick)
             tick(e);
     }
-    tick(e);
+    st_settle(e);
 }
 
 st_alert *st_select(const st_log *log, const char *id, int kind, size_t *count) {

@@ -64,8 +64,11 @@ tsm_backend st_backend(void);
 tss_engine *st_engine(st_env *env, int threads, uint32_t max_streams);
 /* Delivers every input to e: batches of consecutive sequence numbers of 1..max_batch
  * samples, streams interleaved at random, a tick after a batch with probability
- * p_tick and at the end. Each ingest must be accepted. */
+ * p_tick, and st_settle at the end. Each ingest must be accepted. */
 void st_feed(tss_engine *e, const st_input *in, size_t nin, size_t max_batch, double p_tick);
+/* Ticks until nothing is staged: with overlapped passes a tick leaves the samples of
+ * streams waiting for their passes staged, and the flush between ticks launches them. */
+void st_settle(tss_engine *e);
 /* Alerts of one stream and kind, in the order they came. Caller frees. */
 st_alert *st_select(const st_log *log, const char *id, int kind, size_t *count);
 /* A random walk of n samples with planted bursts and constant stretches, numbered from

@@ -94,7 +94,7 @@ def settle_alerts(d, sub, streams, timeout=15):
     may deliver a little after the count)."""
     def done():
         full = d.status()
-        if full["counters"]["pending_samples"] != 0:
+        if full["counters"]["pending_samples"] or full["counters"]["pending_passes"]:
             return False
         st = full["streams"]
         got = sub.get()
