@@ -13,7 +13,8 @@
  * With -c, each stream takes the parameters the configuration gives its id (streams
  * default and overrides) and the backend and threads it names; nothing else of it is
  * used. The files are processed one after the other, each in batches of 256 samples
- * with a tick after each batch (the engine's alerts do not depend on the batching). */
+ * (or of the stream's window, when shorter: the engine takes no more at once) with a
+ * tick after each batch (the engine's alerts do not depend on the batching). */
 #include "cli.h"
 #include "client.h"
 #include "commands.h"
@@ -143,9 +144,9 @@ static void stream_name(const char *path, char *out, size_t len) {
         *dot = '\0';
 }
 
-/* Feeds one file's finite runs to the engine as stream id, a tick after each batch.
- * Returns 0 or an exit status (after saying why). */
-static int feed(tss_engine *e, const char *id, const series *s, int64_t period) {
+/* Feeds one file's finite runs to the engine as stream id, in batches of at most batch
+ * samples, a tick after each. Returns 0 or an exit status (after saying why). */
+static int feed(tss_engine *e, const char *id, const series *s, int64_t period, size_t batch) {
     char err[512];
     for (size_t i = 0; i < s->n;) {
         if (!isfinite(s->v[i])) {
@@ -153,7 +154,7 @@ static int feed(tss_engine *e, const char *id, const series *s, int64_t period) 
             continue;
         }
         size_t j = i;
-        while (j < s->n && j - i < BATCH && isfinite(s->v[j]))
+        while (j < s->n && j - i < batch && isfinite(s->v[j]))
             j++;
         tss_reject why =
             tss_engine_ingest(e, id, i, NULL, (int64_t)i * period, period, s->v + i, j - i);
@@ -242,7 +243,8 @@ int detect_main(int argc, char **argv) {
         if (rc != 0)
             break;
         stream_name(argv[i], id, sizeof id);
-        rc = feed(e, id, &s, a.period_ns);
+        const uint32_t window = tsc_stream_params_for(&cfg, id).window;
+        rc = feed(e, id, &s, a.period_ns, window < BATCH ? window : BATCH);
         series_free(&s);
         if (rc == 0 && a.verbose) {
             tss_stream_info info;
