@@ -106,7 +106,8 @@ def parse_checkpoint(data):
         take("QqdQdB")                            # its peak
         npub, = take("Q")
         at += 16 * npub                           # published spans
-        take("BQQ")                               # the last motif pair
+        nmotif, = take("Q")
+        at += 16 * nmotif                         # published MOTIF pairs
         nst, = take("Q")
         at += 16 * nst                            # staged samples and timestamps
         nmk, = take("Q")
