@@ -218,11 +218,11 @@ def case_thousand(env):
         alerted = {s for s, a in got}
         anomalous = {s for i, s in enumerate(sorted(streams)) if i % 10 == 3}
         extra = sorted(alerted - anomalous)
+        first = ["%s at %d" % (env.pb.AlertKind.Name(a.kind), a.start_seq)
+                 for a in alerts_of(got, extra[0])] if extra else ""
         check(alerted == anomalous, "alerts on %d streams, %d have an anomaly; e.g. "
-              "unexpected %s (%s), missing %s" %
-              (len(alerted), len(anomalous), extra[:3],
-               ["%s at %d" % (env.pb.AlertKind.Name(a.kind), a.start_seq)
-                for a in alerts_of(got, extra[0])] if extra else "", sorted(anomalous - alerted)[:3]))
+              "unexpected %s (%s), missing %s" % (len(alerted), len(anomalous), extra[:3],
+                                                  first, sorted(anomalous - alerted)[:3]))
         for s in sorted(anomalous):
             ev = events_of(env.pb, alerts_of(got, s), s)
             check(len(ev) == 1 and ev[0].end is not None and ev[0].overlaps(60, 68),
