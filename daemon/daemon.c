@@ -80,7 +80,8 @@ static int open_engine(tsd_daemon *d) {
                               .on_alerts_end = on_alerts_end,
                               .params_for = params_for,
                               .user = d,
-                              .overlap_passes = 1};
+                              .overlap_passes = 1,
+                              .tick_budget_s = TSD_TICK_TARGET_NS * 1e-9};
     char err[512];
     if (tss_engine_new(&opt, &d->engine, err, sizeof err) != 0) {
         tsd_log(TSD_LOG_ERR, "engine (backend %s): %s", d->cfg.backend, err);

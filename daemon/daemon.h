@@ -46,6 +46,8 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
  * failure uses, so that it tells this case apart and systemd's Restart=on-failure
  * starts a fresh process (a new CUDA context). */
 #define TSD_EXIT_DEVICE_LOST EX_TEMPFAIL
+/* The longest a tick should take (loop.c; the engine's tick_budget_s). */
+#define TSD_TICK_TARGET_NS 200000000.0
 
 /* Runs until asked to stop; returns the process exit status (0 after SIGTERM,
  * TSD_EXIT_DEVICE_LOST after a sticky device error). */

@@ -28,13 +28,16 @@
 
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024
-/* The longest a tick should take under a flood. A drain stops reading once the staged
- * samples would take about this long to process, at the cost per sample the recent
- * ticks measured (timers.ns_per_sample), so that control requests are served between
- * ticks within about one: on two CPU cores at W = 4096, 1024 messages of 512 samples
- * made ticks of seconds and status requests timed out. On the GPU the cost per sample
- * is ~60 ns, so DRAIN_BATCH binds first there. */
-#define TICK_TARGET_NS 200000000.0
+/* TSD_TICK_TARGET_NS (daemon.h), the longest a tick should take under a flood: a drain
+ * stops reading once the staged samples would take about this long to process, at the
+ * cost per sample the recent ticks measured (timers.ns_per_sample), and the engine's
+ * tick returns after it with the rest still staged (tick_budget_s), so that control
+ * requests and the watchdog are served between ticks within about one (plus a launch
+ * of passes, TSS_PASS_BATCH_S): on two CPU cores at W = 4096, 1024 messages of 512
+ * samples made ticks of seconds and status requests timed out, and before the first
+ * estimate a drain of 1024 messages of 4096 random samples held the loop for 53-120 s
+ * (issue 17). On the GPU the cost per sample is ~60 ns, so DRAIN_BATCH binds first. */
+#define TICK_TARGET_NS TSD_TICK_TARGET_NS
 /* Staged samples that trigger a tick even while the ingest sockets still hold more
  * (bounds latency and staging memory under a flood: a full drain stages up to
  * DRAIN_BATCH messages first). */

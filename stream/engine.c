@@ -150,7 +150,11 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     tsm_ctx_set_threads(probe, opt->threads);
     e->threads = tsm_ctx_threads(probe);
     e->wide = probe; /* CUDA: the device; CPU: T threads */
-    const int overlap = opt->overlap_passes != 0;
+    /* on the CPU the passes and the rounds would share the cores: a thread of their own
+     * cost 22% of the daemon's throughput (oversubscribed teams) for no gain, so there
+     * they run within the ticks, whose length tick_budget_s bounds */
+    const int overlap = opt->overlap_passes == TSS_OVERLAP_ALWAYS ||
+                        (opt->overlap_passes && e->backend == TSM_BACKEND_CUDA);
     if (overlap && tsm_ctx_new(&e->side, e->backend, &why) != TSM_OK) {
         tssi_say(err, errlen, "backend %s: a second context for the passes: %s",
                  tsm_backend_name(e->backend), why ? why : "unknown reason");
@@ -590,8 +594,11 @@ static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
 static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
     int failed = 0;
     char msg[1024];
+    const double began = tssi_now();
     for (;;) {
         size_t nact = 0;
+        if (e->opt.tick_budget_s > 0 && tssi_now() - began >= e->opt.tick_budget_s)
+            break; /* the rest stays staged for the next tick */
         if (join_before_plan(e) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
         if (advance_passes(e, 0, msg, sizeof msg) != 0)

@@ -600,7 +600,7 @@ static uint64_t run_case(st_env *env, const st_input *in, size_t nin, int thread
 
 /* 1 and 2 threads give identical alerts in identical order; the passes overlapped with
  * the next rounds (overlap_passes: a thread and a second device stream on the CUDA
- * backend, and the CPU too, with small batches so that
+ * backend; TSS_OVERLAP_ALWAYS: a thread on the CPU too, with small batches so that
  * streams reach pass points while passes are in flight and wait) give each stream's
  * alerts of each kind in the same order, interleaved differently across streams and
  * kinds (assert_same_per_stream_kind); other batch sizes
@@ -611,7 +611,7 @@ static void test_threads_and_batching(void **state) {
     const char *ids[] = {"s0", "s1", "s2", "s3", "s4"};
     st_input in[5];
     st_env env1 = {0}, env2 = {0}, env3 = {0}, env4 = {.overlap_passes = 1};
-    st_env env5 = {.overlap_passes = 1};
+    st_env env5 = {.overlap_passes = TSS_OVERLAP_ALWAYS};
     for (int s = 0; s < 5; s++) {
         in[s] = st_make_input(ids[s], 700 + 50 * (size_t)s, 0, 300, s == 2 ? 10 : 0);
         tss_params p = params(96 + 8 * (uint32_t)s, 8 + (uint32_t)s, 16, 0, NAN);
