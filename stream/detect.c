@@ -71,10 +71,12 @@ void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbo
     tss_detect *d = &s->det;
     d->last_raw = raw;
     if (d->open) {
-        tss_score sc = tss_calib_score(&d->cal, raw);
-        if (sc.score > d->peak.score || (!isnan(s->p.range) && raw > d->peak.distance))
-            d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
+        /* the peak is the event's highest subsequence among those that keep it open,
+         * so that it lies within the extent ANOMALY_END reports */
         if (passes(s, raw, TSS_LEVEL_STAY)) {
+            tss_score sc = tss_calib_score(&d->cal, raw);
+            if (isnan(s->p.range) ? sc.score > d->peak.score : raw > d->peak.distance)
+                d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
             d->last = start;
             d->below = 0;
         } else if (++d->below >= s->p.subsequence) {

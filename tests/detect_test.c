@@ -142,6 +142,29 @@ static void test_close_at_restart(void **state) {
     tss_stream_destroy(&s);
 }
 
+/* The peak an ANOMALY_END reports lies within the event: a later subsequence below the
+ * level that keeps it open never becomes the peak, however its score compares (here the
+ * event opens before the calibration is ready, at score 0, and the next one scores). */
+static void test_peak_within_extent(void **state) {
+    (void)state;
+    tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
+    for (int k = 0; k < TSS_CALIB_MIN - 1; k++)
+        tss_calib_add(&s->det.cal, 0.5);
+    tss_detect_step(s, 100, 10.0, 5, 1); /* opens on the range, uncalibrated */
+    assert_true(tss_calib_ready(&s->det.cal));
+    assert_true(tss_calib_score(&s->det.cal, 1.5).score > s->det.peak.score);
+    tss_detect_step(s, 101, 1.5, 6, 1); /* below the range */
+    s->proc_seq = 120;
+    tss_stream_restart(s);
+    assert_int_equal(s->out.n, 2);
+    const tss_alert *a = &s->out.item[1];
+    assert_int_equal(a->kind, TSS_ALERT_ANOMALY_END);
+    assert_int_equal(a->start_seq, 100);
+    assert_true(a->distance == 10.0);
+    assert_int_equal(a->event_end_seq, 100 + 8);
+    tss_stream_destroy(&s);
+}
+
 /* Published spans: overlap, nesting, pruning, and the open event. */
 static void test_spans(void **state) {
     (void)state;
@@ -183,6 +206,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_events_against_reference),
         cmocka_unit_test(test_close_at_restart),
+        cmocka_unit_test(test_peak_within_extent),
         cmocka_unit_test(test_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -142,12 +142,12 @@ size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neig
     int tail = 0;
     const double score = ref_score(hist, n, raw, ev->m, 0, &tail);
     if (ev->open) {
-        int higher = isnan(ev->range) ? score > ev->peak_score : raw > ev->peak_raw;
-        if (higher) {
-            ev->peak_start = start, ev->peak_neighbor = neighbor;
-            ev->peak_raw = raw, ev->peak_score = score, ev->peak_tail = tail;
-        }
-        if (passes(ev, raw, score, ev->threshold_end)) {
+        if (passes(ev, raw, score, ev->threshold_end)) { /* the peak: within the extent */
+            int higher = isnan(ev->range) ? score > ev->peak_score : raw > ev->peak_raw;
+            if (higher) {
+                ev->peak_start = start, ev->peak_neighbor = neighbor;
+                ev->peak_raw = raw, ev->peak_score = score, ev->peak_tail = tail;
+            }
             ev->last = start;
             ev->below = 0;
         } else if (++ev->below >= ev->m) {
