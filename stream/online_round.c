@@ -1,6 +1,7 @@
 /* online_round.c - the online phase of a round: staged samples into the rings (host
- * and arena), the batched left-NN kernel (kernels/online.h), LEFT_DISCORD alerts
- * (DESIGN 5.3). Both backends run this code; only the arena's memory differs.
+ * and arena), the batched left-NN kernel (kernels/online.h), and each new subsequence's
+ * distance through its stream's detection (detect.h: events, DESIGN 5.3). Both backends run this
+ * code; only the arena's memory differs.
  *
  * A round's transfer buffer (arena.h "io"), host and device side alike:
  *   [ n tss_scatter | values (total) | nn (total) | nn_index (total) ]
@@ -146,9 +147,11 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
                             tss_score_fn on_score, void *user) {
     tsm_online_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
     uint64_t *x0 = malloc((n ? n : 1) * sizeof *x0);
-    if (!jobs || !x0) {
+    uint64_t *src = malloc((n ? n : 1) * sizeof *src);
+    if (!jobs || !x0 || !src) {
         free(jobs);
         free(x0);
+        free(src);
         return tsm_fail(ctx, TSM_ENOMEM, "out of memory for %zu online jobs", n);
     }
     uint64_t total = 0;
@@ -161,10 +164,11 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
     tsm_status st = tss_online_place(a, list, n);
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
-    for (size_t q = 0, src = 0; q < n; src += list[q]->chunk, q++) {
+    for (size_t q = 0, at = 0; q < n; at += list[q]->chunk, q++) {
         x0[q] = tss_stream_window_seq(list[q]);
+        src[q] = at;
         if (st == TSM_OK)
-            describe(a, list[q], src, nn_off, idx_off, &jobs[q], (tss_scatter *)a->host_io + q,
+            describe(a, list[q], at, nn_off, idx_off, &jobs[q], (tss_scatter *)a->host_io + q,
                      (double *)(a->host_io + vals_off));
         push_host(list[q]);
     }
@@ -174,7 +178,11 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
         st = tsm_online_update(ctx, jobs, n);
     if (st == TSM_OK)
         st = tss_arena_fetch(a, nn_off, io - nn_off);
-    for (size_t q = 0, src = 0; q < n; src += list[q]->chunk, q++) {
+        /* The streams score independently (each its own calibration, events and alert
+         * queue), so over the threads: one subsequence costs about as much as its share of
+         * the kernel. In order on one thread when a caller's on_score wants the calls. */
+#pragma omp parallel for schedule(dynamic, 16) if (!on_score && n > 16)
+    for (size_t q = 0; q < n; q++) {
         tss_stream *s = list[q];
         s->proc_seq += s->chunk;
         s->since_pass += s->chunk;
@@ -184,10 +192,11 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
             continue;
         }
         s->on.st.valid = 1;
-        score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src,
-              (const int64_t *)(a->host_io + idx_off) + src, x0[q], on_score, user);
+        score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src[q],
+              (const int64_t *)(a->host_io + idx_off) + src[q], x0[q], on_score, user);
     }
     free(jobs);
     free(x0);
+    free(src);
     return st;
 }
