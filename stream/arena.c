@@ -69,7 +69,41 @@ void tss_arena_free(tss_arena *a) {
         release_buf(a, a->host_io, 1);
     if (a->device && a->dev_io)
         release_buf(a, a->dev_io, 0);
+    free(a->free_off);
+    free(a->free_bytes);
     *a = (tss_arena){.ctx = a->ctx, .device = a->device};
+}
+
+void tss_arena_give(tss_arena *a, uint64_t off, uint64_t bytes) {
+    if (a->nfree == a->free_cap) {
+        size_t cap = a->free_cap ? 2 * a->free_cap : 64;
+        uint64_t *o = realloc(a->free_off, cap * sizeof *o);
+        if (o)
+            a->free_off = o;
+        uint64_t *b = o ? realloc(a->free_bytes, cap * sizeof *b) : NULL;
+        if (!b)
+            return; /* not reused; the arena stays consistent */
+        a->free_bytes = b;
+        a->free_cap = cap;
+    }
+    a->free_off[a->nfree] = off;
+    a->free_bytes[a->nfree] = bytes;
+    a->nfree++;
+}
+
+tsm_status tss_arena_reuse(tss_arena *a, uint64_t bytes, uint64_t *off) {
+    for (size_t k = a->nfree; k-- > 0;)
+        if (a->free_bytes[k] == bytes) {
+            tsm_status st = zero(a, a->base + a->free_off[k], bytes);
+            if (st != TSM_OK)
+                return st;
+            *off = a->free_off[k];
+            a->nfree--;
+            a->free_off[k] = a->free_off[a->nfree];
+            a->free_bytes[k] = a->free_bytes[a->nfree];
+            return TSM_OK;
+        }
+    return TSM_EINVAL;
 }
 
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {

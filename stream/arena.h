@@ -7,8 +7,10 @@
  * tsm_online_state). Regions are handed out by a bump pointer; the arena grows by
  * reallocating (at least doubling) and copying what is in use, so offsets stay valid
  * and a growth costs one copy of the used bytes, amortised O(1) per byte. A region
- * given up (a stream whose window shape changed) is not reused (streams are never
- * removed, and a shape changes only on a reload). Growth by
+ * given back (a stream removed: idle, evicted, deleted) is handed out again to the
+ * next stream that needs one of exactly its size (streams of one configuration all
+ * have the same), so a table that turns over does not grow the arena; one given up by
+ * a shape change (a reload) is not reused. The arena never shrinks. Growth by
  * reallocation rather than fixed slabs keeps every window addressable from one base
  * pointer, whatever the streams' sizes, and costs nothing in the steady state.
  *
@@ -49,6 +51,8 @@ typedef struct {
     unsigned char *dev_io;  /* device side of the transfers (= host_io on the CPU) */
     unsigned char *host_io; /* host side (pinned for CUDA) */
     uint64_t io_size;
+    uint64_t *free_off, *free_bytes; /* regions given back */
+    size_t nfree, free_cap;
 } tss_arena;
 
 /* An empty arena on ctx's backend; allocates nothing yet. */
@@ -65,6 +69,12 @@ static inline uint64_t tss_arena_align(uint64_t bytes) {
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes);
 /* Hands out a region of `bytes` (room reserved before); returns its offset. */
 uint64_t tss_arena_take(tss_arena *a, uint64_t bytes);
+/* Gives the region [off, off + bytes) back for reuse (bytes: as taken, aligned); a
+ * region the list has no memory for is simply not reused. */
+void tss_arena_give(tss_arena *a, uint64_t off, uint64_t bytes);
+/* A region given back of exactly `bytes` (aligned), zero-filled again, at *off: TSM_OK;
+ * TSM_EINVAL when there is none (take a new one), or the zeroing's failure. */
+tsm_status tss_arena_reuse(tss_arena *a, uint64_t bytes, uint64_t *off);
 /* Pointer to arena byte `off` (a device pointer for a CUDA arena). */
 static inline void *tss_arena_at(const tss_arena *a, uint64_t off) {
     return a->base + off;

@@ -5,7 +5,8 @@
  *   "TSSCKPT\0"  u32 version (1)  payload  u64 payload length  u32 CRC-32 (IEEE, of
  *   everything before it: magic, version and payload)
  * payload = u32 stream count, then per stream, in creation order: id, parameters,
- * ingest state (next sequence number, last timestamp, recent gaps), counters, window
+ * ingest state (next sequence number, last timestamp, epoch, a pending reset, recent
+ * gaps), counters (by alert kind: TSS_ALERT_KINDS of them), window
  * (samples and timestamps), the m in force, the score history and the event state
  * (detect.h, calib.h), the published spans and MOTIF pairs, and the staged
  * samples and gap marks not yet processed.
@@ -27,7 +28,7 @@
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
-#define VERSION   2u /* 2: events and calibrated scores (issue 16) */
+#define VERSION   3u /* 2: events and calibrated scores (issue 16); 3: epochs, resets (17) */
 #define HEAD_LEN  (MAGIC_LEN + 4)
 #define TAIL_LEN  (8 + 4)
 
@@ -170,6 +171,8 @@ static void w_stream(writer *w, const tss_stream *s) {
     w_u8(w, (unsigned)s->started);
     w_u64(w, s->next_seq);
     w_u64(w, (uint64_t)s->last_ts);
+    w_u64(w, s->epoch);
+    w_u8(w, (unsigned)s->reset_pending);
     w_u32(w, s->ngaps);
     w_u32(w, s->gap_next);
     for (uint32_t g = 0; g < s->ngaps; g++) {
@@ -187,9 +190,8 @@ static void w_stream(writer *w, const tss_stream *s) {
     w_u64(w, s->proc_seq);
     w_u64(w, s->since_pass);
     w_u32(w, r->fill);
-    const double *x = r->v + tss_ring_start(r);
-    for (uint32_t k = 0; k < r->fill; k++)
-        w_f64(w, x[k]);
+    for (uint32_t k = 0, at = tss_ring_start(r); k < r->fill; k++) /* fill > 0: v is there */
+        w_f64(w, r->v[at + k]);
     for (uint32_t k = r->fill; k > 0; k--)
         w_u64(w, (uint64_t)tss_ring_ts_back(r, k));
     /* detection */
@@ -214,6 +216,7 @@ static void w_stream(writer *w, const tss_stream *s) {
         w_u64(w, m->missing);
         w_u64(w, (uint64_t)m->expected_ts);
         w_u64(w, m->at - q->head);
+        w_u8(w, (unsigned)m->reset);
     }
 }
 
@@ -436,10 +439,12 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     s->started = (int)r_u8(r);
     s->next_seq = r_u64(r);
     s->last_ts = (int64_t)r_u64(r);
+    s->epoch = r_u64(r);
+    s->reset_pending = (int)r_u8(r);
     s->ngaps = r_u32(r);
     s->gap_next = r_u32(r);
-    if (s->started > 1 || s->ngaps > TSS_GAPS_KEPT || s->gap_next >= TSS_GAPS_KEPT ||
-        (s->ngaps < TSS_GAPS_KEPT && s->gap_next != s->ngaps))
+    if (s->started > 1 || s->reset_pending > 1 || s->ngaps > TSS_GAPS_KEPT ||
+        s->gap_next >= TSS_GAPS_KEPT || (s->ngaps < TSS_GAPS_KEPT && s->gap_next != s->ngaps))
         BAD("bad sequence state");
     for (uint32_t g = 0; g < s->ngaps; g++) {
         s->gap_lo[g] = r_u64(r);
@@ -458,6 +463,8 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     uint32_t fill = r_u32(r);
     if (fill > p.window || fill > s->proc_seq || !r_fits(r, fill, 16))
         BAD("bad window (fill %u, window %u)", fill, p.window);
+    if (fill && tss_ring_alloc(&s->ring) != 0)
+        BAD("out of memory");
     const unsigned char *xb = r_take(r, 8 * (size_t)fill), *tb = r_take(r, 8 * (size_t)fill);
     reader xr = {xb, 8 * (size_t)fill, 0, 0}, tr = {tb, 8 * (size_t)fill, 0, 0};
     for (uint32_t k = 0; k < fill; k++) {
@@ -492,7 +499,7 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
         tss_staging_push(&s->stage, v, (int64_t)r_u64(&str));
     }
     uint64_t nmk = r_u64(r);
-    if (!r_fits(r, nmk, 40) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
+    if (!r_fits(r, nmk, 41) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
         BAD("bad gap mark count");
     for (uint64_t k = 0; k < nmk; k++) {
         tss_gap_mark m;
@@ -501,8 +508,9 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
         m.missing = r_u64(r);
         m.expected_ts = (int64_t)r_u64(r);
         m.at = r_u64(r);
-        if (m.at >= nst || (k && m.at <= s->stage.mark[k - 1].at) || m.expected >= m.seq ||
-            m.missing != m.seq - m.expected)
+        m.reset = (int)r_u8(r);
+        if (m.at >= nst || (k && m.at <= s->stage.mark[k - 1].at) || m.reset > 1 ||
+            (m.reset ? m.missing != 0 : m.expected >= m.seq || m.missing != m.seq - m.expected))
             BAD("bad gap mark");
         s->stage.mark[s->stage.nmark++] = m;
     }
@@ -572,6 +580,7 @@ int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     reg = (tss_registry){0};
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
+        tssi_engine_touch(e, s); /* idle from now: the time it was down does not count */
         size_t staged = tss_staging_pending(&s->stage);
         if (staged) {
             e->pending += staged;

@@ -154,6 +154,11 @@ void tss_detect_prune(tss_detect *d, uint64_t lo, uint32_t excl) {
     d->nmotif = kept;
 }
 
+void tss_detect_forget_spans(tss_detect *d) {
+    d->npub = 0;
+    d->nmotif = 0;
+}
+
 /* Whether x and y are within excl of each other. */
 static int near(uint64_t x, uint64_t y, uint32_t excl) {
     return (x > y ? x - y : y - x) < excl;

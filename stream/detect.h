@@ -77,5 +77,8 @@ void tss_detect_prune(tss_detect *d, uint64_t lo, uint32_t excl);
 int tss_detect_motif_seen(const tss_detect *d, uint64_t a, uint64_t b, uint32_t excl);
 /* Records (a, b) as a published MOTIF pair; 0, or -1 when out of memory. */
 int tss_detect_motif_add(tss_detect *d, uint64_t a, uint64_t b);
+/* Forgets every published span and MOTIF pair (a run that starts over renumbers its
+ * samples). */
+void tss_detect_forget_spans(tss_detect *d);
 
 #endif

@@ -47,6 +47,9 @@ const char *tss_reject_name(tss_reject r) {
         [TSS_REJECT_OUT_OF_ORDER] = "out_of_order",
         [TSS_REJECT_TOO_MANY_STREAMS] = "too_many_streams",
         [TSS_REJECT_STREAM_REFUSED] = "stream_refused",
+        [TSS_REJECT_SEQ_JUMP] = "seq_jump",
+        [TSS_REJECT_FUTURE_TIME] = "future_time",
+        [TSS_REJECT_STALE_EPOCH] = "stale_epoch",
     };
     return (unsigned)r < TSS_REJECT_COUNT ? names[r] : "unknown";
 }
@@ -283,17 +286,23 @@ static int choose_m(tss_stream *s) {
     return 1;
 }
 
-/* Starts a round for s: emits the GAPs at the head of its staging (each restarts the
- * window), chooses an automatic m once its warm-up history is staged, and sets
- * s->chunk to the samples it takes this round, up to its next pass point (hop samples
- * since the last pass and a warm window). Returns s->chunk: 0 when nothing is staged,
- * while an automatic m waits for its history, or while s waits for its passes to be
- * launched (its window must stay that of its pass point). */
+/* Starts a round for s: emits the GAPs and RESETs at the head of its staging (each
+ * restarts the window), chooses an automatic m once its warm-up history is staged, and
+ * sets s->chunk to the samples it takes this round, up to its next pass point (hop
+ * samples since the last pass and a warm window). Returns s->chunk: 0 when nothing is
+ * staged, while an automatic m waits for its history, while s waits for its passes to
+ * be launched (its window must stay that of its pass point), or when its window's
+ * memory cannot be had (a failure of the tick; the samples stay staged). */
 static uint32_t plan(tss_stream *s) {
     if (s->waiting)
         return s->chunk = 0;
     const tss_gap_mark *mk;
     while ((mk = tss_staging_head_mark(&s->stage)) != NULL) {
+        if (mk->reset) {
+            tss_stream_restart_run(s, mk->seq, mk->expected);
+            tss_staging_pop_mark(&s->stage);
+            continue;
+        }
         tss_stream_restart(s); /* an open event ends before the gap */
         tss_alert a = {
             .kind = TSS_ALERT_GAP,
@@ -318,6 +327,10 @@ static uint32_t plan(tss_stream *s) {
     uint64_t slack = s->ring.cap - s->ring.window;
     chunk = chunk < to_pass ? chunk : to_pass;
     s->chunk = (uint32_t)(chunk < slack ? chunk : slack);
+    if (s->chunk && tss_ring_alloc(&s->ring) != 0) { /* its first samples: the window */
+        tss_stream_fail(s, "window", "out of memory for the ring");
+        s->chunk = 0;
+    }
     return s->chunk;
 }
 
@@ -658,6 +671,7 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     }
     double t0 = tssi_now();
     e->c.ticks++;
+    tssi_engine_expire(e);
     if (e->ndirty == 0)
         return advance_passes(e, 0, err, errlen); /* the passes of earlier ticks */
     e->ticks_with_work++;
@@ -747,7 +761,7 @@ size_t tss_engine_reparam(tss_engine *e) {
     return n;
 }
 
-static void info_of(const tss_stream *s, tss_stream_info *out) {
+static void info_of(const tss_engine *e, const tss_stream *s, tss_stream_info *out) {
     *out = (tss_stream_info){0};
     snprintf(out->id, sizeof out->id, "%s", s->id);
     out->params = s->p;
@@ -770,6 +784,8 @@ static void info_of(const tss_stream *s, tss_stream_info *out) {
     out->last_score = isnan(d->last_raw) || !tss_calib_ready(&d->cal)
                           ? NAN
                           : tss_calib_score(&d->cal, d->last_raw).score;
+    out->epoch = s->epoch;
+    out->idle_s = tssi_engine_now(e) - s->last_active;
 }
 
 size_t tss_engine_stream_count(const tss_engine *e) {
@@ -779,7 +795,7 @@ size_t tss_engine_stream_count(const tss_engine *e) {
 int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out) {
     if (i >= e->reg.n)
         return -1;
-    info_of(e->reg.list[i], out);
+    info_of(e, e->reg.list[i], out);
     return 0;
 }
 
@@ -787,7 +803,7 @@ int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info 
     const tss_stream *s = tss_registry_find(&e->reg, id);
     if (!s)
         return -1;
-    info_of(s, out);
+    info_of(e, s, out);
     return 0;
 }
 
@@ -797,7 +813,7 @@ void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out) {
     out->ring_bytes = out->ring_samples = 0;
     for (size_t k = 0; k < e->reg.n; k++) {
         const tss_stream *s = e->reg.list[k];
-        out->ring_bytes += tss_ring_bytes(&s->ring) + tss_online_bytes(&s->on);
+        out->ring_bytes += tss_ring_bytes(&s->ring) + (s->on.placed ? tss_online_bytes(&s->on) : 0);
         out->ring_samples += s->ring.fill;
     }
 }

@@ -43,7 +43,18 @@
  * Sequence numbers: a batch must start at the stream's next expected sequence number.
  * A batch starting later opens a gap: a GAP alert is emitted and the window restarts
  * after it (nothing is compared across a gap). A batch starting earlier is rejected
- * (DUPLICATE, or OUT_OF_ORDER when it falls inside a gap seen before). */
+ * (DUPLICATE, or OUT_OF_ORDER when it falls inside a gap seen before); one starting
+ * more than limits.max_seq_jump later is SEQ_JUMP, one with a timestamp more than
+ * limits.max_ahead_s ahead of the clock FUTURE_TIME, so that one bad batch cannot
+ * move a stream where its sender's next real ones are all refused. A sender that
+ * restarts its numbering says so with a newer epoch (tss_engine_ingest_epoch: a RESET
+ * alert, the window starts over); an operator can do the same for a sender that cannot
+ * (tss_engine_reset_stream) or remove the stream (tss_engine_delete_stream).
+ *
+ * Stream lifetime: a stream is created by its first accepted batch and lives until it
+ * is idle for limits.idle_expiry_s, deleted, or evicted to make room for a new one
+ * (limits.when_full). A new stream's window memory is taken when its samples first
+ * enter the window (after an automatic m's warm-up), not at creation. */
 #ifndef TSS_ENGINE_H
 #define TSS_ENGINE_H
 
@@ -64,8 +75,9 @@ typedef enum {
     TSS_ALERT_GAP = 4,
     TSS_ALERT_ANOMALY = 5,
     TSS_ALERT_ANOMALY_END = 6,
+    TSS_ALERT_RESET = 7,
 } tss_alert_kind;
-#define TSS_ALERT_KINDS 7 /* array size for counters indexed by kind */
+#define TSS_ALERT_KINDS 8 /* array size for counters indexed by kind */
 
 /* One alert (DESIGN 5.3; proto/tsmine.proto's Alert says what each kind carries). */
 typedef struct {
@@ -107,12 +119,33 @@ typedef enum {
     TSS_REJECT_OUT_OF_ORDER,     /* arrives late into a gap that was already declared */
     TSS_REJECT_TOO_MANY_STREAMS, /* a new stream beyond max_streams */
     TSS_REJECT_STREAM_REFUSED,   /* the params callback refused it, or its params are invalid */
+    TSS_REJECT_SEQ_JUMP,         /* starts more than max_seq_jump past the next expected one */
+    TSS_REJECT_FUTURE_TIME,      /* a timestamp more than max_ahead_s ahead of the clock */
+    TSS_REJECT_STALE_EPOCH,      /* an epoch older than the stream's */
     TSS_REJECT_COUNT
 } tss_reject;
 const char *tss_reject_name(tss_reject r);
 
 #define TSS_MAX_ID              255
 #define TSS_MAX_STREAMS_DEFAULT 10000
+
+/* What a full stream table does with a new stream id (tss_limits.when_full). */
+typedef enum {
+    TSS_FULL_REFUSE = 0, /* refuse it (too_many_streams) */
+    TSS_FULL_EVICT_IDLE, /* remove the longest idle stream, if idle evict_min_idle_s or more:
+                          * first among those that never delivered their warm-up */
+} tss_when_full;
+
+/* Bounds on what one sender can do to the stream table (issue 17); 0 turns each off.
+ * Idle: no batch accepted; measured on the engine's clock (tss_engine_options.now). */
+typedef struct {
+    uint64_t max_seq_jump; /* a batch may start at most this far past the next expected
+                            * sequence number (further: seq_jump) */
+    double max_ahead_s;    /* timestamps at most this far ahead of the wall clock */
+    double idle_expiry_s;  /* a stream idle this long is removed (its state forgotten) */
+    tss_when_full when_full;
+    double evict_min_idle_s;
+} tss_limits;
 
 typedef struct {
     tsm_backend backend;  /* AUTO resolves as tsm_ctx_new does */
@@ -151,6 +184,11 @@ typedef struct {
      * the next tick goes on from there, so the caller's loop is never held much longer
      * than this plus a launch of passes (TSS_PASS_BATCH_S), whatever arrived. */
     double tick_budget_s;
+    tss_limits limits; /* tss_engine_set_limits changes them later */
+    /* The clocks (NULL: CLOCK_MONOTONIC and CLOCK_REALTIME): seconds for idleness,
+     * nanoseconds since the epoch for max_ahead_s. Tests drive them. */
+    double (*now)(void *user);
+    int64_t (*wall_ns)(void *user);
 } tss_engine_options;
 
 #define TSS_OVERLAP_ALWAYS 2 /* tss_engine_options.overlap_passes on every backend */
@@ -179,6 +217,27 @@ int tss_engine_pass_sms(const tss_engine *e, const char **why);
 tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t first_seq,
                              const int64_t *timestamps_ns, int64_t first_ts_ns, int64_t period_ns,
                              const double *values, size_t n);
+/* The same for a sender that numbers its runs (SampleBatch.epoch, e.g. its boot count
+ * or boot time): a batch of a newer epoch than the stream's restarts the stream there,
+ * whatever its sequence numbers and timestamps (a RESET alert, then a new window at
+ * first_seq; the score history and m stay); one of an older epoch is stale_epoch.
+ * tss_engine_ingest is epoch 0. */
+tss_reject tss_engine_ingest_epoch(tss_engine *e, const char *stream_id, uint64_t epoch,
+                                   uint64_t first_seq, const int64_t *timestamps_ns,
+                                   int64_t first_ts_ns, int64_t period_ns, const double *values,
+                                   size_t n);
+
+/* Makes stream id's next batch start it over, as a newer epoch would (an operator's
+ * way out for a sender that restarted its numbering without an epoch): any sequence
+ * number and timestamp is then accepted, and a RESET alert comes before its samples.
+ * 0, or -1 for an unknown id. */
+int tss_engine_reset_stream(tss_engine *e, const char *stream_id);
+/* Removes stream id and everything it holds (samples staged and not processed are
+ * dropped and counted: samples_dropped); a later batch creates it afresh. Waits for
+ * its passes in flight. 0, or -1 for an unknown id. */
+int tss_engine_delete_stream(tss_engine *e, const char *stream_id);
+/* New limits (a reload); they apply from the next batch and tick. */
+void tss_engine_set_limits(tss_engine *e, const tss_limits *limits);
 
 /* Processes everything ingested since the last tick (see the top of this file) and
  * emits the alerts. Returns 0, or -1 with a message in err when a kernel failed: the
@@ -242,6 +301,8 @@ typedef struct {
     int event_open;
     uint64_t events;   /* ANOMALY events opened */
     double last_score; /* of the last completed subsequence; NAN: none yet */
+    uint64_t epoch;    /* of the last batch accepted */
+    double idle_s;     /* since the last batch accepted (or the creation, or the restore) */
 } tss_stream_info;
 
 size_t tss_engine_stream_count(const tss_engine *e);
@@ -272,6 +333,9 @@ typedef struct {
     uint64_t pass_waits;        /* pass points reached while passes were in flight (the stream
                                  * waited for its own to be launched: overlap_passes) */
     uint64_t passes_pending;    /* streams whose passes are waiting or in flight now */
+    /* streams removed: idle past idle_expiry_s, evicted for a new one (when_full), or
+     * deleted on request; and the staged samples that went with them */
+    uint64_t streams_expired, streams_evicted, streams_deleted, samples_dropped;
 } tss_engine_counters;
 void tss_engine_counters_get(const tss_engine *e, tss_engine_counters *out);
 

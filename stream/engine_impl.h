@@ -57,6 +57,10 @@ struct tss_engine {
     long long fault_after;
     int fault_trap;
     uint64_t ticks_with_work; /* ticks that had staged samples */
+    /* lifetime.c: the streams by idleness, oldest first (0: cold, 1: warm), and when
+     * the next tick looks for expired ones */
+    tss_stream *oldest[2], *newest[2];
+    double next_expiry;
 };
 
 /* Puts s on the dirty list (once); 0 or -1 when out of memory. */
@@ -70,5 +74,17 @@ int tssi_engine_reserve_wait(tss_engine *e, size_t more);
 void tssi_engine_unwait(tss_engine *e, tss_stream *s);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
+
+/* lifetime.c: the engine's clocks (options.now, options.wall_ns, or the system's). */
+double tssi_engine_now(const tss_engine *e);
+int64_t tssi_engine_wall_ns(const tss_engine *e);
+/* s accepted a batch now (or was created or restored): it becomes the newest on its
+ * list (cold until it has delivered its warm-up). O(1). */
+void tssi_engine_touch(tss_engine *e, tss_stream *s);
+/* The table is full: removes the stream limits.when_full allows, if any. 1 if there
+ * is room now, else 0. */
+int tssi_engine_make_room(tss_engine *e);
+/* Removes the streams idle past limits.idle_expiry_s (at most once a second). */
+void tssi_engine_expire(tss_engine *e);
 
 #endif

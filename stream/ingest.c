@@ -32,10 +32,12 @@ static int sample_ts(const int64_t *ts, int64_t first, int64_t period, size_t k,
     return 0;
 }
 
-/* Checks values and timestamps against each other and against the stream's last
- * timestamp (have_last). */
+/* Checks values and timestamps against each other, against the stream's last
+ * timestamp (have_last) and against the latest the clock allows (ahead_ns, 0: none;
+ * timestamps are non-decreasing once checked, so the last one decides). */
 static tss_reject check_samples(const int64_t *ts, int64_t first, int64_t period,
-                                const double *values, size_t n, int have_last, int64_t last) {
+                                const double *values, size_t n, int have_last, int64_t last,
+                                const tss_engine *e) {
     for (size_t k = 0; k < n; k++)
         if (!isfinite(values[k]))
             return TSS_REJECT_NONFINITE;
@@ -50,6 +52,12 @@ static tss_reject check_samples(const int64_t *ts, int64_t first, int64_t period
             return TSS_REJECT_TIME_BACKWARDS;
         prev = t;
     }
+    const double ahead = e->opt.limits.max_ahead_s;
+    int64_t latest;
+    if (ahead > 0 && n > 0 && ahead < 9e9 && /* else no timestamp can be that far ahead */
+        !__builtin_add_overflow(tssi_engine_wall_ns(e), (int64_t)(ahead * 1e9), &latest) &&
+        prev > latest)
+        return TSS_REJECT_FUTURE_TIME;
     return TSS_OK;
 }
 
@@ -92,6 +100,14 @@ static int params_of_new(tss_engine *e, const char *id, tss_params *p) {
 tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t first_seq,
                              const int64_t *timestamps_ns, int64_t first_ts_ns, int64_t period_ns,
                              const double *values, size_t n) {
+    return tss_engine_ingest_epoch(e, stream_id, 0, first_seq, timestamps_ns, first_ts_ns,
+                                   period_ns, values, n);
+}
+
+tss_reject tss_engine_ingest_epoch(tss_engine *e, const char *stream_id, uint64_t epoch,
+                                   uint64_t first_seq, const int64_t *timestamps_ns,
+                                   int64_t first_ts_ns, int64_t period_ns, const double *values,
+                                   size_t n) {
     tss_reject why = check_id(stream_id);
     if (why != TSS_OK)
         return refuse(e, NULL, why);
@@ -100,7 +116,7 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
         return refuse(e, s, TSS_REJECT_EMPTY);
     tss_params p;
     if (!s) {
-        if (e->reg.n >= e->opt.max_streams)
+        if (e->reg.n >= e->opt.max_streams && !tssi_engine_make_room(e))
             return refuse(e, NULL, TSS_REJECT_TOO_MANY_STREAMS);
         if (params_of_new(e, stream_id, &p) != 0)
             return refuse(e, NULL, TSS_REJECT_STREAM_REFUSED);
@@ -111,10 +127,18 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
         return refuse(e, s, TSS_REJECT_TOO_LARGE);
     if (first_seq > UINT64_MAX - n) /* the batch's sequence numbers would wrap */
         return refuse(e, s, TSS_REJECT_OUT_OF_ORDER);
-    if (s && s->started && first_seq < s->next_seq)    /* before its timestamps: a resent */
+    if (s && epoch < s->epoch)
+        return refuse(e, s, TSS_REJECT_STALE_EPOCH);
+    /* a newer epoch or a reset: the sender starts over, nothing to continue from */
+    const int over = s && s->started && (epoch > s->epoch || s->reset_pending);
+    const int cont = s && s->started && !over;
+    if (cont && first_seq < s->next_seq)               /* before its timestamps: a resent */
         return refuse(e, s, late_batch(s, first_seq)); /* batch is a duplicate first */
-    why = check_samples(timestamps_ns, first_ts_ns, period_ns, values, n, s && s->started,
-                        s ? s->last_ts : 0);
+    const uint64_t jump = e->opt.limits.max_seq_jump;
+    if (cont && jump && first_seq > s->next_seq && first_seq - s->next_seq > jump)
+        return refuse(e, s, TSS_REJECT_SEQ_JUMP);
+    why = check_samples(timestamps_ns, first_ts_ns, period_ns, values, n, cont, s ? s->last_ts : 0,
+                        e);
     if (why != TSS_OK)
         return refuse(e, s, why);
 
@@ -124,15 +148,24 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
             return refuse(e, NULL, TSS_REJECT_STREAM_REFUSED); /* out of memory */
         s = fresh;
     }
-    int gap = s->started && first_seq > s->next_seq;
-    if (tss_staging_reserve(&s->stage, n, gap) != 0 || tssi_engine_reserve_dirty(e, 1) != 0 ||
-        (fresh && tss_registry_add(&e->reg, fresh) != 0)) {
+    int gap = cont && first_seq > s->next_seq;
+    if (tss_staging_reserve(&s->stage, n, gap || over) != 0 ||
+        tssi_engine_reserve_dirty(e, 1) != 0 || (fresh && tss_registry_add(&e->reg, fresh) != 0)) {
         tss_stream *counted = fresh ? NULL : s;
         tss_stream_destroy(&fresh);
         return refuse(e, counted, TSS_REJECT_STREAM_REFUSED); /* out of memory */
     }
     if (fresh)
         s->proc_seq = first_seq;
+    if (over) {
+        tss_staging_push_mark(&s->stage, (tss_gap_mark){
+                                             .seq = first_seq,
+                                             .expected = s->next_seq,
+                                             .reset = 1,
+                                         });
+        s->ngaps = s->gap_next = 0; /* the old run's, numbered differently */
+        s->reset_pending = 0;
+    }
     if (gap) {
         uint64_t missing = first_seq - s->next_seq;
         tss_staging_push_mark(&s->stage, (tss_gap_mark){
@@ -155,8 +188,10 @@ tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t firs
         s->last_ts = t;
     }
     s->started = 1;
+    s->epoch = epoch;
     s->next_seq = first_seq + n;
     s->samples += n;
+    tssi_engine_touch(e, s);
     e->c.samples += n;
     e->pending += n;
     tssi_engine_mark_dirty(e, s); /* room reserved above */

@@ -52,21 +52,35 @@ const double *tss_online_window(const tss_online *o, const tss_arena *a, const t
     return (const double *)tss_arena_at(a, o->off + layout(o).ring) + tss_ring_start(ring);
 }
 
+/* o has its region at off now: its window goes up at the next round (or now). */
+static void placed_at(tss_online *o, uint64_t off, const tss_ring *r) {
+    o->off = off;
+    o->placed = 1;
+    o->stale = r->fill > 0;
+    o->st.valid = 0;
+}
+
 tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n) {
-    uint64_t need = 0;
-    for (size_t q = 0; q < n; q++)
-        if (!list[q]->on.placed)
-            need += tss_arena_align(tss_online_bytes(&list[q]->on));
-    tsm_status st = tss_arena_reserve(a, need);
+    uint64_t need = 0, off;
+    tsm_status st = TSM_OK;
+    for (size_t q = 0; q < n && st == TSM_OK; q++) {
+        tss_online *o = &list[q]->on;
+        if (o->placed)
+            continue;
+        /* a region given back by a removed stream, if one of this size is free */
+        st = a->nfree ? tss_arena_reuse(a, tss_arena_align(tss_online_bytes(o)), &off) : TSM_EINVAL;
+        if (st == TSM_OK)
+            placed_at(o, off, &list[q]->ring);
+        else if (st == TSM_EINVAL)
+            need += tss_arena_align(tss_online_bytes(o)), st = TSM_OK;
+    }
+    if (st == TSM_OK)
+        st = tss_arena_reserve(a, need);
     for (size_t q = 0; q < n && st == TSM_OK; q++) {
         tss_online *o = &list[q]->on;
         const tss_ring *r = &list[q]->ring;
-        if (!o->placed) {
-            o->off = tss_arena_take(a, tss_online_bytes(o));
-            o->placed = 1;
-            o->stale = r->fill > 0;
-            o->st.valid = 0;
-        }
+        if (!o->placed)
+            placed_at(o, tss_arena_take(a, tss_online_bytes(o)), r);
         if (o->stale) {
             st = tss_arena_put(a, o->off + layout(o).ring, r->v,
                                2 * (uint64_t)r->cap * sizeof *r->v);

@@ -52,9 +52,37 @@ int tss_registry_add(tss_registry *r, tss_stream *s) {
         r->nslot = nslot;
     }
     place(r->slot, r->nslot, s);
-    s->index = r->n;
+    s->index = r->created++;
     r->list[r->n++] = s;
     return 0;
+}
+
+void tss_registry_remove(tss_registry *r, tss_stream *s) {
+    const size_t mask = r->nslot - 1;
+    size_t hole = fnv1a(s->id) & mask;
+    while (r->slot[hole] != s)
+        hole = (hole + 1) & mask;
+    /* backward shift: an entry after the hole moves into it unless its home slot lies
+     * cyclically in (hole, j], where it is still found */
+    for (size_t j = (hole + 1) & mask; r->slot[j]; j = (j + 1) & mask) {
+        const size_t home = fnv1a(r->slot[j]->id) & mask;
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            r->slot[hole] = r->slot[j];
+            hole = j;
+        }
+    }
+    r->slot[hole] = NULL;
+    /* the list is in creation order, so by index */
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->list[mid]->index < s->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(r->list + lo, r->list + lo + 1, (r->n - lo - 1) * sizeof *r->list);
+    r->n--;
 }
 
 void tss_registry_free(tss_registry *r) {

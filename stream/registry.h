@@ -2,8 +2,8 @@
  * creation order (which fixes the order of alerts and of status reports).
  *
  * Open addressing with linear probing over a power-of-two table kept at most half
- * full; FNV-1a hashes the id. Streams are never removed. The registry owns the
- * streams. */
+ * full; FNV-1a hashes the id; a removal shifts the entries after it back (no
+ * tombstones). The registry owns the streams. */
 #ifndef TSS_REGISTRY_H
 #define TSS_REGISTRY_H
 
@@ -16,13 +16,17 @@ typedef struct {
     size_t n, cap;
     tss_stream **slot; /* hash table of nslot (power of two) entries, NULL = empty */
     size_t nslot;
+    size_t created; /* streams ever added: the next one's index */
 } tss_registry;
 
 /* The stream with this id, or NULL. O(1) expected. */
 tss_stream *tss_registry_find(const tss_registry *r, const char *id);
-/* Adds s (its id must be new) and sets s->index; 0 or -1 when out of memory (then the
- * caller still owns s). */
+/* Adds s (its id must be new) and sets s->index (creation order: never reused); 0 or -1
+ * when out of memory (then the caller still owns s). */
 int tss_registry_add(tss_registry *r, tss_stream *s);
+/* Takes s out (the caller owns it again). O(n) for the list, O(1) expected for the
+ * table. */
+void tss_registry_remove(tss_registry *r, tss_stream *s);
 /* Destroys every stream and the tables. */
 void tss_registry_free(tss_registry *r);
 

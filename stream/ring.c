@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack) {
+void tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack) {
     *r = (tss_ring){.window = window, .cap = window + slack};
+}
+
+int tss_ring_alloc(tss_ring *r) {
+    if (r->v)
+        return 0;
     r->v = malloc(2 * (size_t)r->cap * sizeof *r->v);
     r->ts = malloc((size_t)r->cap * sizeof *r->ts);
     if (!r->v || !r->ts) {
@@ -59,5 +64,5 @@ int64_t tss_ring_ts_back(const tss_ring *r, uint64_t back) {
 }
 
 uint64_t tss_ring_bytes(const tss_ring *r) {
-    return (uint64_t)r->cap * (2 * sizeof *r->v + sizeof *r->ts);
+    return r->v ? (uint64_t)r->cap * (2 * sizeof *r->v + sizeof *r->ts) : 0;
 }

@@ -20,8 +20,12 @@ typedef struct {
     int64_t *ts;          /* cap timestamps */
 } tss_ring;
 
-/* Allocates an empty ring; 0, or -1 when out of memory (then r holds nothing). */
-int tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack);
+/* An empty ring of that shape, holding no memory yet (v and ts NULL): a stream's first
+ * samples may be a long way off (an automatic m's warm-up), or never come. */
+void tss_ring_init(tss_ring *r, uint32_t window, uint32_t slack);
+/* Allocates the ring's arrays if it has none; 0, or -1 when out of memory. Needed
+ * before the first push or append. */
+int tss_ring_alloc(tss_ring *r);
 void tss_ring_free(tss_ring *r);
 /* Empties the window (a restart); O(1). */
 void tss_ring_clear(tss_ring *r);
@@ -35,7 +39,7 @@ uint32_t tss_ring_start(const tss_ring *r);
 /* Timestamp of the sample `back` places before the next write (1 = the newest), for
  * 1 <= back <= cap. */
 int64_t tss_ring_ts_back(const tss_ring *r, uint64_t back);
-/* Bytes held. */
+/* Bytes held (0 before tss_ring_alloc). */
 uint64_t tss_ring_bytes(const tss_ring *r);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * A FIFO of (value, timestamp) pairs plus gap marks: a mark at staged index `at` says
  * that the samples from `at` on follow a jump in sequence numbers, so the tick emits a
- * GAP and restarts the window before it appends them. Host memory, grown by doubling;
+ * GAP and restarts the window before it appends them (or, for a reset mark, a RESET:
+ * the sender started over). Host memory, grown by doubling;
  * the tick consumes from the head and compacts at its end. */
 #ifndef TSS_STAGING_H
 #define TSS_STAGING_H
@@ -17,6 +18,8 @@ typedef struct {
     uint64_t missing;    /* seq - expected */
     int64_t expected_ts; /* timestamp the first missing sample would have had, 0 if unknown */
     size_t at;           /* staged index of the first sample after the gap */
+    int reset;           /* not a gap: the sender started over at seq (a new epoch, a reset;
+                          * expected is where the old run had got to, missing 0) */
 } tss_gap_mark;
 
 typedef struct {

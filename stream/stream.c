@@ -15,15 +15,12 @@ uint32_t tss_stream_slack(const tss_params *p) {
     return p->hop > floor ? p->hop : floor;
 }
 
-/* Allocates the host ring for p into s and describes its arena region for the m in
- * force (placed on the stream's first round; with an automatic m, once m is chosen);
- * 0 or -1 with nothing held. */
-static int alloc_window(tss_stream *s, const tss_params *p) {
-    if (tss_ring_init(&s->ring, p->window, tss_stream_slack(p)) != 0)
-        return -1;
+/* Describes s's host ring for p and its arena region for the m in force; both take
+ * memory only on the stream's first round (with an automatic m, once m is chosen). */
+static void shape_window(tss_stream *s, const tss_params *p) {
+    tss_ring_init(&s->ring, p->window, tss_stream_slack(p));
     if (p->subsequence)
         tss_online_init(&s->on, &s->ring, p->subsequence);
-    return 0;
 }
 
 void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period) {
@@ -64,10 +61,7 @@ int tss_stream_new(const char *id, const tss_params *p, tss_stream **out) {
     s->cfg = *p;
     s->p = *p;
     s->p.excl = tss_params_excl(p, p->subsequence);
-    if (alloc_window(s, &s->p) != 0) {
-        free(s);
-        return -1;
-    }
+    shape_window(s, &s->p);
     tss_detect_reset(&s->det, &s->p, s->p.subsequence);
     *out = s;
     return 0;
@@ -92,6 +86,20 @@ void tss_stream_restart(tss_stream *s) {
     tss_ring_clear(&s->ring);
     s->on.st.valid = 0;
     s->since_pass = 0;
+}
+
+void tss_stream_restart_run(tss_stream *s, uint64_t seq, uint64_t old_next) {
+    tss_stream_restart(s);
+    tss_detect_forget_spans(&s->det);
+    tss_alert a = {
+        .kind = TSS_ALERT_RESET,
+        .start_seq = seq,
+        .neighbor_seq = old_next,
+        .score = NAN,
+        .detected_seq = seq,
+    };
+    tss_stream_alert(s, &a);
+    s->proc_seq = seq;
 }
 
 /* Forgets the automatic m: the window restarts and the next warm-up chooses it. */
@@ -120,12 +128,9 @@ int tss_stream_set_params(tss_stream *s, const tss_params *np) {
     const int scoring = shape || np->warmup != o->warmup || np->threshold != o->threshold ||
                         np->threshold_end != o->threshold_end;
     if (shape) {
-        tss_stream t = {0};
-        if (tss_ring_init(&t.ring, np->window, tss_stream_slack(np)) != 0)
-            return -1;
         tss_stream_restart(s);
         tss_ring_free(&s->ring); /* the old arena region is not reused (arena.h) */
-        s->ring = t.ring;
+        tss_ring_init(&s->ring, np->window, tss_stream_slack(np));
         s->on = (tss_online){0};
     }
     s->cfg = *np;
@@ -145,7 +150,7 @@ int tss_stream_set_params(tss_stream *s, const tss_params *np) {
 }
 
 int64_t tss_stream_ts(const tss_stream *s, uint64_t seq) {
-    if (seq >= s->proc_seq || s->proc_seq - seq > s->ring.cap)
+    if (!s->ring.v || seq >= s->proc_seq || s->proc_seq - seq > s->ring.cap)
         return 0;
     return tss_ring_ts_back(&s->ring, s->proc_seq - seq);
 }

@@ -51,6 +51,8 @@ struct tss_stream {
     int started;       /* a batch was accepted */
     uint64_t next_seq; /* the next batch must start here */
     int64_t last_ts;   /* timestamp of the last accepted sample */
+    uint64_t epoch;    /* of the last accepted batch (tss_engine_ingest_epoch) */
+    int reset_pending; /* tss_engine_reset_stream: the next batch starts the stream over */
     uint64_t gap_lo[TSS_GAPS_KEPT], gap_hi[TSS_GAPS_KEPT]; /* missing [lo, hi) */
     uint32_t ngaps, gap_next; /* kept gaps; the next one overwrites gap_next */
     tss_staging stage;
@@ -83,6 +85,12 @@ struct tss_stream {
 
     /* counters */
     uint64_t samples, rejected, alerts[TSS_ALERT_KINDS], gaps;
+
+    /* lifetime (lifetime.c): on one of the engine's two lists by idleness, those that
+     * have not delivered their warm-up yet (cold) and the others */
+    double last_active; /* engine clock: the last accepted batch, creation or restore */
+    tss_stream *older, *newer;
+    int warm_list; /* which list: 0 cold, 1 warm */
 };
 
 /* Ring slack (samples a round may append at most) for these parameters. */
@@ -115,6 +123,11 @@ void tss_stream_destroy(tss_stream **self_p);
 /* Empties the window: the next samples start a new one (a gap, a resize, a restore).
  * An open event closes first (its ANOMALY_END queued). */
 void tss_stream_restart(tss_stream *s);
+/* Starts s over at sequence number seq (a newer epoch, a reset): the window restarts,
+ * the published spans and MOTIF pairs (numbered in the old run) are forgotten, and a
+ * RESET alert is queued (neighbor_seq: where the old run had got to). The score
+ * history and m stay: the same sender. */
+void tss_stream_restart_run(tss_stream *s, uint64_t seq, uint64_t old_next);
 /* Restarts the warm-up: forgets the score history and, with an automatic m, m itself
  * (the window restarts too: the next warm-up history chooses m again). */
 void tss_stream_recalibrate(tss_stream *s);

@@ -327,7 +327,7 @@ static void edit_magic(unsigned char *b, size_t *n) {
     (void)n, b[0] = 'X';
 }
 static void edit_version(unsigned char *b, size_t *n) {
-    put_le(b + 8, 3, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + 8, 4, 4), st_ckpt_fix_crc(b, *n);
 }
 static void edit_old_version(unsigned char *b, size_t *n) {
     put_le(b + 8, 1, 4), st_ckpt_fix_crc(b, *n);
@@ -375,9 +375,9 @@ static void test_restore_corrupt_table(void **state) {
         {"empty file", edit_empty, "not a tsmine stream checkpoint (0 bytes)"},
         {"short header", edit_short_header, "not a tsmine stream checkpoint (10 bytes)"},
         {"wrong magic", edit_magic, "not a tsmine stream checkpoint"},
-        {"newer version", edit_version, "version 3, this build reads version 2"},
+        {"newer version", edit_version, "version 4, this build reads version 3"},
         {"older version (before events)", edit_old_version,
-         "version 1, this build reads version 2"},
+         "version 1, this build reads version 3"},
         {"truncated to half", edit_truncate_half, "length or checksum mismatch"},
         {"truncated by one byte", edit_truncate_tail, "length or checksum mismatch"},
         {"bad checksum", edit_checksum, "length or checksum mismatch"},

@@ -230,7 +230,7 @@ static void test_hostile_checkpoints(void **state) {
     assert_int_equal(outcomes[1], 0);
     assert_true(outcomes[2] > 100);
     memcpy(bad, buf, len);
-    bad[8] = 3; /* version 3 */
+    bad[8] = 4; /* version 4 */
     st_ckpt_fix_crc(bad, len);
     e = st_engine(&env, 1, 4);
     assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);

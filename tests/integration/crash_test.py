@@ -57,13 +57,13 @@ CKPT = "streams.ckpt"
 
 # ---- an independent reader of the checkpoint format (stream/checkpoint.c) ----------
 
-VERSION = 2        # stream/checkpoint.c: 2 since events and calibrated scores
-ALERT_KINDS = 7    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
+VERSION = 3        # stream/checkpoint.c: 3 since epochs and resets
+ALERT_KINDS = 8    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
 CALIB_HISTORY = 1000  # TSS_CALIB_HISTORY: the score history's ring of 16-bit bins
 
 
 def parse_checkpoint(data):
-    """Checks the framing (magic, version 2, length, CRC-32) and walks every stream
+    """Checks the framing (magic, version 3, length, CRC-32) and walks every stream
     record; returns {stream id: next_seq}; raises ValueError when the file is not
     complete or a record does not add up."""
     if len(data) < 12 + 4 + 12 or data[:8] != b"TSSCKPT\0":
@@ -90,7 +90,8 @@ def parse_checkpoint(data):
         at += idlen
         window = take("IIIIIdddBIB")[0]           # parameters
         take("III")                               # m in force, its period, next look
-        _, next_seq, _, ngaps, _ = take("BQqII")  # started, next_seq, last_ts, gaps
+        # started, next_seq, last_ts, epoch, reset pending, gaps
+        _, next_seq, _, _, _, ngaps, _ = take("BQqQBII")
         at += 16 * ngaps
         samples, = take("Q")
         at += 8 * (1 + ALERT_KINDS + 1)           # rejected, alerts by kind, gaps
@@ -111,7 +112,7 @@ def parse_checkpoint(data):
         nst, = take("Q")
         at += 16 * nst                            # staged samples and timestamps
         nmk, = take("Q")
-        at += 40 * nmk                            # gap marks
+        at += 41 * nmk                            # gap marks
         out[sid] = next_seq
     if at != 12 + payload:
         raise ValueError("stream records end at %d, payload at %d" % (at, 12 + payload))
@@ -302,10 +303,10 @@ def corruptions(good, rng):
         ("empty", b"", "not a tsmine stream checkpoint"),
         ("short header", good[:10], "not a tsmine stream checkpoint"),
         ("wrong magic", b"XSSCKPT\0" + good[8:], "not a tsmine stream checkpoint"),
-        ("newer version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 3) + good[12:]),
-         "version 3, this build reads version 2"),
+        ("newer version", fix_crc(bytearray(good[:8]) + struct.pack("<I", VERSION + 1) + good[12:]),
+         "version %d, this build reads version %d" % (VERSION + 1, VERSION)),
         ("older version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 1) + good[12:]),
-         "version 1, this build reads version 2"),
+         "version 1, this build reads version %d" % VERSION),
         ("truncated", good[:len(good) // 2], "length or checksum mismatch"),
         ("truncated tail", good[:-1], "length or checksum mismatch"),
         ("bad checksum", good[:-1] + bytes([good[-1] ^ 0xff]), "length or checksum mismatch"),
