@@ -53,6 +53,13 @@ static int check_backend(const char *v, char *why, size_t whylen) {
     return -1;
 }
 
+static int check_when_full(const char *v, char *why, size_t whylen) {
+    if (strcmp(v, "refuse") == 0 || strcmp(v, "evict_idle") == 0)
+        return 0;
+    snprintf(why, whylen, "must be \"refuse\" or \"evict_idle\"");
+    return -1;
+}
+
 /* "" (off) or an absolute path: the daemon's working directory is no anchor. */
 static int check_path(const char *v, char *why, size_t whylen) {
     if (*v == '\0' || *v == '/')
@@ -87,6 +94,12 @@ const tsci_setting tsci_settings[] = {
     {"limits.tick_ms",             TSCI_U32,     CFG(tick_ms),               0, 1, 60000,         10,      NULL,                   NULL,           0},
     {"limits.checkpoint_interval", TSCI_U32,     CFG(checkpoint_interval_s), 0, 0, 86400,         5,       NULL,                   NULL,           0},
     {"limits.log_rate",            TSCI_U32,     CFG(log_rate_per_s),        0, 1, 1000000,       5,       NULL,                   NULL,           0},
+    /* what one sender can do to the stream table (issue 17); 0 turns a bound off */
+    {"limits.max_seq_jump",        TSCI_U64,     CFG(max_seq_jump),          0, 0, 9.2e18,        1e9,     NULL,                   NULL,           0},
+    {"limits.max_time_ahead",      TSCI_U32,     CFG(max_time_ahead_s),      0, 0, 315360000,     86400,   NULL,                   NULL,           0},
+    {"limits.stream_idle_expiry",  TSCI_U32,     CFG(stream_idle_expiry_s),  0, 0, 315360000,     604800,  NULL,                   NULL,           0},
+    {"limits.when_full",           TSCI_STRING,  CFG(when_full),             0, 0, 0,             0,       "evict_idle",           check_when_full, 0},
+    {"limits.evict_min_idle",      TSCI_U32,     CFG(evict_min_idle_s),      0, 0, 315360000,     60,      NULL,                   NULL,           0},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the

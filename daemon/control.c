@@ -83,6 +83,8 @@ static void state_of(const tss_stream_info *in, Tsmine__V1__StreamState *s, char
     s->events = in->events;
     s->last_score = in->last_score;
     s->warmup = in->params.warmup;
+    s->epoch = in->epoch;
+    s->idle_seconds = in->idle_s;
 }
 
 /* Room for n StreamStates and their ids, in one allocation. */
@@ -100,11 +102,12 @@ static char *state_id(reply_builder *b, size_t n, size_t i) {
     return (char *)(b->state_ptrs + n) + i * (TSS_MAX_ID + 1);
 }
 
-static void status(tsd_daemon *d, reply_builder *b) {
+/* Every stream's state into b (STATUS). */
+static int all_streams(tsd_daemon *d, reply_builder *b) {
     size_t n = tss_engine_stream_count(d->engine);
     if (alloc_states(b, n) != 0) {
         fail(b, "out of memory for %zu streams", n);
-        return;
+        return -1;
     }
     size_t got = 0;
     for (size_t i = 0; i < n; i++) {
@@ -117,7 +120,11 @@ static void status(tsd_daemon *d, reply_builder *b) {
     }
     b->msg.streams = b->state_ptrs;
     b->msg.n_streams = got;
+    return 0;
+}
 
+/* The daemon's counters into b (STATUS and COUNTERS). */
+static void counters(tsd_daemon *d, reply_builder *b) {
     tsd_metrics_snapshot s;
     tsd_daemon_snapshot(d, &s);
     for (int r = 1; r < TSD_REASON_COUNT; r++)
@@ -160,6 +167,10 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"thread_ns_discord", (uint64_t)(s.pass_seconds[TSD_PASS_DISCORD] * 1e9)},
         {"thread_ns_motif", (uint64_t)(s.pass_seconds[TSD_PASS_MOTIF] * 1e9)},
         {"thread_ns_publisher", s.publisher_ns},
+        {"streams_expired", s.streams_expired},
+        {"streams_evicted", s.streams_evicted},
+        {"streams_deleted", s.streams_deleted},
+        {"samples_dropped", s.samples_dropped},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);
@@ -195,6 +206,21 @@ static void one_stream(tsd_daemon *d, const char *id, reply_builder *b) {
     b->msg.n_streams = 1;
 }
 
+/* RESET_STREAM or DELETE_STREAM of one stream, logged. */
+static void change_stream(tsd_daemon *d, int command, const char *id, reply_builder *b) {
+    const int del = command == TSMINE__V1__CONTROL_REQUEST__COMMAND__DELETE_STREAM;
+    if ((del ? tss_engine_delete_stream(d->engine, id) : tss_engine_reset_stream(d->engine, id)) !=
+        0) {
+        fail(b, "unknown stream \"%.*s\"", TSS_MAX_ID, id);
+        return;
+    }
+    snprintf(b->message, sizeof b->message,
+             del ? "stream \"%.*s\" deleted"
+                 : "stream \"%.*s\" starts over at its next batch (a RESET alert)",
+             TSS_MAX_ID, id);
+    tsd_log(TSD_LOG_NOTICE, "control: %s", b->message);
+}
+
 /* Fills b from the request bytes; every path leaves a complete reply. */
 static void dispatch(tsd_daemon *d, const void *req, size_t len, reply_builder *b) {
     Tsmine__V1__ControlRequest *r =
@@ -208,8 +234,16 @@ static void dispatch(tsd_daemon *d, const void *req, size_t len, reply_builder *
              TSD_SCHEMA_VERSION);
     } else {
         switch (r->command) {
-        case TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS: status(d, b); break;
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS:
+            if (all_streams(d, b) == 0)
+                counters(d, b);
+            break;
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__COUNTERS: counters(d, b); break;
         case TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM: one_stream(d, r->stream_id, b); break;
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__RESET_STREAM:
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__DELETE_STREAM:
+            change_stream(d, r->command, r->stream_id, b);
+            break;
         case TSMINE__V1__CONTROL_REQUEST__COMMAND__RECALIBRATE: {
             size_t n = tss_engine_recalibrate(d->engine, r->stream_id);
             snprintf(b->message, sizeof b->message, "%zu streams will recalibrate", n);

@@ -67,6 +67,16 @@ static void restore(tsd_daemon *d) {
     }
 }
 
+tss_limits tsd_limits_of(const tsc_config *c) {
+    return (tss_limits){
+        .max_seq_jump = c->max_seq_jump,
+        .max_ahead_s = c->max_time_ahead_s,
+        .idle_expiry_s = c->stream_idle_expiry_s,
+        .when_full = strcmp(c->when_full, "refuse") == 0 ? TSS_FULL_REFUSE : TSS_FULL_EVICT_IDLE,
+        .evict_min_idle_s = c->evict_min_idle_s,
+    };
+}
+
 static int open_engine(tsd_daemon *d) {
     tsm_backend want;
     if (tsm_backend_parse(d->cfg.backend, &want) != 0) {
@@ -81,7 +91,8 @@ static int open_engine(tsd_daemon *d) {
                               .params_for = params_for,
                               .user = d,
                               .overlap_passes = 1,
-                              .tick_budget_s = TSD_TICK_TARGET_NS * 1e-9};
+                              .tick_budget_s = TSD_TICK_TARGET_NS * 1e-9,
+                              .limits = tsd_limits_of(&d->cfg)};
     char err[512];
     if (tss_engine_new(&opt, &d->engine, err, sizeof err) != 0) {
         tsd_log(TSD_LOG_ERR, "engine (backend %s): %s", d->cfg.backend, err);
@@ -198,4 +209,8 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->pending = tss_engine_pending(d->engine);
     s->pending_passes = c.passes_pending;
     s->ticks = c.ticks;
+    s->streams_expired = c.streams_expired;
+    s->streams_evicted = c.streams_evicted;
+    s->streams_deleted = c.streams_deleted;
+    s->samples_dropped = c.samples_dropped;
 }

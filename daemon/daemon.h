@@ -64,6 +64,9 @@ int tsd_daemon_checkpoint(tsd_daemon *d);
  * Returns 0 or -1. */
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
 
+/* The engine's limits (tss_limits) from the configuration's limits group. */
+tss_limits tsd_limits_of(const tsc_config *cfg);
+
 /* The counters of the daemon and the engine, as metrics and control report them. */
 void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s);
 

@@ -171,9 +171,9 @@ int tsd_validate(const Tsmine__V1__SampleBatch *b) {
 }
 
 int tsd_apply(tss_engine *e, const Tsmine__V1__SampleBatch *b) {
-    return tss_engine_ingest(e, b->stream_id, b->first_seq,
-                             b->n_timestamps_ns ? b->timestamps_ns : NULL, b->first_timestamp_ns,
-                             b->period_ns, b->values, b->n_values);
+    return tss_engine_ingest_epoch(e, b->stream_id, b->epoch, b->first_seq,
+                                   b->n_timestamps_ns ? b->timestamps_ns : NULL,
+                                   b->first_timestamp_ns, b->period_ns, b->values, b->n_values);
 }
 
 void tsd_ingest_set_log_rate(tsd_ingest *in, uint32_t log_rate_per_s) {

@@ -49,13 +49,15 @@ typedef struct {
     uint64_t pending;        /* accepted, not yet processed */
     uint64_t pending_passes; /* streams whose windowed passes wait or run now */
     uint64_t ticks;
+    uint64_t streams_expired, streams_evicted, streams_deleted; /* tss_engine_counters */
+    uint64_t samples_dropped;      /* staged samples of streams removed */
     uint64_t busy_ns;              /* main thread outside zmq_poll */
     uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
     uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
     tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
 } tsd_metrics_snapshot;
 
-/* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),
+/* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),
  * NULL for values that are not kinds. */
 const char *tsd_alert_kind_label(int kind);
 

@@ -12,6 +12,7 @@ const char *tsd_alert_kind_label(int kind) {
     case TSS_ALERT_GAP: return "gap";
     case TSS_ALERT_ANOMALY: return "anomaly";
     case TSS_ALERT_ANOMALY_END: return "anomaly_end";
+    case TSS_ALERT_RESET: return "reset";
     default: return NULL;
     }
 }
@@ -88,6 +89,16 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     scalar(&t, "tsmine_pending_samples", "gauge", "Samples accepted and not yet processed.",
            s->pending);
     scalar(&t, "tsmine_ticks_total", "counter", "Engine ticks.", s->ticks);
+    header(&t, "tsmine_streams_removed_total", "counter",
+           "Streams removed: idle past idle_expiry, evicted for a new one, or deleted.");
+    put(&t, "tsmine_streams_removed_total{why=\"expired\"} %llu\n",
+        (unsigned long long)s->streams_expired);
+    put(&t, "tsmine_streams_removed_total{why=\"evicted\"} %llu\n",
+        (unsigned long long)s->streams_evicted);
+    put(&t, "tsmine_streams_removed_total{why=\"deleted\"} %llu\n",
+        (unsigned long long)s->streams_deleted);
+    scalar(&t, "tsmine_samples_dropped_total", "counter",
+           "Samples accepted and never processed: their stream was removed.", s->samples_dropped);
     header(&t, "tsmine_busy_seconds_total", "counter",
            "Time the main thread spent outside zmq_poll.");
     put(&t, "tsmine_busy_seconds_total %.9g\n", 1e-9 * (double)s->busy_ns);

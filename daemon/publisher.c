@@ -191,7 +191,8 @@ static int push_locked(tsd_publisher *p, const tsd_alert_rec *r) {
     const uint32_t b = bucket(r->stream_id);
     const int kind_urgent =
         r->alert.kind == TSS_ALERT_ANOMALY || r->alert.kind == TSS_ALERT_ANOMALY_END ||
-        r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP;
+        r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP ||
+        r->alert.kind == TSS_ALERT_RESET;
     /* the thread decrements a bucket only after sending: 0 = nothing of this stream
      * left in the bulk lane (read under mu, so in order with the pushes) */
     int urgent = kind_urgent && atomic_load_explicit(&p->in_bulk[b], memory_order_acquire) == 0;

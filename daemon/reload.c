@@ -36,6 +36,8 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
         tsd_ratelimit_init(&d->tick_limit, next.log_rate_per_s);
     }
     d->cfg = next;
+    const tss_limits limits = tsd_limits_of(&d->cfg);
+    tss_engine_set_limits(d->engine, &limits);
     size_t reparam = tss_engine_reparam(d->engine);
     snprintf(msg, msglen, "%s%s; %zu streams took new parameters%s%s%s",
              changes[0] ? "changed: " : "no changes", changes, reparam,

@@ -38,7 +38,10 @@ static void print_stream(FILE *out, const Tsmine__V1__StreamState *s) {
     fprintf(out, ",\"calibrated\":%s,\"event_open\":%s,\"events\":%" PRIu64 ",\"last_score\":",
             s->calibrated ? "true" : "false", s->event_open ? "true" : "false", s->events);
     client_print_double(out, s->last_score);
-    fprintf(out, ",\"gaps\":%" PRIu64 ",\"rejected\":%" PRIu64 "}", s->gaps, s->rejected);
+    fprintf(out, ",\"gaps\":%" PRIu64 ",\"rejected\":%" PRIu64 ",\"epoch\":%" PRIu64 ",\"idle_s\":",
+            s->gaps, s->rejected, s->epoch);
+    client_print_double(out, s->idle_seconds);
+    fputc('}', out);
 }
 
 /* The reply as one JSON object on one line. */
@@ -64,7 +67,8 @@ static void print_reply(FILE *out, const Tsmine__V1__ControlReply *r) {
     fputs("}\n", out);
 }
 
-static int run(const client_args *a) {
+/* STATUS, or STREAM with --stream; counters_only: COUNTERS. */
+static int ask(const client_args *a, int counters_only) {
     if (a->stream && strlen(a->stream) > 255) {
         cli_error("status: --stream: a stream id has at most 255 bytes");
         return EX_USAGE;
@@ -72,8 +76,9 @@ static int run(const client_args *a) {
     int rc = EX_UNAVAILABLE;
     void *zctx = zmq_ctx_new();
     if (zctx) {
-        int cmd = a->stream ? TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM
-                            : TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS;
+        int cmd = counters_only ? TSMINE__V1__CONTROL_REQUEST__COMMAND__COUNTERS
+                  : a->stream   ? TSMINE__V1__CONTROL_REQUEST__COMMAND__STREAM
+                                : TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS;
         Tsmine__V1__ControlReply *r = client_control(zctx, a->endpoint, cmd, a->stream,
                                                      a->timeout_ms, &a->curve, "status", &rc);
         if (r && !r->ok) {
@@ -90,6 +95,25 @@ static int run(const client_args *a) {
     return rc;
 }
 
+static int run(const client_args *a) {
+    return ask(a, 0);
+}
+
+static int run_counters(const client_args *a) {
+    return ask(a, 1);
+}
+
+const client_command cmd_counters = {
+    .name = "counters",
+    .synopsis = "[--endpoint E] [--timeout-ms T] [--curve-key K --server-key S]",
+    .summary = "print tsmined's counters without the streams (cheap at any number of streams)",
+    .description = "As `tsmine status`, without \"streams\" (its \"streams\" object is empty):\n"
+                   "what a monitor polls. Exit status as status's.",
+    .endpoint = CLIENT_CONTROL_DEFAULT,
+    .timeout_ms = 5000,
+    .run = run_counters,
+};
+
 const client_command cmd_status = {
     .name = "status",
     .synopsis = "[--endpoint E] [--stream ID] [--timeout-ms T] [--curve-key K --server-key S]",
@@ -99,7 +123,8 @@ const client_command cmd_status = {
         "  {\"streams\":{\"ID\":{\"samples\":N,\"alerts\":N,\"next_seq\":S,\"window_fill\":F,\n"
         "   \"window\":W,\"subsequence\":M,\"hop\":H,\"range\":R,\"subsequence_auto\":true,\n"
         "   \"period\":P,\"warmup\":U,\"threshold\":T,\"calibrated\":true,\"event_open\":false,\n"
-        "   \"events\":E,\"last_score\":S,\"gaps\":G,\"rejected\":B},...},\n"
+        "   "
+        "\"events\":E,\"last_score\":S,\"gaps\":G,\"rejected\":B,\"epoch\":P,\"idle_s\":I},...},\n"
         "   \"rejected\":{\"REASON\":N,...},\n"
         "   \"alerts_by_kind\":{\"DISCORD\":N,...},\"counters\":{...},\"backend\":\"cpu\",\n"
         "   \"version\":\"...\"}\n"

@@ -26,6 +26,11 @@ extern const client_command cmd_replay;
 extern const client_command cmd_alerts;
 extern const client_command cmd_status;
 extern const client_command cmd_keygen;
+extern const client_command cmd_counters;
+extern const client_command cmd_reset;
+extern const client_command cmd_delete;
+extern const client_command cmd_recalibrate;
+extern const client_command cmd_reload;
 #endif
 
 #endif

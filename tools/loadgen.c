@@ -290,11 +290,12 @@ static void *subscriber(void *arg) {
     return NULL;
 }
 
-/* The daemon's status reply, or NULL (reported). */
+/* The daemon's counters (COUNTERS: no stream list, whose cost grows with the streams
+ * and, polled every 5 ms, would load the daemon it measures), or NULL (reported). */
 static Tsmine__V1__ControlReply *status(lg_run *r) {
     int rc;
-    return client_control(r->zctx, r->o.control, TSMINE__V1__CONTROL_REQUEST__COMMAND__STATUS, NULL,
-                          5000, NULL, "loadgen", &rc);
+    return client_control(r->zctx, r->o.control, TSMINE__V1__CONTROL_REQUEST__COMMAND__COUNTERS,
+                          NULL, 5000, NULL, "loadgen", &rc);
 }
 
 /* A daemon counter by name (0 when absent: an older daemon). */
@@ -305,13 +306,10 @@ static uint64_t counter_of(const Tsmine__V1__ControlReply *rep, const char *name
     return 0;
 }
 
-/* Samples the daemon accepted into this run's streams. */
+/* Samples the daemon accepted (all streams: the run is its only sender). */
 static int64_t accepted(const lg_run *r, const Tsmine__V1__ControlReply *rep) {
-    int64_t n = 0;
-    for (size_t i = 0; i < rep->n_streams; i++)
-        if (strncmp(rep->streams[i]->stream_id, r->o.prefix, strlen(r->o.prefix)) == 0)
-            n += (int64_t)rep->streams[i]->samples;
-    return n;
+    (void)r;
+    return (int64_t)counter_of(rep, "samples");
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -412,7 +410,7 @@ static void report(lg_run *r, double seconds, double seconds_accepted, int64_t g
     fflush(stdout);
 }
 
-/* Polls the daemon's STATUS every 5 ms from now until it has accepted `want` samples
+/* Polls the daemon's COUNTERS every 5 ms from now until it has accepted `want` samples
  * into this run's streams and processed `want` more than in `base` (or the drain
  * deadline passes). Sets *t_acc and *t_proc (monotonic ns) when each happened, *got to
  * the samples accepted; returns the last reply (NULL when the daemon did not answer). */
