@@ -142,7 +142,8 @@ static void discords(item *it, const tsm_discord *found, size_t nfound) {
             .score = sc.score,
         };
     }
-    qsort(s->cand, s->ncand, sizeof *s->cand, by_distance);
+    if (s->ncand > 1) /* cand is NULL while none was ever found: qsort(NULL, 0) is UB */
+        qsort(s->cand, s->ncand, sizeof *s->cand, by_distance);
 }
 
 /* MOTIF when the window's top pair (absolute starts) shares no member with a pair the
