@@ -149,6 +149,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"checkpoints", d->checkpoints},
         {"checkpoint_failures", d->checkpoint_failures},
         {"reloads", d->reloads},
+        {"reload_failures", d->reload_failures},
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},

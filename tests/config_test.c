@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -391,6 +392,70 @@ static void test_files(void **state) {
     assert_string_equal(err, "/nonexistent/tsmined.conf: cannot open: No such file or directory");
 }
 
+/* Writes len bytes of text to dir/name; returns the path (a static buffer). */
+static const char *put_file(const char *dir, const char *name, const char *text, size_t len) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return path;
+}
+
+/* What is not a regular file (as the file or an @include) is refused at once, naming
+ * it, and never reaches libconfig, whose scanner exit(2)s on a read error (issue 17
+ * item 7): a directory, a FIFO (which would block the open), a device; a symlink to a
+ * regular file and real includes still work. */
+static void test_not_regular(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tsmine_config_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[600], err[TSC_ERROR_LEN];
+    tsc_config c;
+    const struct {
+        const char *name, *text, *want; /* text NULL: made below */
+    } cases[] = {
+        {"sub", NULL, "/sub: not a regular file (a directory)"},
+        {"fifo.conf", NULL, "/fifo.conf: not a regular file (a FIFO)"},
+        {"inc-fifo.conf", "threads = 2;\n  @include \"fifo.conf\"\n",
+         "inc-fifo.conf:2: @include \"fifo.conf\": "},
+        {"inc-dir.conf", "@include \"s\\ub\"\n", "inc-dir.conf:1: @include \"sub\": "},
+        {"nul.conf", NULL, "nul.conf: a NUL byte at offset 12"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/fifo.conf", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    put_file(dir, "nul.conf", "threads = 1;\0backend = 1;\n", 26);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].text)
+            put_file(dir, cases[i].name, cases[i].text, strlen(cases[i].text));
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        err[0] = '\0';
+        if (tsc_load(path, &c, err) != -1 || !strstr(err, cases[i].want))
+            fail_msg("case %zu (%s): \"%s\" lacks \"%s\"", i, cases[i].name, err, cases[i].want);
+    }
+    assert_int_equal(tsc_load("/dev/null", &c, err), -1);
+    assert_string_equal(err, "/dev/null: not a regular file (a character device): not a "
+                             "configuration file");
+    /* an @include of a regular file, through a symlink to the main file */
+    static const char part[] = "threads = 4;\n", main_conf[] = "backend = \"cpu\";\n"
+                                                               "@include \"part.conf\"\n";
+    put_file(dir, "part.conf", part, strlen(part));
+    put_file(dir, "main.conf", main_conf, strlen(main_conf));
+    char link[600];
+    snprintf(link, sizeof link, "%s/link.conf", dir);
+    assert_int_equal(symlink("main.conf", link), 0);
+    if (tsc_load(link, &c, err) != 0)
+        fail_msg("link.conf: %s", err);
+    assert_int_equal(c.threads, 4);
+    assert_string_equal(c.backend, "cpu");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_diff(void **state) {
     (void)state;
     tsc_config a, b;
@@ -428,9 +493,10 @@ static void test_diff(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_every_key),
-        cmocka_unit_test(test_overrides), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_files),     cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
+        cmocka_unit_test(test_overrides),   cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_files),       cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }
