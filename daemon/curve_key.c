@@ -14,12 +14,41 @@
 
 #define MAX_FILE (64 * 1024)
 
+/* What a file that is not regular is, for messages. */
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "not a regular file";
+}
+
 /* Reads the whole file (at most MAX_FILE bytes) into buf (MAX_FILE + 1 bytes,
- * NUL-terminated); its length in *len. */
+ * NUL-terminated); its length in *len. The file is opened without blocking and must be
+ * a regular file (fstat on that descriptor): a FIFO would block fread forever. */
 static int slurp(const char *path, char *buf, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 && errno == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        return TSM_CURVE_KEY_ENOTREG; /* a socket, or a device without a driver */
+    }
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return TSM_CURVE_KEY_EOPEN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        close(fd);
+        return TSM_CURVE_KEY_ENOTREG;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return TSM_CURVE_KEY_EOPEN;
     }
     *len = fread(buf, 1, MAX_FILE + 1, f);

@@ -32,12 +32,16 @@ typedef struct {
 enum {
     TSM_CURVE_KEY_EOPEN = -1,   /* cannot open/read/create the file (errno's reason) */
     TSM_CURVE_KEY_EFORMAT = -2, /* not a valid key file */
+    TSM_CURVE_KEY_ENOTREG = -3, /* not a regular file (a directory, FIFO, socket, device) */
 };
 
 /* Reads the key file at path into *out. With need_secret the file must hold a secret
  * key that matches its public key (NAME.key_secret); without, only the public key is
  * read (a NAME.key_secret file also works). Returns 0, or TSM_CURVE_KEY_EOPEN /
- * EFORMAT with "PATH[:LINE]: reason" in err. Files over 64 KiB are refused. O(size). */
+ * EFORMAT / ENOTREG with "PATH[:LINE]: reason" in err. Files over 64 KiB are refused.
+ * Symlinks are followed; what they lead to must be a regular file, checked on the
+ * opened descriptor, which is opened without blocking (a FIFO never hangs the
+ * reader). O(size). */
 int tsm_curve_key_read(const char *path, int need_secret, tsm_curve_key *out, char *err,
                        size_t errlen);
 

@@ -25,6 +25,8 @@
 #define ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define ZAP_DOMAIN   "tsmine"
 #define MAX_MONITORS 8
+/* Files of the allow-list directory skipped (not regular) that are named in the log. */
+#define SKIPPED_NAMED 5
 #define MONITOR_EVENTS                                                                             \
     (ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |                        \
      ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
@@ -58,7 +60,8 @@ static int visible(const struct dirent *e) {
     return e->d_name[0] != '.';
 }
 
-/* Adds the public key of one file to store unless it is there already. */
+/* Adds the public key of one file to store unless it is there already. Returns 0, a
+ * TSM_CURVE_KEY_* code of the reader (ENOTREG: not a regular file), or -1. */
 static int add_key_file(zcertstore_t *store, const char *path, size_t *count, char *err,
                         size_t errlen) {
     size_t n = strlen(path);
@@ -70,8 +73,9 @@ static int add_key_file(zcertstore_t *store, const char *path, size_t *count, ch
         return -1;
     }
     tsm_curve_key k;
-    if (tsm_curve_key_read(path, 0, &k, err, errlen) != 0)
-        return -1;
+    int rc = tsm_curve_key_read(path, 0, &k, err, errlen);
+    if (rc != 0)
+        return rc;
     if (zcertstore_lookup(store, k.public_txt))
         return 0; /* the same key under two names */
     uint8_t pub[32], sec[32] = {0};
@@ -87,7 +91,9 @@ static int add_key_file(zcertstore_t *store, const char *path, size_t *count, ch
 }
 
 /* Reads every key file of dir into a new store (*out, *count keys). Files are read in
- * name order, so the error names the same file every time. */
+ * name order, so the error names the same file every time. What is not a regular file
+ * (a FIFO, a socket, a device: opening one could block) is skipped, with a warning
+ * naming the first SKIPPED_NAMED; subdirectories are skipped silently. */
 static int read_allowlist(const char *dir, zcertstore_t **out, size_t *count, char *err,
                           size_t errlen) {
     struct dirent **names = NULL;
@@ -101,15 +107,28 @@ static int read_allowlist(const char *dir, zcertstore_t **out, size_t *count, ch
     if (!store)
         snprintf(err, errlen, "%s: out of memory", dir);
     *count = 0;
+    size_t skipped = 0;
     for (int i = 0; i < n; i++) {
-        char path[4096];
+        char path[4096], why[1024];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
-        if (rc == 0 && !(stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
-            rc = add_key_file(store, path, count, err, errlen);
+        int r = rc == 0 && !(stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                    ? add_key_file(store, path, count, why, sizeof why)
+                    : 0;
+        if (r == TSM_CURVE_KEY_ENOTREG) {
+            if (skipped++ < SKIPPED_NAMED)
+                tsd_log(TSD_LOG_WARNING, "curve: allow-list: skipping %s", why);
+        } else if (r != 0) {
+            snprintf(err, errlen, "%s", why);
+            rc = -1;
+        }
         free(names[i]);
     }
     free(names);
+    if (skipped > SKIPPED_NAMED)
+        tsd_log(TSD_LOG_WARNING,
+                "curve: allow-list: %zu more entries of %s skipped (not regular files)",
+                skipped - SKIPPED_NAMED, dir);
     if (rc == 0 && *count == 0) {
         snprintf(err, errlen,
                  "%s: no key files (an empty allow-list would refuse every client; put "

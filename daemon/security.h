@@ -49,8 +49,10 @@ typedef struct tsd_security tsd_security;
 /* Reads the server's secret key file (NAME.key_secret) and the allow-list directory,
  * and binds the ZAP handler's socket in zctx (requests wait there until
  * tsd_security_start). Every regular file of the directory whose name does not start
- * with "." must be a public key file (curve_key.h); subdirectories are ignored; a
- * "*_secret" file, a malformed one, an unreadable or empty directory are errors.
+ * with "." must be a public key file (curve_key.h); subdirectories are ignored, and so
+ * is what is not a regular file (a FIFO, a socket, a device: logged, never opened in a
+ * way that blocks); a "*_secret" file, a malformed one, an unreadable or empty
+ * directory are errors.
  * Returns 0, or -1 with "FILE[:LINE]: reason" in err. */
 int tsd_security_open(tsd_security **out, void *zctx, const char *secret_key_file,
                       const char *authorized_keys, uint32_t log_rate, char *err, size_t errlen);

@@ -117,6 +117,15 @@ static void test_key_files(void **state) {
             fail_msg("case %zu: rc %d (want %d), message \"%s\" (want \"%s\" and the path)", i, rc,
                      cases[i].rc, err, cases[i].want);
     }
+    /* not a regular file: refused without blocking (a FIFO would block an open) */
+    unlink(at("case"));
+    assert_int_equal(mkfifo(at("case"), 0600), 0);
+    assert_int_equal(tsm_curve_key_read(at("case"), 0, &got, err, sizeof err),
+                     TSM_CURVE_KEY_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file (a FIFO)"));
+    unlink(at("case"));
+    assert_int_equal(tsm_curve_key_read(tmp, 0, &got, err, sizeof err), TSM_CURVE_KEY_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file (a directory)"));
     /* binary data and a huge file */
     FILE *f = fopen(at("case"), "wb");
     fwrite("curve\n\0\1\2", 1, 9, f);

@@ -11,7 +11,9 @@ and bogus handshakes are refused, counted, and add no sample), start (an empty o
 unreadable allow-list, a malformed key file, a public key as the server's secret:
 refuses to start, exit 78, naming the file), reload (an unreadable configuration, a
 malformed or emptied allow-list on SIGHUP keep the daemon closed as before; a valid
-allow-list is swapped in). Exits 0, 1, or 77 when it cannot run here.
+allow-list is swapped in), allow_fifo (a FIFO, a socket, a device and a directory in
+the allow-list directory are skipped with a warning: start and reload never block).
+Exits 0, 1, or 77 when it cannot run here.
 """
 
 import json
@@ -278,7 +280,48 @@ def case_reload(env):
               "the refused reloads are not logged")
 
 
-CASES = {f.__name__[5:]: f for f in (case_allow, case_start, case_reload)}
+def reload_and_wait(d, n):
+    """SIGHUP, then waits until the daemon has counted its n-th reload (done or
+    refused: either way it is finished when the counter moves)."""
+    d.signal(signal.SIGHUP)
+    wait_until(lambda: counters(d)["reloads"] >= n, 10, "reload %d" % n)
+
+
+def case_allow_fifo(env):
+    """Non-regular entries of the allow-list directory are skipped with a warning, so a
+    FIFO (whose open would block for a writer) never hangs start-up or a reload."""
+    keys = Keys(env, env.dir)
+    os.mkfifo(os.path.join(keys.allow, "fifo.key"))
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(os.path.join(keys.allow, "sock.key"))
+    os.symlink("/dev/zero", os.path.join(keys.allow, "zero.key"))
+    os.makedirs(os.path.join(keys.allow, "sub.key"))
+    t0 = time.monotonic()
+    with secure_daemon(env, keys) as d:
+        took = time.monotonic() - t0
+        c = counters(d)
+        check(c["curve_authorized_keys"] == 1, "allow-list: %s" % c)
+        reload_and_wait(d, 1)
+        check(counters(d)["reload_failures"] == 0, "the reload failed")
+        s = d.env.pusher(d.ingest)
+        env.send_series(s, "ok/alice", [float(k % 7) for k in range(100)], batch=50)
+        d.wait_samples({"ok/alice": 100})
+        s.close()
+        with open(d.log_path) as f:
+            log = f.read()
+        for what in ("fifo.key: not a regular file (a FIFO)",
+                     "sock.key: not a regular file (a socket)",
+                     "zero.key: not a regular file (a character device)"):
+            check(log.count(what) == 2, "the log names %r %d times, not 2 (start, reload)"
+                  % (what, log.count(what)))
+        check("sub.key" not in log, "a subdirectory was reported")
+        print("# started (control answering) in %.2f s with a FIFO, a socket and a device "
+              "in the allow-list" % took)
+        check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+    sock.close()
+
+
+CASES = {f.__name__[5:]: f for f in (case_allow, case_start, case_reload, case_allow_fifo)}
 
 
 def main():
