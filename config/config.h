@@ -55,6 +55,7 @@ typedef struct {
     /* security (the hardening issue): empty strings = off */
     char curve_secret_key_file[512];
     char curve_authorized_keys[512];
+    int curve_stream_owners; /* 1: a client key writes only the streams its key file names */
 
     char source[512]; /* the file it came from, "" for embedded defaults */
 } tsc_config;

@@ -277,8 +277,8 @@ static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_conf
     return 0;
 }
 
-/* Checks across keys: CURVE needs both of its keys; the sockets tsmined binds must not
- * collide. */
+/* Checks across keys: CURVE needs both of its keys, and stream_owners needs CURVE; the
+ * sockets tsmined binds must not collide. */
 static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *cfg) {
     if (!cfg->curve_secret_key_file[0] != !cfg->curve_authorized_keys[0]) {
         const char *given = cfg->curve_secret_key_file[0] ? "secret_key_file" : "authorized_keys";
@@ -287,6 +287,12 @@ static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *
                     "%s is set but not %s: CURVE needs the server's secret key file and the "
                     "directory of allowed client keys",
                     given, given[0] == 's' ? "authorized_keys" : "secret_key_file");
+    }
+    if (cfg->curve_stream_owners && !cfg->curve_secret_key_file[0]) {
+        const config_setting_t *s = config_lookup(c, "security.curve.stream_owners");
+        return fail(p, s ? s : config_root_setting(c), "security.curve.stream_owners",
+                    "needs CURVE (secret_key_file and authorized_keys): without client keys "
+                    "there is no owner to check (got true)");
     }
     const char *bound[TSC_MAX_ENDPOINTS + 2];
     const char *names[TSC_MAX_ENDPOINTS + 2];

@@ -129,6 +129,10 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         rc = rc == TSD_SOCKETS_EKEYS ? EX_CONFIG : EX_UNAVAILABLE; /* key files: config */
         goto fail;
     }
+    if (d->sock.security) { /* CURVE: every ingest message is checked against the allow-list */
+        tsd_security_set_stream_owners(d->sock.security, cfg->curve_stream_owners);
+        tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
+    }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);

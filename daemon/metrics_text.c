@@ -112,6 +112,13 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                 (unsigned long long)s->curve.rejected[r]);
         scalar(&t, "tsmine_curve_authorized_keys", "gauge", "Client keys in the allow-list.",
                s->curve.keys);
+        scalar(&t, "tsmine_curve_revoked_messages_total", "counter",
+               "Messages refused because their key left the allow-list at a reload.",
+               s->curve.revoked);
+        scalar(&t, "tsmine_curve_connections_cut_total", "counter",
+               "Connections cut: of keys removed from the allow-list, and every alert "
+               "subscriber's at a reload that removed keys.",
+               s->curve.cut);
     }
     return t.used;
 }

@@ -31,6 +31,8 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
         tsd_log(TSD_LOG_ERR, "reload: %s", msg);
         return -1;
     }
+    if (d->sock.security)
+        tsd_security_set_stream_owners(d->sock.security, next.curve_stream_owners);
     char changes[2048];
     int restart = tsc_diff(&d->cfg, &next, changes, sizeof changes);
     tsc_keep_restart_keys(&next, &d->cfg);

@@ -80,7 +80,8 @@ static const char every_key[] =
     "limits = { max_streams = 77; max_message_size = 4096; ingest_hwm = 9; tick_ms = 20;\n"
     "           checkpoint_interval = 0; log_rate = 2; };\n"
     "security = { curve = { secret_key_file = \"/etc/tsmine/server.key\";\n"
-    "                       authorized_keys = \"/etc/tsmine/clients\"; }; };\n"
+    "                       authorized_keys = \"/etc/tsmine/clients\";\n"
+    "                       stream_owners = true; }; };\n"
     "streams = { default = { window = 1000; subsequence = 50; hop = 100; excl = 25;\n"
     "                        warmup = 400; threshold = 0.99; threshold_end = 0.5;\n"
     "                        range = 2; motif = false; references = 4;\n"
@@ -110,6 +111,7 @@ static void test_every_key(void **state) {
     assert_int_equal(c.log_rate_per_s, 2);
     assert_string_equal(c.curve_secret_key_file, "/etc/tsmine/server.key");
     assert_string_equal(c.curve_authorized_keys, "/etc/tsmine/clients");
+    assert_int_equal(c.curve_stream_owners, 1);
     const tss_params *p = &c.stream_default;
     assert_int_equal(p->window, 1000);
     assert_int_equal(p->subsequence, 50);
@@ -145,6 +147,7 @@ static void test_every_key(void **state) {
                                        "limits.log_rate",
                                        "security.curve.secret_key_file",
                                        "security.curve.authorized_keys",
+                                       "security.curve.stream_owners,",
                                        "streams.default.window",
                                        "streams.default.subsequence",
                                        "streams.default.hop",
@@ -249,7 +252,8 @@ static const error_case errors[] = {
     {"\n\nbakend = \"cpu\";", "t.conf:3: bakend: unknown key (known here: ingest, alerts,"},
     {"limits = { tickms = 3; };", "limits.tickms: unknown key (known here: max_streams,"},
     {"security = { curve = { key = \"/k\"; }; };",
-     "security.curve.key: unknown key (known here: secret_key_file, authorized_keys)"},
+     "security.curve.key: unknown key (known here: secret_key_file, authorized_keys, "
+     "stream_owners)"},
     {"streams = { defaults = {}; };",
      "streams.defaults: unknown key (known here: default, overrides)"},
     {"streams = { default = { match = \"x\"; }; };",
@@ -290,6 +294,10 @@ static const error_case errors[] = {
      "t.conf:1: security.curve: secret_key_file is set but not authorized_keys"},
     {"security = {\n curve = { authorized_keys = \"/k/clients\"; }; };",
      "t.conf:2: security.curve: authorized_keys is set but not secret_key_file"},
+    {"security = { curve = {\n stream_owners = true; }; };",
+     "t.conf:2: security.curve.stream_owners: needs CURVE"},
+    {"security = { curve = { stream_owners = 1; }; };",
+     "security.curve.stream_owners: must be true or false (got 1)"},
     {"state_dir = "
      "\"/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
