@@ -189,6 +189,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
         known += p == TSD_PHASE_OTHER ? 0 : ph[p];
     ph[TSD_PHASE_OTHER] = minus(d->ns_busy, known);
     tsd_security_counters_get(d->sock.security, &s->curve);
+    tsd_metrics_http_counters(d->metrics, &s->http);
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;
