@@ -60,6 +60,7 @@ typedef struct {
     /* security (the hardening issue): empty strings = off */
     char curve_secret_key_file[512];
     char curve_authorized_keys[512];
+    int curve_stream_owners; /* 1: a client key writes only the streams its key file names */
 
     char source[512]; /* the file it came from, "" for embedded defaults */
 } tsc_config;
@@ -71,7 +72,11 @@ void tsc_defaults(tsc_config *cfg);
 /* Reads path into *cfg (defaults for every key the file leaves out) and validates it.
  * Returns 0, or -1 with a message such as "tsmined.conf:12: streams.default.window:
  * must be >= 2 * subsequence (got 100)" in err (TSC_ERROR_LEN bytes). On failure
- * *cfg is left untouched. Unknown keys are errors (a typo must not pass silently). */
+ * *cfg is left untouched. Unknown keys are errors (a typo must not pass silently).
+ * path (symlinks followed) and every existing @include target must be regular files
+ * of at most 16 MiB without NUL bytes: a directory, FIFO, socket or device is refused
+ * ("PATH: not a regular file (a FIFO)") without blocking, and never reaches libconfig,
+ * whose scanner exit(2)s on a read error. */
 int tsc_load(const char *path, tsc_config *cfg, char *err);
 
 /* The same from a string (tests; `name` stands for the file name in messages). */

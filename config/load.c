@@ -6,12 +6,16 @@
  * the caller only when all of it is valid. */
 #include <libconfig.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "settings.h"
 
@@ -273,8 +277,8 @@ static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_conf
     return 0;
 }
 
-/* Checks across keys: CURVE needs both of its keys; the sockets tsmined binds must not
- * collide. */
+/* Checks across keys: CURVE needs both of its keys, and stream_owners needs CURVE; the
+ * sockets tsmined binds must not collide. */
 static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *cfg) {
     if (!cfg->curve_secret_key_file[0] != !cfg->curve_authorized_keys[0]) {
         const char *given = cfg->curve_secret_key_file[0] ? "secret_key_file" : "authorized_keys";
@@ -283,6 +287,12 @@ static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *
                     "%s is set but not %s: CURVE needs the server's secret key file and the "
                     "directory of allowed client keys",
                     given, given[0] == 's' ? "authorized_keys" : "secret_key_file");
+    }
+    if (cfg->curve_stream_owners && !cfg->curve_secret_key_file[0]) {
+        const config_setting_t *s = config_lookup(c, "security.curve.stream_owners");
+        return fail(p, s ? s : config_root_setting(c), "security.curve.stream_owners",
+                    "needs CURVE (secret_key_file and authorized_keys): without client keys "
+                    "there is no owner to check (got true)");
     }
     const char *bound[TSC_MAX_ENDPOINTS + 2];
     const char *names[TSC_MAX_ENDPOINTS + 2];
@@ -347,20 +357,205 @@ int tsc_load_string(const char *text, const char *name, tsc_config *cfg, char *e
     return finish(&c, config_read_string(&c, text), name, cfg, err);
 }
 
-int tsc_load(const char *path, tsc_config *cfg, char *err) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
+/* ---- reading the file: regular files only, bounded, never blocking ----
+ *
+ * libconfig 1.5 reads through stdio and its flex scanner calls exit(2) when a read
+ * fails ("input in flex scanner failed"): a directory given as the file (or as an
+ * @include) ended the daemon on SIGHUP, and a FIFO blocked it forever in fopen. So
+ * the file is opened here without blocking (O_NONBLOCK: a FIFO with no writer opens at
+ * once), must be a regular file on the descriptor that is read (fstat after open, so
+ * a symlink to a regular file is fine and nothing can be swapped in between), is read
+ * whole within TSC_FILE_MAX bytes and handed to libconfig as a string. */
+#define TSC_FILE_MAX      (16u << 20) /* bytes; a configuration is a few KiB */
+#define TSC_INCLUDES_MAX  100         /* @include files checked per load */
+#define TSC_INCLUDE_DEPTH 10          /* libconfig's own nesting limit (MAX_INCLUDE_DEPTH) */
+
+/* What a non-regular file is, for messages. */
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "not a regular file";
+}
+
+/* Opens path (following symlinks) without blocking and checks that it is a regular
+ * file of at most TSC_FILE_MAX bytes. Returns the descriptor, or -1 with "PATH:
+ * reason" in err; *missing is set when the path does not exist. */
+static int open_regular(const char *path, char *err, int *missing) {
+    *missing = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 && errno == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, TSC_ERROR_LEN, "%s: not a regular file (%s): not a configuration file", path,
+                 file_kind(st.st_mode)); /* a socket, or a device without a driver */
+        return -1;
+    }
+    if (fd < 0) {
+        *missing = errno == ENOENT;
         snprintf(err, TSC_ERROR_LEN, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    config_t c;
-    config_init(&c);
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, TSC_ERROR_LEN, "%s: cannot stat: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(err, TSC_ERROR_LEN, "%s: not a regular file (%s): not a configuration file", path,
+                 file_kind(st.st_mode));
+    } else if ((uintmax_t)st.st_size > TSC_FILE_MAX) {
+        snprintf(err, TSC_ERROR_LEN, "%s: larger than %u bytes (%jd): not a configuration file",
+                 path, TSC_FILE_MAX, (intmax_t)st.st_size);
+    } else {
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
+/* Reads the whole regular file at path into a new NUL-terminated buffer (*text, free
+ * it). Refuses what libconfig would misread: more than TSC_FILE_MAX bytes (a file
+ * that grows while read), a NUL byte (the rest would be silently ignored). 0 or -1
+ * with err. O(size). */
+static int read_text(const char *path, char **text, char *err, int *missing) {
+    *text = NULL;
+    int fd = open_regular(path, err, missing);
+    if (fd < 0)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    int rc = buf ? 0 : -1;
+    if (!buf)
+        snprintf(err, TSC_ERROR_LEN, "%s: out of memory", path);
+    while (rc == 0) {
+        if (len == cap) {
+            char *more = cap > TSC_FILE_MAX ? NULL : realloc(buf, 2 * cap + 1);
+            if (!more) {
+                snprintf(err, TSC_ERROR_LEN, "%s: larger than %u bytes: not a configuration file",
+                         path, TSC_FILE_MAX);
+                rc = -1;
+                break;
+            }
+            buf = more, cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, TSC_ERROR_LEN, "%s: cannot read: %s", path, strerror(errno));
+            rc = -1;
+        } else if (n == 0) {
+            break;
+        }
+        len += n > 0 ? (size_t)n : 0;
+    }
+    close(fd);
+    if (rc == 0 && len > TSC_FILE_MAX) {
+        snprintf(err, TSC_ERROR_LEN, "%s: larger than %u bytes: not a configuration file", path,
+                 TSC_FILE_MAX);
+        rc = -1;
+    }
+    if (rc == 0 && memchr(buf, '\0', len)) {
+        snprintf(err, TSC_ERROR_LEN, "%s: a NUL byte at offset %zu: not a configuration file", path,
+                 (size_t)((char *)memchr(buf, '\0', len) - buf));
+        rc = -1;
+    }
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    buf[len] = '\0';
+    *text = buf;
+    return 0;
+}
+
+typedef struct {
+    const char *dir; /* libconfig's include_dir: every @include is DIR/NAME */
+    size_t files;    /* @include files checked so far (TSC_INCLUDES_MAX) */
+} include_walk;
+
+static int check_includes(include_walk *w, const char *name, const char *text, int depth,
+                          char *err);
+
+/* One @include target: when it exists it must be a regular file (libconfig's fopen
+ * and read would block on a FIFO or exit(2) on a directory), and its own @includes are
+ * checked in turn. One that does not exist is left to libconfig ("cannot open include
+ * file", with the line). 0 or -1 with err. */
+static int check_include(include_walk *w, const char *name, unsigned line, const char *file,
+                         int depth, char *err) {
+    char path[4096], why[TSC_ERROR_LEN];
+    snprintf(path, sizeof path, "%s/%s", w->dir, file);
+    char *text;
+    int missing;
+    if (read_text(path, &text, why, &missing) != 0) {
+        if (missing)
+            return 0;
+        snprintf(err, TSC_ERROR_LEN, "%s:%u: @include \"%.100s\": %.280s", name, line, file, why);
+        return -1;
+    }
+    int rc = check_includes(w, path, text, depth + 1, err);
+    free(text);
+    return rc;
+}
+
+/* Checks the targets of the @include directives of text (the file name, for
+ * messages) before libconfig opens them. libconfig 1.5 takes a directive only at the
+ * start of a line: blanks, "@include", blanks, then a quoted name in which a backslash
+ * keeps the next character. This scan does not know about comments and strings, so a
+ * directive inside a block comment is checked too (refused only when it names
+ * something that exists and is not a regular file). O(size) per file; at most
+ * TSC_INCLUDES_MAX files, TSC_INCLUDE_DEPTH deep (libconfig refuses deeper ones). */
+static int check_includes(include_walk *w, const char *name, const char *text, int depth,
+                          char *err) {
+    unsigned line = 1;
+    for (const char *p = text; *p; line++) {
+        const char *q = p + strspn(p, " \t");
+        const char *eol = strchr(p, '\n');
+        p = eol ? eol + 1 : q + strlen(q);
+        if (strncmp(q, "@include", 8) != 0 || !strchr(" \t", q[8]) || !q[8])
+            continue;
+        q += 8 + strspn(q + 8, " \t");
+        if (*q != '"')
+            continue;
+        char file[1024];
+        size_t n = 0;
+        for (q++; *q && *q != '"'; q++) {
+            if (*q == '\\' && q[1])
+                q++;
+            if (n + 1 < sizeof file)
+                file[n++] = *q;
+        }
+        file[n] = '\0';
+        if (!*q || depth >= TSC_INCLUDE_DEPTH)
+            continue; /* unterminated or too deep: libconfig says so */
+        if (++w->files > TSC_INCLUDES_MAX) {
+            snprintf(err, TSC_ERROR_LEN, "%s:%u: more than %d @include files", name, line,
+                     TSC_INCLUDES_MAX);
+            return -1;
+        }
+        if (check_include(w, name, line, file, depth, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int tsc_load(const char *path, tsc_config *cfg, char *err) {
+    char *text;
+    int missing;
+    if (read_text(path, &text, err, &missing) != 0)
+        return -1;
     /* @include "x.conf" is read relative to the file's own directory. */
     char dir[sizeof cfg->source];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-    config_set_include_dir(&c, *dir ? dir : "/");
-    int rc = finish(&c, config_read(&c, f), path, cfg, err);
-    fclose(f);
+    include_walk w = {*dir ? dir : "/", 0};
+    if (check_includes(&w, path, text, 0, err) != 0) {
+        free(text);
+        return -1;
+    }
+    config_t c;
+    config_init(&c);
+    config_set_include_dir(&c, w.dir);
+    int rc = finish(&c, config_read_string(&c, text), path, cfg, err);
+    free(text);
     return rc;
 }

@@ -102,6 +102,8 @@ const tsci_setting tsci_settings[] = {
     {"limits.evict_min_idle",      TSCI_U32,     CFG(evict_min_idle_s),      0, 0, 315360000,     60,      NULL,                   NULL,           0},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
+    /* issue 17: stream ids bound to client keys (daemon/security.h); live */
+    {"security.curve.stream_owners",   TSCI_BOOL,   CFG(curve_stream_owners),   0, 0, 1,          0,       NULL,                   NULL,           0},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */
     {"streams",                    TSCI_STREAMS, 0, 0,                       0, 0, 0,             0,       NULL,                   NULL,           0},
@@ -195,6 +197,7 @@ void tsc_defaults(tsc_config *cfg) {
         case TSCI_INT: *(int *)f = (int)d->def_num; break;
         case TSCI_U32: *(uint32_t *)f = (uint32_t)d->def_num; break;
         case TSCI_U64: *(uint64_t *)f = (uint64_t)d->def_num; break;
+        case TSCI_BOOL: *(int *)f = d->def_num != 0; break;
         case TSCI_STREAMS: cfg->stream_default = tss_params_default(); break;
         default: break; /* stream-only types */
         }

@@ -156,6 +156,10 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"checkpoints", d->checkpoints},
         {"checkpoint_failures", d->checkpoint_failures},
         {"reloads", d->reloads},
+        {"reload_failures", d->reload_failures},
+        {"http_refused_per_host", s.http.refused_per_host},
+        {"http_refused_full", s.http.refused_full},
+        {"http_cut_slow", s.http.cut_slow},
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
@@ -182,6 +186,8 @@ static void counters(tsd_daemon *d, reply_builder *b) {
             counter(b, &b->msg.n_counters, &b->msg.counters, name, s.curve.rejected[r]);
         }
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_authorized_keys", s.curve.keys);
+        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_revoked_messages", s.curve.revoked);
+        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_connections_cut", s.curve.cut);
     }
     for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
         char name[32];
@@ -319,8 +325,16 @@ static int receive(tsd_daemon *d, void *router, zmq_msg_t *id, zmq_msg_t *msg, i
     *bad = 0;
     if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0)
         return -1;
-    int ok = zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0 && zmq_msg_size(msg) == 0 &&
-             zmq_msg_more(msg);
+    if (zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0 && d->sock.security) {
+        /* CURVE: a key revoked by a reload gets no answer (counted, its connection cut).
+         * The routing id is the ROUTER's own frame: the peer's metadata is on this one. */
+        const tsd_sender from = tsd_security_sender(d->sock.security, msg);
+        if (tsd_security_admit(d->sock.security, &from, NULL) != TSS_OK) {
+            drain_rest(router, msg);
+            return 0;
+        }
+    }
+    int ok = zmq_msg_more(id) && zmq_msg_size(msg) == 0 && zmq_msg_more(msg);
     if (ok) {
         zmq_msg_close(msg);
         zmq_msg_init(msg);

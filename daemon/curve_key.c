@@ -14,12 +14,41 @@
 
 #define MAX_FILE (64 * 1024)
 
+/* What a file that is not regular is, for messages. */
+static const char *file_kind(mode_t m) {
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "not a regular file";
+}
+
 /* Reads the whole file (at most MAX_FILE bytes) into buf (MAX_FILE + 1 bytes,
- * NUL-terminated); its length in *len. */
+ * NUL-terminated); its length in *len. The file is opened without blocking and must be
+ * a regular file (fstat on that descriptor): a FIFO would block fread forever. */
 static int slurp(const char *path, char *buf, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 && errno == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        return TSM_CURVE_KEY_ENOTREG; /* a socket, or a device without a driver */
+    }
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return TSM_CURVE_KEY_EOPEN;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file (%s)", path, file_kind(st.st_mode));
+        close(fd);
+        return TSM_CURVE_KEY_ENOTREG;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return TSM_CURVE_KEY_EOPEN;
     }
     *len = fread(buf, 1, MAX_FILE + 1, f);
@@ -68,8 +97,78 @@ static int valid_z85_key(const char *txt) {
     return strlen(txt) == TSM_CURVE_KEY_TXT && zmq_z85_decode(bin, txt) != NULL;
 }
 
+/* The length of the pattern at p: up to the next comma that is not inside a bracket
+ * expression ([,] matches a comma, as fnmatch reads it: a ']' right after '[' or '[!'
+ * is a member, not the end). */
+static size_t pattern_len(const char *p) {
+    size_t i = 0;
+    while (p[i] && p[i] != ',') {
+        if (p[i] == '[') {
+            size_t j = i + 1;
+            j += p[j] == '!' || p[j] == '^';
+            j += p[j] == ']';
+            while (p[j] && p[j] != ']')
+                j++;
+            if (p[j] == ']') {
+                i = j + 1;
+                continue;
+            }
+        }
+        i++;
+    }
+    return i;
+}
+
+/* metadata `streams = "P1, P2"`: splits the value into out->streams (each pattern
+ * NUL-terminated, then ""). Patterns: 1..TSM_CURVE_PATTERN_MAX printable ASCII bytes,
+ * at most TSM_CURVE_PATTERNS; "" names no stream. Returns 0 or EFORMAT (err set). */
+static int parse_streams(const char *path, unsigned lineno, const char *eq, tsm_curve_key *out,
+                         char *err, size_t errlen) {
+    char value[TSM_CURVE_STREAMS_LEN + 1];
+    if (out->has_streams) {
+        snprintf(err, errlen, "%s:%u: streams given twice", path, lineno);
+        return TSM_CURVE_KEY_EFORMAT;
+    }
+    if (!eq || zpl_value(eq + 1, value, sizeof value) != 0) {
+        snprintf(err, errlen,
+                 "%s:%u: streams: expected stream id patterns in double quotes, separated by "
+                 "commas (at most %d bytes)",
+                 path, lineno, TSM_CURVE_STREAMS_LEN);
+        return TSM_CURVE_KEY_EFORMAT;
+    }
+    size_t used = 0, n = 0;
+    for (char *p = value; *p;) {
+        size_t len = pattern_len(p);
+        char *next = p[len] ? p + len + 1 : p + len;
+        while (len && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        const char *why = len == 0                      ? "an empty pattern"
+                          : len > TSM_CURVE_PATTERN_MAX ? "a pattern longer than 128 bytes"
+                          : n == TSM_CURVE_PATTERNS     ? "more than 32 patterns"
+                                                        : NULL;
+        for (size_t k = 0; !why && k < len; k++)
+            if ((unsigned char)p[k] < 0x20 || (unsigned char)p[k] > 0x7e)
+                why = "a pattern with a byte that no stream id holds (printable ASCII only)";
+        if (why) {
+            snprintf(err, errlen, "%s:%u: streams: %s (patterns are separated by commas)", path,
+                     lineno, why);
+            return TSM_CURVE_KEY_EFORMAT;
+        }
+        memcpy(out->streams + used, p, len);
+        out->streams[used + len] = '\0';
+        used += len + 1, n++;
+        p = next;
+    }
+    out->streams[used] = '\0';
+    out->has_streams = 1;
+    return 0;
+}
+
 /* One line of the file: a section header ("curve") sets *section; "public-key" and
- * "secret-key" under curve go to out. Returns 0 or EFORMAT (err set). */
+ * "secret-key" under curve go to out, and so does "streams" under metadata. Returns 0
+ * or EFORMAT (err set). */
 static int parse_line(const char *path, unsigned lineno, char *line, char *section,
                       size_t section_len, tsm_curve_key *out, char *err, size_t errlen) {
     char *text = line + strspn(line, " \t");
@@ -79,6 +178,9 @@ static int parse_line(const char *path, unsigned lineno, char *line, char *secti
         snprintf(section, section_len, "%.*s", (int)strcspn(line, " \t="), line);
         return 0;
     }
+    if (strcmp(section, "metadata") == 0 && strcspn(text, " \t=") == 7 &&
+        strncmp(text, "streams", 7) == 0)
+        return parse_streams(path, lineno, strchr(text, '='), out, err, errlen);
     if (strcmp(section, "curve") != 0)
         return 0;
     char *name = text, *eq = strchr(name, '=');
@@ -111,7 +213,8 @@ int tsm_curve_key_read(const char *path, int need_secret, tsm_curve_key *out, ch
         return TSM_CURVE_KEY_EOPEN;
     }
     size_t len;
-    tsm_curve_key k = {{0}, {0}};
+    tsm_curve_key k;
+    memset(&k, 0, sizeof k);
     int rc = slurp(path, buf, &len, err, errlen);
     char section[64] = "";
     unsigned lineno = 0;

@@ -140,6 +140,10 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         rc = rc == TSD_SOCKETS_EKEYS ? EX_CONFIG : EX_UNAVAILABLE; /* key files: config */
         goto fail;
     }
+    if (d->sock.security) { /* CURVE: every ingest message is checked against the allow-list */
+        tsd_security_set_stream_owners(d->sock.security, cfg->curve_stream_owners);
+        tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
+    }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
@@ -196,6 +200,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
         known += p == TSD_PHASE_OTHER ? 0 : ph[p];
     ph[TSD_PHASE_OTHER] = minus(d->ns_busy, known);
     tsd_security_counters_get(d->sock.security, &s->curve);
+    tsd_metrics_http_counters(d->metrics, &s->http);
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

@@ -32,6 +32,7 @@ typedef struct {
     tsd_notify notify;
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
+    uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
     uint64_t ns_busy;            /* main loop time outside zmq_poll */
     uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */
     tsd_ratelimit control_limit; /* log lines about malformed control requests */

@@ -12,6 +12,8 @@ const char *tsd_reason_name(int reason) {
     case TSD_REASON_OVERSIZED: return "oversized";
     case TSD_REASON_FRAMES: return "frames";
     case TSD_REASON_BAD_SEQ: return "bad_seq";
+    case TSD_REASON_REVOKED: return "revoked";
+    case TSD_REASON_NOT_OWNER: return "not_owner";
     default: break;
     }
     if (reason >= 0 && reason < TSS_REJECT_COUNT)
@@ -209,15 +211,32 @@ void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
                 peer ? peer : "?", tsd_reason_name(reason), detail);
 }
 
+void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx) {
+    in->admit = admit;
+    in->admit_ctx = ctx;
+}
+
 int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                        const char *peer) {
+    return tsd_ingest_message_from(in, e, buf, len, peer, NULL);
+}
+
+int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
+                            const char *peer, const tsd_sender *from) {
+    static const tsd_sender nobody = {NULL, -1, NULL};
+    from = from ? from : &nobody;
     in->count.messages++;
     in->count.bytes += len;
-    Tsmine__V1__SampleBatch *b;
+    Tsmine__V1__SampleBatch *b = NULL;
     uint64_t t0 = tsd_now_ns();
-    int r = tsd_decode(&in->dec, buf, len, &b);
+    /* CURVE: a key revoked at a reload is refused before its bytes are decoded */
+    int r = in->admit ? in->admit(in->admit_ctx, from, NULL) : TSS_OK;
+    if (r == TSS_OK)
+        r = tsd_decode(&in->dec, buf, len, &b);
     if (r == TSS_OK)
         r = tsd_validate(b);
+    if (r == TSS_OK && in->admit)
+        r = in->admit(in->admit_ctx, from, b->stream_id);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
     if (r == TSS_OK) {
@@ -232,8 +251,10 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
             /* The id is printed only when it is safe to print. */
             int id_ok = b && valid_id(b->stream_id);
             tsd_log(TSD_LOG_WARNING,
-                    "ingest: rejected %zu-byte message from %s: %s (stream \"%s\", seq %llu)", len,
-                    peer ? peer : "?", tsd_reason_name(r), id_ok ? b->stream_id : "?",
+                    "ingest: rejected %zu-byte message from %s%s%s%s: %s (stream \"%s\", seq "
+                    "%llu)",
+                    len, peer ? peer : "?", from->key ? " (key " : "", from->key ? from->key : "",
+                    from->key ? ")" : "", tsd_reason_name(r), id_ok ? b->stream_id : "?",
                     b ? (unsigned long long)b->first_seq : 0ull);
         }
     }

@@ -28,6 +28,8 @@ enum {
     TSD_REASON_OVERSIZED,                 /* longer than max_message_size */
     TSD_REASON_FRAMES,                    /* a multipart message of the wrong shape */
     TSD_REASON_BAD_SEQ,                   /* first_seq + values overflows 64 bits */
+    TSD_REASON_REVOKED,   /* CURVE: the sender's key is no longer in the allow-list */
+    TSD_REASON_NOT_OWNER, /* CURVE, stream_owners: the key may not write this stream */
     TSD_REASON_COUNT
 };
 const char *tsd_reason_name(int reason);
@@ -76,10 +78,26 @@ typedef struct {
     uint64_t ns_stage;  /* time in tsd_apply (engine checks, copy into its staging) */
 } tsd_ingest_counters;
 
+/* Who sent a message, as libzmq tells: the client's CURVE public key (Z85, ZAP's
+ * User-Id; NULL without CURVE), the descriptor of its connection (-1: unknown) and its
+ * host (Peer-Address; NULL: unknown). */
+typedef struct {
+    const char *key;
+    int fd;
+    const char *address;
+} tsd_sender;
+
+/* CURVE's say on one message (security.h, tsd_security_admit): called before decoding
+ * with stream_id NULL (may this key send at all: TSS_OK or TSD_REASON_REVOKED), and
+ * after validation with the batch's stream id (TSS_OK or TSD_REASON_NOT_OWNER). */
+typedef int (*tsd_ingest_admit_fn)(void *ctx, const tsd_sender *from, const char *stream_id);
+
 typedef struct {
     tsd_decoder dec;
     tsd_ingest_counters count;
     tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
+    tsd_ingest_admit_fn admit;             /* NULL: every sender may write every stream */
+    void *admit_ctx;
 } tsd_ingest;
 
 void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s);
@@ -91,6 +109,14 @@ void tsd_ingest_set_log_rate(tsd_ingest *in, uint32_t log_rate_per_s);
  * limit) with `peer` (may be NULL) for context. Returns the reason (TSS_OK = 0). */
 int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                        const char *peer);
+
+/* The same for a message of a known sender (from may be NULL), which the admit hook,
+ * when set, judges (revoked key, stream owner); refusals log the key. */
+int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
+                            const char *peer, const tsd_sender *from);
+
+/* Installs the admit hook (NULL: none). */
+void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx);
 
 /* Counts a message refused before decoding (TSD_REASON_FRAMES) and logs it. */
 void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,

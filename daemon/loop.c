@@ -107,9 +107,11 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_s
             parts++;
         }
         const char *peer = zmq_msg_gets(&frame[0], "Peer-Address");
-        if (parts == 1 || (sub && parts == 2))
-            tsd_ingest_message(&d->ingest, d->engine, zmq_msg_data(last), zmq_msg_size(last), peer);
-        else
+        if (parts == 1 || (sub && parts == 2)) {
+            const tsd_sender from = tsd_security_sender(d->sock.security, &frame[0]); /* CURVE */
+            tsd_ingest_message_from(&d->ingest, d->engine, zmq_msg_data(last), zmq_msg_size(last),
+                                    peer, &from);
+        } else
             tsd_ingest_refuse(&d->ingest, TSD_REASON_FRAMES, zmq_msg_size(last), peer,
                               sub ? "expected 1 or 2 frames" : "expected 1 frame");
     }

@@ -35,6 +35,14 @@ enum {
 /* The lower-case name of a phase ("receive" ... "other"), NULL when out of range. */
 const char *tsd_phase_name(int phase);
 
+/* Counters of the /metrics server's defences against slow and greedy clients
+ * (metrics_http.c): connections refused by the per-host limit, refused with every slot
+ * taken by requests under way, and cut (no complete request within 5 s of the start,
+ * or evicted for a new one). */
+typedef struct {
+    uint64_t refused_per_host, refused_full, cut_slow;
+} tsd_metrics_http;
+
 typedef struct {
     uint64_t samples;  /* accepted */
     uint64_t bytes;    /* ingest payload bytes received */
@@ -55,6 +63,7 @@ typedef struct {
     uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
     uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
     tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
+    tsd_metrics_http http;         /* the /metrics server's slow and greedy clients */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),
@@ -73,6 +82,8 @@ typedef struct tsd_metrics tsd_metrics;
 int tsd_metrics_start(const char *listen, tsd_metrics **out, char *msg, size_t msglen);
 /* Replaces the snapshot the server answers with (m may be NULL). */
 void tsd_metrics_publish(tsd_metrics *m, const tsd_metrics_snapshot *s);
+/* The server's counters (tsd_metrics_http); all 0 when m is NULL. Any thread. */
+void tsd_metrics_http_counters(tsd_metrics *m, tsd_metrics_http *out);
 /* Stops the server and frees it; *m_p = NULL. */
 void tsd_metrics_stop(tsd_metrics **m_p);
 

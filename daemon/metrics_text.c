@@ -111,6 +111,17 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
     scalar(&t, "tsmine_streams", "gauge", "Streams known to the daemon.", s->streams);
+    header(&t, "tsmine_http_connections_refused_total", "counter",
+           "Connections to this server refused: per_host (4 open from one host), full (16 "
+           "requests under way).");
+    put(&t, "tsmine_http_connections_refused_total{reason=\"per_host\"} %llu\n",
+        (unsigned long long)s->http.refused_per_host);
+    put(&t, "tsmine_http_connections_refused_total{reason=\"full\"} %llu\n",
+        (unsigned long long)s->http.refused_full);
+    scalar(&t, "tsmine_http_connections_cut_total", "counter",
+           "Connections to this server cut: no complete request within 5 s, or the longest "
+           "waiting for one, evicted for a new connection with all 16 slots taken.",
+           s->http.cut_slow);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);
@@ -123,6 +134,13 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                 (unsigned long long)s->curve.rejected[r]);
         scalar(&t, "tsmine_curve_authorized_keys", "gauge", "Client keys in the allow-list.",
                s->curve.keys);
+        scalar(&t, "tsmine_curve_revoked_messages_total", "counter",
+               "Messages refused because their key left the allow-list at a reload.",
+               s->curve.revoked);
+        scalar(&t, "tsmine_curve_connections_cut_total", "counter",
+               "Connections cut: of keys removed from the allow-list, and every alert "
+               "subscriber's at a reload that removed keys.",
+               s->curve.cut);
     }
     return t.used;
 }

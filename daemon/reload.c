@@ -14,7 +14,10 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
     }
     static tsc_config next; /* large (rules, endpoints): not on the stack */
     char err[TSC_ERROR_LEN];
+    /* tsc_load refuses what is not a regular file (a directory, a FIFO) before libconfig
+     * sees it: libconfig would exit(2) or block (config.h). */
     if (tsc_load(d->config_path, &next, err) != 0) {
+        d->reload_failures++;
         snprintf(msg, msglen, "%s; keeping the running configuration", err);
         tsd_log(TSD_LOG_ERR, "reload: %s", msg);
         return -1;
@@ -23,10 +26,13 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
      * valid list refuses the whole reload, so the daemon keeps one consistent state. */
     char keys[1200] = "";
     if (d->sock.security && tsd_security_reload(d->sock.security, keys, sizeof keys) != 0) {
+        d->reload_failures++;
         snprintf(msg, msglen, "%s; keeping the running configuration and allow-list", keys);
         tsd_log(TSD_LOG_ERR, "reload: %s", msg);
         return -1;
     }
+    if (d->sock.security)
+        tsd_security_set_stream_owners(d->sock.security, next.curve_stream_owners);
     char changes[2048];
     int restart = tsc_diff(&d->cfg, &next, changes, sizeof changes);
     tsc_keep_restart_keys(&next, &d->cfg);

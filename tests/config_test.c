@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -79,7 +80,8 @@ static const char every_key[] =
     "limits = { max_streams = 77; max_message_size = 4096; ingest_hwm = 9; tick_ms = 20;\n"
     "           checkpoint_interval = 0; log_rate = 2; };\n"
     "security = { curve = { secret_key_file = \"/etc/tsmine/server.key\";\n"
-    "                       authorized_keys = \"/etc/tsmine/clients\"; }; };\n"
+    "                       authorized_keys = \"/etc/tsmine/clients\";\n"
+    "                       stream_owners = true; }; };\n"
     "streams = { default = { window = 1000; subsequence = 50; hop = 100; excl = 25;\n"
     "                        warmup = 400; threshold = 0.99; threshold_end = 0.5;\n"
     "                        range = 2; motif = false; references = 4;\n"
@@ -109,6 +111,7 @@ static void test_every_key(void **state) {
     assert_int_equal(c.log_rate_per_s, 2);
     assert_string_equal(c.curve_secret_key_file, "/etc/tsmine/server.key");
     assert_string_equal(c.curve_authorized_keys, "/etc/tsmine/clients");
+    assert_int_equal(c.curve_stream_owners, 1);
     const tss_params *p = &c.stream_default;
     assert_int_equal(p->window, 1000);
     assert_int_equal(p->subsequence, 50);
@@ -144,6 +147,7 @@ static void test_every_key(void **state) {
                                        "limits.log_rate",
                                        "security.curve.secret_key_file",
                                        "security.curve.authorized_keys",
+                                       "security.curve.stream_owners,",
                                        "streams.default.window",
                                        "streams.default.subsequence",
                                        "streams.default.hop",
@@ -248,7 +252,8 @@ static const error_case errors[] = {
     {"\n\nbakend = \"cpu\";", "t.conf:3: bakend: unknown key (known here: ingest, alerts,"},
     {"limits = { tickms = 3; };", "limits.tickms: unknown key (known here: max_streams,"},
     {"security = { curve = { key = \"/k\"; }; };",
-     "security.curve.key: unknown key (known here: secret_key_file, authorized_keys)"},
+     "security.curve.key: unknown key (known here: secret_key_file, authorized_keys, "
+     "stream_owners)"},
     {"streams = { defaults = {}; };",
      "streams.defaults: unknown key (known here: default, overrides)"},
     {"streams = { default = { match = \"x\"; }; };",
@@ -289,6 +294,10 @@ static const error_case errors[] = {
      "t.conf:1: security.curve: secret_key_file is set but not authorized_keys"},
     {"security = {\n curve = { authorized_keys = \"/k/clients\"; }; };",
      "t.conf:2: security.curve: authorized_keys is set but not secret_key_file"},
+    {"security = { curve = {\n stream_owners = true; }; };",
+     "t.conf:2: security.curve.stream_owners: needs CURVE"},
+    {"security = { curve = { stream_owners = 1; }; };",
+     "security.curve.stream_owners: must be true or false (got 1)"},
     {"state_dir = "
      "\"/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -391,6 +400,70 @@ static void test_files(void **state) {
     assert_string_equal(err, "/nonexistent/tsmined.conf: cannot open: No such file or directory");
 }
 
+/* Writes len bytes of text to dir/name; returns the path (a static buffer). */
+static const char *put_file(const char *dir, const char *name, const char *text, size_t len) {
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return path;
+}
+
+/* What is not a regular file (as the file or an @include) is refused at once, naming
+ * it, and never reaches libconfig, whose scanner exit(2)s on a read error (issue 17
+ * item 7): a directory, a FIFO (which would block the open), a device; a symlink to a
+ * regular file and real includes still work. */
+static void test_not_regular(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tsmine_config_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[600], err[TSC_ERROR_LEN];
+    tsc_config c;
+    const struct {
+        const char *name, *text, *want; /* text NULL: made below */
+    } cases[] = {
+        {"sub", NULL, "/sub: not a regular file (a directory)"},
+        {"fifo.conf", NULL, "/fifo.conf: not a regular file (a FIFO)"},
+        {"inc-fifo.conf", "threads = 2;\n  @include \"fifo.conf\"\n",
+         "inc-fifo.conf:2: @include \"fifo.conf\": "},
+        {"inc-dir.conf", "@include \"s\\ub\"\n", "inc-dir.conf:1: @include \"sub\": "},
+        {"nul.conf", NULL, "nul.conf: a NUL byte at offset 12"},
+    };
+    snprintf(path, sizeof path, "%s/sub", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/fifo.conf", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    put_file(dir, "nul.conf", "threads = 1;\0backend = 1;\n", 26);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].text)
+            put_file(dir, cases[i].name, cases[i].text, strlen(cases[i].text));
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].name);
+        err[0] = '\0';
+        if (tsc_load(path, &c, err) != -1 || !strstr(err, cases[i].want))
+            fail_msg("case %zu (%s): \"%s\" lacks \"%s\"", i, cases[i].name, err, cases[i].want);
+    }
+    assert_int_equal(tsc_load("/dev/null", &c, err), -1);
+    assert_string_equal(err, "/dev/null: not a regular file (a character device): not a "
+                             "configuration file");
+    /* an @include of a regular file, through a symlink to the main file */
+    static const char part[] = "threads = 4;\n", main_conf[] = "backend = \"cpu\";\n"
+                                                               "@include \"part.conf\"\n";
+    put_file(dir, "part.conf", part, strlen(part));
+    put_file(dir, "main.conf", main_conf, strlen(main_conf));
+    char link[600];
+    snprintf(link, sizeof link, "%s/link.conf", dir);
+    assert_int_equal(symlink("main.conf", link), 0);
+    if (tsc_load(link, &c, err) != 0)
+        fail_msg("link.conf: %s", err);
+    assert_int_equal(c.threads, 4);
+    assert_string_equal(c.backend, "cpu");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_diff(void **state) {
     (void)state;
     tsc_config a, b;
@@ -428,9 +501,10 @@ static void test_diff(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),  cmocka_unit_test(test_every_key),
-        cmocka_unit_test(test_overrides), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_files),     cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
+        cmocka_unit_test(test_overrides),   cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_files),       cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_not_regular),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -106,6 +106,18 @@ static void test_key_files(void **state) {
         {"metadata\n    public-key = \"abc\"\n", 0, TSM_CURVE_KEY_EFORMAT,
          "no curve public-key"}, /* only keys under `curve` count */
         {wrong_secret, 1, TSM_CURVE_KEY_EFORMAT, "secret-key does not belong to the public-key"},
+        /* metadata streams (security.curve.stream_owners) */
+        {"metadata\n    streams = \"a, , b\"\n", 0, TSM_CURVE_KEY_EFORMAT,
+         ":2: streams: an empty pattern"},
+        {"metadata\n    streams = \"a\"\n    streams = \"b\"\n", 0, TSM_CURVE_KEY_EFORMAT,
+         ":3: streams given twice"},
+        {"metadata\n    streams = \"a\tb\"\n", 0, TSM_CURVE_KEY_EFORMAT,
+         ":2: streams: a pattern with a byte that no stream id holds"},
+        {"metadata\n    streams = \"a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z,0,1,2,3,4,"
+         "5,6\"\n",
+         0, TSM_CURVE_KEY_EFORMAT, ":2: streams: more than 32 patterns"},
+        {"metadata\n    streams = \"a\n", 0, TSM_CURVE_KEY_EFORMAT,
+         ":2: streams: expected stream id patterns in double quotes"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unlink(at("case"));
@@ -117,6 +129,33 @@ static void test_key_files(void **state) {
             fail_msg("case %zu: rc %d (want %d), message \"%s\" (want \"%s\" and the path)", i, rc,
                      cases[i].rc, err, cases[i].want);
     }
+    /* streams: the patterns, trimmed, in order; "" names none; a bare word works too */
+    char with_streams[400];
+    snprintf(with_streams, sizeof with_streams,
+             "metadata\n    name = \"k\"\n    streams = \" a/* ,b?[,] , c \"\ncurve\n"
+             "    public-key = \"%s\"\n",
+             made.public_txt);
+    write_file("case", with_streams);
+    assert_int_equal(tsm_curve_key_read(at("case"), 0, &got, err, sizeof err), 0);
+    assert_int_equal(got.has_streams, 1);
+    assert_memory_equal(got.streams, "a/*\0b?[,]\0c\0", 13); /* and the final "" */
+    snprintf(with_streams, sizeof with_streams,
+             "metadata\n    streams = \"\"\ncurve\n    public-key = \"%s\"\n", made.public_txt);
+    write_file("case", with_streams);
+    assert_int_equal(tsm_curve_key_read(at("case"), 0, &got, err, sizeof err), 0);
+    assert_int_equal(got.has_streams, 1);
+    assert_int_equal(got.streams[0], '\0');
+    assert_int_equal(tsm_curve_key_read(at("k.key"), 0, &got, err, sizeof err), 0);
+    assert_int_equal(got.has_streams, 0);
+    /* not a regular file: refused without blocking (a FIFO would block an open) */
+    unlink(at("case"));
+    assert_int_equal(mkfifo(at("case"), 0600), 0);
+    assert_int_equal(tsm_curve_key_read(at("case"), 0, &got, err, sizeof err),
+                     TSM_CURVE_KEY_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file (a FIFO)"));
+    unlink(at("case"));
+    assert_int_equal(tsm_curve_key_read(tmp, 0, &got, err, sizeof err), TSM_CURVE_KEY_ENOTREG);
+    assert_non_null(strstr(err, "not a regular file (a directory)"));
     /* binary data and a huge file */
     FILE *f = fopen(at("case"), "wb");
     fwrite("curve\n\0\1\2", 1, 9, f);
@@ -260,13 +299,14 @@ static void test_sockets_and_reload(void **state) {
     void *lone = zmq_socket(other, ZMQ_PULL);
     zmq_setsockopt(lone, ZMQ_LINGER, &zero, sizeof zero);
     assert_int_equal(tsd_security_apply(s, lone, "lone", err, sizeof err), 0);
+    /* its monitor's reader before the bind, whose event (LISTENING) blocks without one */
+    void *monitor = zmq_socket(other, ZMQ_PAIR);
+    zmq_setsockopt(monitor, ZMQ_LINGER, &zero, sizeof zero);
+    assert_int_equal(zmq_connect(monitor, TSD_SECURITY_MONITOR "1"), 0);
     char lone_endpoint[128];
     assert_int_equal(zmq_bind(lone, "tcp://127.0.0.1:*"), 0);
     len = sizeof lone_endpoint;
     zmq_getsockopt(lone, ZMQ_LAST_ENDPOINT, lone_endpoint, &len);
-    void *monitor = zmq_socket(other, ZMQ_PAIR); /* libzmq's I/O thread needs its reader */
-    zmq_setsockopt(monitor, ZMQ_LINGER, &zero, sizeof zero);
-    assert_int_equal(zmq_connect(monitor, TSD_SECURITY_MONITOR "1"), 0);
     assert_int_equal(tsd_security_start(s, err, sizeof err), 0);
     assert_int_equal(tsd_security_apply(s, lone, "late", err, sizeof err), -1);
     assert_non_null(strstr(err, "before the ZAP handler starts"));
@@ -323,11 +363,95 @@ static void test_sockets_and_reload(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* ---- admission of each message (revocation, stream owners) ---- */
+
+/* Copies NAME.key into dir with a metadata streams entry (NULL: none). */
+static void allow_key(const char *name, const char *dir, const char *streams) {
+    char src[512], dst[512], text[4096];
+    snprintf(src, sizeof src, "%s/%s.key", tmp, name);
+    snprintf(dst, sizeof dst, "%s/%s/%s.key", tmp, dir, name);
+    FILE *f = fopen(src, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    f = fopen(dst, "w");
+    assert_non_null(f);
+    char *meta = strstr(text, "metadata\n");
+    assert_non_null(meta);
+    fwrite(text, 1, (size_t)(meta - text) + 9, f);
+    if (streams)
+        fprintf(f, "    streams = \"%s\"\n", streams);
+    fputs(meta + 9, f);
+    fclose(f);
+}
+
+static void test_admit(void **state) {
+    (void)state;
+    tsm_curve_key server, alice, bob;
+    char err[2048], msg[2048];
+    assert_int_equal(tsm_curve_keygen(at("s3"), &server, err, sizeof err), 0);
+    assert_int_equal(tsm_curve_keygen(at("alice3"), &alice, err, sizeof err), 0);
+    assert_int_equal(tsm_curve_keygen(at("bob3"), &bob, err, sizeof err), 0);
+    mkdir(at("allow3"), 0755);
+    allow_key("alice3", "allow3", "a/*, shared");
+    allow_key("bob3", "allow3", NULL);
+    /* non-regular entries are skipped, not read */
+    assert_int_equal(mkfifo(at("allow3/fifo.key"), 0600), 0);
+    void *zctx = zmq_ctx_new();
+    tsd_security *s = NULL;
+    char secret[512], dir[512];
+    snprintf(secret, sizeof secret, "%s", at("s3.key_secret"));
+    snprintf(dir, sizeof dir, "%s", at("allow3"));
+    assert_int_equal(tsd_security_open(&s, zctx, secret, dir, 5, err, sizeof err), 0);
+    tsd_security_counters c;
+    tsd_security_counters_get(s, &c);
+    assert_int_equal(c.keys, 2);
+
+    const tsd_sender a = {alice.public_txt, -1, NULL}, b = {bob.public_txt, -1, NULL},
+                     nobody = {NULL, -1, NULL}, other = {server.public_txt, -1, "1.2.3.4"};
+    /* owners off: any allowed key, any stream */
+    assert_int_equal(tsd_security_admit(s, &a, NULL), TSS_OK);
+    assert_int_equal(tsd_security_admit(s, &b, "a/1"), TSS_OK);
+    /* owners on: a key writes the streams its file names, a key without none */
+    tsd_security_set_stream_owners(s, 1);
+    assert_int_equal(tsd_security_admit(s, &a, "a/1"), TSS_OK);
+    assert_int_equal(tsd_security_admit(s, &a, "a/x/y"), TSS_OK); /* no FNM_PATHNAME */
+    assert_int_equal(tsd_security_admit(s, &a, "shared"), TSS_OK);
+    assert_int_equal(tsd_security_admit(s, &a, "b/1"), TSD_REASON_NOT_OWNER);
+    assert_int_equal(tsd_security_admit(s, &b, NULL), TSS_OK);
+    assert_int_equal(tsd_security_admit(s, &b, "a/1"), TSD_REASON_NOT_OWNER);
+    /* a key not in the list (no User-Id, or another one): revoked, counted */
+    assert_int_equal(tsd_security_admit(s, &nobody, NULL), TSD_REASON_REVOKED);
+    assert_int_equal(tsd_security_admit(s, &other, "a/1"), TSD_REASON_REVOKED);
+    tsd_security_counters_get(s, &c);
+    assert_int_equal(c.revoked, 2);
+    assert_int_equal(c.cut, 0); /* no descriptor: nothing to cut */
+    /* a reload that removes alice: her messages are refused from then on */
+    unlink(at("allow3/alice3.key"));
+    assert_int_equal(tsd_security_reload(s, msg, sizeof msg), 0);
+    assert_non_null(strstr(msg, "1 client keys (was 2); 1 removed"));
+    assert_int_equal(tsd_security_admit(s, &a, NULL), TSD_REASON_REVOKED);
+    assert_int_equal(tsd_security_admit(s, &b, NULL), TSS_OK);
+    /* one key under two names with different streams: the reload is refused */
+    allow_key("bob3", "allow3", NULL);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s/allow3/bob3.key' '%s/allow3/bob3-copy.key'", tmp, tmp);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tsd_security_reload(s, msg, sizeof msg), 0); /* same streams: fine */
+    allow_key("bob3", "allow3", "x");
+    assert_int_equal(tsd_security_reload(s, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "the same public key as another file"));
+    tsd_security_close(&s);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_files),
         cmocka_unit_test(test_allowlist_errors),
         cmocka_unit_test(test_sockets_and_reload),
+        cmocka_unit_test(test_admit),
     };
     return cmocka_run_group_tests_name("daemon_security", tests, setup, teardown);
 }
