@@ -286,4 +286,16 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen);
  * crashes on hostile bytes. */
 int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen);
 
+/* What a load says beside its status (tss_engine_load_report). */
+typedef struct {
+    int read_errno; /* reading f failed (an I/O error, not the content): its errno, else 0.
+                     * The file may be good: a caller must not treat it as corrupt. */
+} tss_load_report;
+/* tss_engine_load, and *rep (NULL: not wanted) as above. f must be seekable (its size is
+ * known before reading); it is read once, incrementally, each record checked as it
+ * comes: the memory a load takes is that of the streams it builds, not the file's size,
+ * and a file that is not a checkpoint is refused after its first bytes. */
+int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *err,
+                           unsigned errlen);
+
 #endif
