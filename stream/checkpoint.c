@@ -586,16 +586,24 @@ static int64_t bytes_left(FILE *f) {
 }
 
 /* Reads the stream records of the payload (r: over the payload, the stream count read)
- * into reg; 0, or -1 with a message. */
-static int r_streams(reader *r, uint32_t count, tss_registry *reg, char *err, unsigned errlen) {
+ * into reg, keeping the first `keep` (creation order) and checking, then dropping, the
+ * others (counted in rep); 0, or -1 with a message. One dropped stream at a time is
+ * held, so the memory stays that of the streams kept. */
+static int r_streams(reader *r, uint32_t count, uint32_t keep, tss_registry *reg,
+                     tss_load_report *rep, char *err, unsigned errlen) {
     for (uint32_t k = 0; k < count; k++) {
         tss_stream *s = NULL;
         if (r_stream(r, k, &s, err, errlen) != 0)
             return -1;
-        if (tss_registry_find(reg, s->id) || tss_registry_add(reg, s) != 0) {
+        if (tss_registry_find(reg, s->id) || (k < keep && tss_registry_add(reg, s) != 0)) {
             tssi_say(err, errlen, "checkpoint: stream %u: duplicate id or out of memory", k);
             tss_stream_destroy(&s);
             return -1;
+        }
+        if (k >= keep) {
+            if (!rep->dropped++)
+                snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
+            tss_stream_destroy(&s);
         }
     }
     if (r->at != r->n || r->left) {
@@ -676,10 +684,10 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
     char why[512] = "";
     const uint32_t count = r_u32(&r);
     int rc = -1;
-    if (count > e->opt.max_streams || !r_fits(&r, count, 8))
-        tssi_say(why, sizeof why, "checkpoint: %u streams (limit %u)", count, e->opt.max_streams);
+    if (!r_fits(&r, count, 8))
+        tssi_say(why, sizeof why, "checkpoint: %u streams in %lld bytes", count, (long long)len);
     else
-        rc = r_streams(&r, count, &reg, why, sizeof why);
+        rc = r_streams(&r, count, e->opt.max_streams, &reg, rep, why, sizeof why);
     if (rc != 0)
         r_drain(&r);
     if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
@@ -701,6 +709,8 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
         tssi_say(err, errlen, "checkpoint: out of memory");
         rc = -1;
     }
+    if (rc != 0)
+        rep->dropped = 0, rep->first_dropped[0] = '\0';
     tss_registry_free(&reg);
     return rc;
 }
