@@ -148,6 +148,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"ring_bytes", s.ring_bytes},
         {"checkpoints", d->checkpoints},
         {"checkpoint_failures", d->checkpoint_failures},
+        {"checkpoint_streams_dropped", d->checkpoint_streams_dropped},
         {"reloads", d->reloads},
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},

@@ -49,10 +49,13 @@ typedef struct {
     uint64_t pending;        /* accepted, not yet processed */
     uint64_t pending_passes; /* streams whose windowed passes wait or run now */
     uint64_t ticks;
-    uint64_t busy_ns;              /* main thread outside zmq_poll */
-    uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
-    uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
-    tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
+    uint64_t busy_ns;                    /* main thread outside zmq_poll */
+    uint64_t publisher_ns;               /* the publisher thread's time sending alerts */
+    uint64_t phase_ns[TSD_PHASES];       /* busy_ns by phase */
+    tsd_security_counters curve;         /* CURVE handshakes (all zero when it is off) */
+    uint64_t checkpoints;                /* written */
+    uint64_t checkpoint_failures;        /* not written (the previous one kept), retried later */
+    uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),

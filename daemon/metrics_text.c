@@ -100,6 +100,15 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
     scalar(&t, "tsmine_streams", "gauge", "Streams known to the daemon.", s->streams);
+    scalar(&t, "tsmine_checkpoints_total", "counter", "Checkpoints written.", s->checkpoints);
+    scalar(&t, "tsmine_checkpoint_failures_total", "counter",
+           "Checkpoints that could not be written (the previous one is kept; retried at the "
+           "next interval).",
+           s->checkpoint_failures);
+    scalar(&t, "tsmine_checkpoint_streams_dropped_total", "counter",
+           "Streams of the checkpoint restored at start that were left out, beyond "
+           "max_streams (the first streams created are kept).",
+           s->checkpoint_streams_dropped);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);
