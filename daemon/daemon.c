@@ -91,7 +91,7 @@ static void apply_params(tsd_daemon *d) {
     size_t n = tss_engine_reparam(d->engine);
     if (n)
         tsd_log(TSD_LOG_NOTICE,
-                "checkpoint: %zu restored streams took the configuration's parameters", n);
+                "checkpoint: %zu streams of the checkpoint took the configuration's parameters", n);
 }
 
 static int open_engine(tsd_daemon *d) {
@@ -194,6 +194,9 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->messages = in->messages;
     memcpy(s->rejected, in->rejected, sizeof s->rejected);
     memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
+    memcpy(s->alerts_published, d->alerts.published, sizeof s->alerts_published);
+    memcpy(s->alerts_dropped, d->alerts.dropped, sizeof s->alerts_dropped);
+    memcpy(s->alerts_queued, d->alerts.queued, sizeof s->alerts_queued);
     s->alert_drops = d->alerts.drops;
     s->busy_ns = d->ns_busy;
     s->publisher_ns = d->alerts.ns_send;

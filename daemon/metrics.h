@@ -40,8 +40,11 @@ typedef struct {
     uint64_t bytes;    /* ingest payload bytes received */
     uint64_t messages; /* ingest messages received */
     uint64_t rejected[TSD_REASON_COUNT];
-    uint64_t alerts[TSS_ALERT_KINDS]; /* found, by kind (published + dropped) */
-    uint64_t alert_drops;             /* not handed to ZeroMQ (sent to no subscriber) */
+    uint64_t alerts[TSS_ALERT_KINDS];           /* found, by kind (published + dropped + queued) */
+    uint64_t alerts_published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
+    uint64_t alerts_dropped[TSS_ALERT_KINDS];   /* not handed to ZeroMQ: no subscriber got them */
+    uint64_t alerts_queued[TSS_ALERT_KINDS];    /* on their way to the publisher thread's send */
+    uint64_t alert_drops;                       /* the sum of alerts_dropped */
     uint64_t pass_failures;
     double pass_seconds[TSD_PASSES]; /* online: wall; discord, motif: over pass threads */
     uint64_t ring_samples, ring_bytes, streams;
