@@ -13,15 +13,16 @@ about 2 s.
 
 Cases:
   reader   a subscriber that reads everything: the sum holds at every STATUS sampled
-           while the alerts flow (about every 20 ms, until all is settled); at the end nothing is queued or
-           dropped, and per kind the subscriber received exactly what was published,
-           which is what was found.
+           while the alerts flow (about every 20 ms, until all is settled); at the end
+           nothing is queued or dropped, and per kind the subscriber received exactly
+           what was published, which is what was found.
   stalled  alerts.hwm = 2000 and a subscriber that does not read until the end (16
-           messages of queue, 4 kB of socket buffer) beside one that reads: the stalled one's losses happen
-           inside ZeroMQ, invisible to the publisher, so they count as published, not
-           dropped: the sum still holds at every STATUS, nothing is dropped, the reader
-           gets every published alert per kind, and the stalled one, reading at last,
-           gets fewer (else the test proved nothing).
+           messages of queue, 4 kB of socket buffer) beside one that reads: the
+           stalled one's losses happen inside ZeroMQ, invisible to the publisher, so
+           they count as published, not dropped: the sum still holds at every
+           STATUS, nothing is dropped, the reader gets every published alert per kind,
+           and the stalled one, reading at last, gets fewer (else the test proved
+           nothing).
 
 Why the figure of issue 17 read 135,779-363,340 drops while the subscriber got what it
 expected: tools/daemon-bench runs its flat-out and fixed-rate runs on one daemon, and
