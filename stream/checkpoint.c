@@ -658,7 +658,7 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
         tssi_say(err, errlen, "checkpoint: cannot tell the size of the input (not a file?)");
         return -1;
     }
-    unsigned char head[HEAD_LEN], tail[TAIL_LEN];
+    unsigned char head[HEAD_LEN], tail[TAIL_LEN] = {0};
     size_t got = len >= HEAD_LEN ? fread(head, 1, HEAD_LEN, f) : 0;
     if (got < HEAD_LEN && ferror(f)) {
         rep->read_errno = errno ? errno : EIO;
