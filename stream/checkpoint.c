@@ -305,7 +305,8 @@ static int r_fill(reader *r, size_t n) {
             r->bad = 1;
             return -1;
         }
-        memcpy(nb, r->buf + r->at, unread);
+        if (unread)
+            memcpy(nb, r->buf + r->at, unread);
         free(r->buf);
         r->buf = nb, r->cap = need;
     } else {
