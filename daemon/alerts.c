@@ -20,9 +20,10 @@ void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s) {
 
 /* Counts an alert that did not leave; logs (rate-limited) unless errnum is EAGAIN,
  * which a PUB socket does not return today but would mean "no room" if it did. */
-static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, uint64_t id, int errnum,
+static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, const tsd_alert_rec *r, int errnum,
                     const char *why) {
-    out->drops++;
+    const uint64_t id = r->alert_id;
+    out->dropped[tsd_alert_slot(r->alert.kind)]++;
     if (errnum == EAGAIN)
         return;
     out->errors++;
@@ -56,7 +57,7 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
     uint8_t buf[TSS_MAX_ID + 224];
     size_t len = tsmine__v1__alert__get_packed_size(&msg);
     if (len > sizeof buf) {
-        dropped(out, limit, r->alert_id, 0, "encoded alert too large");
+        dropped(out, limit, r, 0, "encoded alert too large");
         return;
     }
     tsmine__v1__alert__pack(&msg, buf);
@@ -66,22 +67,28 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
     if (zmq_send(pub, r->stream_id, strlen(r->stream_id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
         zmq_send(pub, buf, len, ZMQ_DONTWAIT) < 0) {
         int errnum = errno;
-        dropped(out, limit, r->alert_id, errnum, zmq_strerror(errnum));
+        dropped(out, limit, r, errnum, zmq_strerror(errnum));
         return;
     }
-    if ((unsigned)r->alert.kind < TSS_ALERT_KINDS)
-        out->published[r->alert.kind]++;
+    out->published[tsd_alert_slot(r->alert.kind)]++;
 }
 
 void tsd_alerts_sync(tsd_alerts *a) {
     tsd_alert_sends sent = a->own;
     if (a->thread) {
         tsd_alert_sends t;
-        tsd_publisher_counts(a->thread, &t);
+        tsd_publisher_counts(a->thread, &t); /* one consistent copy, under its lock */
         tsd_alert_sends_add(&sent, &t);
     }
-    memcpy(a->published, sent.published, sizeof a->published);
-    a->drops = sent.drops + a->queue_drops;
+    a->drops = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
+        a->published[k] = sent.published[k];
+        a->dropped[k] = sent.dropped[k] + a->queue_dropped[k];
+        a->queued[k] = sent.queued[k];
+        a->drops += a->dropped[k];
+    }
+    for (size_t i = 0; i < a->nbatch; i++) /* numbered, not handed to the thread yet */
+        a->queued[tsd_alert_slot(a->batch[i].alert.kind)]++;
     a->errors = sent.errors;
     a->ns_send = sent.ns_send;
 }
@@ -107,10 +114,12 @@ void tsd_alerts_flush(void *user) {
     if (!a->thread || a->nbatch == 0)
         return;
     uint64_t t0 = tsd_now_ns();
-    const size_t n = a->nbatch, queued = tsd_publisher_push(a->thread, a->batch, n);
+    uint64_t refused[TSS_ALERT_KINDS] = {0};
+    const size_t n = a->nbatch, queued = tsd_publisher_push(a->thread, a->batch, n, refused);
     a->nbatch = 0;
     if (queued < n) {
-        a->queue_drops += n - queued, a->drops += n - queued; /* like EAGAIN, not an error */
+        for (int k = 0; k < TSS_ALERT_KINDS; k++) /* like EAGAIN, not an error */
+            a->queue_dropped[k] += refused[k];
         uint64_t suppressed;
         if (tsd_ratelimit_allow(&a->limit, t0, &suppressed))
             tsd_log(TSD_LOG_WARNING,
@@ -133,8 +142,7 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) 
     size_t n = strnlen(stream_id, TSS_MAX_ID);
     memcpy(r->stream_id, stream_id, n);
     r->stream_id[n] = '\0';
-    if ((unsigned)al->kind < TSS_ALERT_KINDS)
-        a->found[al->kind]++;
+    a->found[tsd_alert_slot(al->kind)]++;
     if (!a->thread) {
         tsd_alerts_send(a->pub, r, &a->own, &a->limit);
         tsd_alerts_sync(a);

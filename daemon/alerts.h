@@ -9,9 +9,16 @@
  * exposes no per-subscriber count; daemon/README.md, "Slow subscribers"): each
  * subscriber sees its own losses as gaps in the per-stream `seq` of the alerts it
  * gets. What the publisher can count is an alert that did not leave at all (the
- * publisher thread's queue was full, encoding or zmq_send failed): `drops`; such an
+ * publisher thread's queue was full, encoding or zmq_send failed): `dropped`; such an
  * alert consumes its alert_id and seq, so it is a gap for every subscriber of its
  * stream.
+ *
+ * Counts per kind, exact at every tsd_alerts_sync (issue 17 item 11): every alert the
+ * engine produced (found) is published (handed to ZeroMQ), dropped, or queued (on its
+ * way: in the batch or the publisher thread's queue), exactly one of them:
+ *   found[k] = published[k] + dropped[k] + queued[k]
+ * The thread's counts are read under its lock, where an alert moves from queued to
+ * published or dropped in one step; queued is 0 once the thread is stopped.
  *
  * Two modes. Without a publisher thread (tsd_alerts_start not called, or stopped),
  * tsd_alerts_publish encodes and sends on the caller's thread. With one (publisher.h),
@@ -37,39 +44,51 @@ typedef struct {
     char stream_id[TSS_MAX_ID + 1];
 } tsd_alert_rec;
 
-/* What the sending side counted (its own thread's copy when threaded). */
+/* What the sending side counted (its own thread's copy when threaded), by kind (slot 0:
+ * a value that is no kind, which the engine never gives). */
 typedef struct {
     uint64_t published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
-    uint64_t drops;                      /* not handed to ZeroMQ */
-    uint64_t errors;                     /* of those, failures other than EAGAIN (logged) */
+    uint64_t dropped[TSS_ALERT_KINDS];   /* not handed to ZeroMQ (encoding or zmq_send) */
+    uint64_t queued[TSS_ALERT_KINDS];    /* the thread's: in its queue now */
+    uint64_t errors;                     /* of the dropped, failures other than EAGAIN */
     uint64_t ns_send;                    /* time spent encoding and sending them */
 } tsd_alert_sends;
 
+/* The counter slot of an alert kind: the kind, or 0 for a value that is none. */
+static inline int tsd_alert_slot(int kind) {
+    return kind > 0 && kind < TSS_ALERT_KINDS ? kind : 0;
+}
+
 /* Adds b's counts into a. */
 static inline void tsd_alert_sends_add(tsd_alert_sends *a, const tsd_alert_sends *b) {
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
         a->published[k] += b->published[k];
-    a->drops += b->drops, a->errors += b->errors, a->ns_send += b->ns_send;
+        a->dropped[k] += b->dropped[k];
+        a->queued[k] += b->queued[k];
+    }
+    a->errors += b->errors, a->ns_send += b->ns_send;
 }
 
 /* Alerts numbered and kept for one hand-over to the publisher thread. */
 #define TSD_ALERT_BATCH 64
 
 typedef struct {
-    void *pub;                            /* the PUB socket (not owned) */
-    uint64_t next_id;                     /* alert_id of the next alert (from 1) */
-    uint64_t found[TSS_ALERT_KINDS];      /* handed to tsd_alerts_publish, by kind */
-    uint64_t published[TSS_ALERT_KINDS];  /* handed to ZeroMQ */
-    uint64_t drops;                       /* not handed to ZeroMQ: sent to no subscriber */
-    uint64_t errors;                      /* of those, failures other than EAGAIN (logged) */
-    uint64_t ns_send;                     /* the publisher thread's time sending */
-    uint64_t ns_publish;                  /* time in tsd_alerts_publish (threaded: numbering
-                                           * and queueing only) */
-    tsd_ratelimit limit;                  /* log lines about failed sends */
-    tsd_alert_sends own;                  /* sent on this thread (no publisher) */
-    uint64_t queue_drops;                 /* refused by a full publisher queue */
-    tsd_publisher *thread;                /* the publisher thread, or NULL */
-    tsd_alert_rec batch[TSD_ALERT_BATCH]; /* threaded: numbered, not yet queued */
+    void *pub;                               /* the PUB socket (not owned) */
+    uint64_t next_id;                        /* alert_id of the next alert (from 1) */
+    uint64_t found[TSS_ALERT_KINDS];         /* handed to tsd_alerts_publish, by kind */
+    uint64_t published[TSS_ALERT_KINDS];     /* handed to ZeroMQ (as of the last sync) */
+    uint64_t dropped[TSS_ALERT_KINDS];       /* not handed to ZeroMQ: sent to no subscriber */
+    uint64_t queued[TSS_ALERT_KINDS];        /* on their way (batch and publisher queue) */
+    uint64_t queue_dropped[TSS_ALERT_KINDS]; /* of dropped: refused by a full queue */
+    uint64_t drops;                          /* the sum of dropped */
+    uint64_t errors;                         /* of those, failures other than EAGAIN (logged) */
+    uint64_t ns_send;                        /* the publisher thread's time sending */
+    uint64_t ns_publish;                     /* time in tsd_alerts_publish (threaded: numbering
+                                              * and queueing only) */
+    tsd_ratelimit limit;                     /* log lines about failed sends */
+    tsd_alert_sends own;                     /* sent on this thread (no publisher) */
+    tsd_publisher *thread;                   /* the publisher thread, or NULL */
+    tsd_alert_rec batch[TSD_ALERT_BATCH];    /* threaded: numbered, not yet queued */
     size_t nbatch;
 } tsd_alerts;
 
@@ -82,7 +101,8 @@ void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s);
 int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen);
 /* Sends what is queued, joins the thread and syncs the counters; no-op when none. */
 void tsd_alerts_stop(tsd_alerts *a);
-/* Folds the publisher thread's counts into published, drops and errors. O(1). */
+/* Folds the publisher thread's counts into published, dropped, queued, drops and
+ * errors, so that found = published + dropped + queued per kind. O(TSD_ALERT_BATCH). */
 void tsd_alerts_sync(tsd_alerts *a);
 
 /* Numbers one alert and sends it, or with the publisher thread adds it to the batch,

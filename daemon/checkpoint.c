@@ -45,14 +45,20 @@ int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user
     }
     char why[512] = "";
     const char *step = NULL;
+    int errnum = 0; /* of the failed step: EFBIG, ENOSPC, EIO, ... */
+    errno = 0;
     if (fn(user, f, why, sizeof why) != 0)
-        step = "writing";
+        step = "writing", errnum = ferror(f) ? errno : 0;
     else if (fflush(f) != 0 || ferror(f))
-        step = "flushing";
+        step = "flushing", errnum = errno;
     else if (fsync(fd) != 0)
-        step = "fsync of";
+        step = "fsync of", errnum = errno;
     if (step && !why[0])
-        snprintf(why, sizeof why, "%s", strerror(errno));
+        snprintf(why, sizeof why, "%s", strerror(errnum ? errnum : EIO));
+    else if (step && errnum) {
+        size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, ": %s", strerror(errnum));
+    }
     if (fclose(f) != 0 && !step) {
         step = "closing";
         snprintf(why, sizeof why, "%s", strerror(errno));
@@ -93,24 +99,76 @@ static void remove_stale_temps(const char *dir, const char *name) {
     closedir(d);
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *kind_of(mode_t mode) {
+    return S_ISLNK(mode)    ? "a symbolic link"
+           : S_ISFIFO(mode) ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+/* Opens path for reading as the checkpoint: a regular file, never followed through a
+ * symbolic link, never blocking (a FIFO opens at once, and is then refused). Returns
+ * the descriptor, -1 with why when it is something else or cannot be opened, or -2 when
+ * it does not exist. */
+static int open_regular(const char *path, char *why, size_t whylen) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        int errnum = errno;
+        if (errnum == ENOENT)
+            return -2;
+        if ((errnum == ELOOP || errnum == ENXIO) && lstat(path, &st) == 0)
+            snprintf(why, whylen, "it is %s, not a file tsmined wrote", kind_of(st.st_mode));
+        else
+            snprintf(why, whylen, "cannot open it: %s", strerror(errnum));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, whylen, "cannot stat it: %s", strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "it is %s, not a file tsmined wrote", kind_of(st.st_mode));
+    } else {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl != -1)
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
 tsd_ckpt_result tsd_ckpt_read(const char *dir, const char *name, tsd_ckpt_fn fn, void *user,
                               char *err, size_t errlen) {
     char path[4096], aside[4200];
     remove_stale_temps(dir, name);
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(aside, sizeof aside, "%s.rejected", path);
-    FILE *f = fopen(path, "rbe");
-    if (!f && errno == ENOENT)
-        return TSD_CKPT_NONE;
     char why[512] = "";
-    if (!f)
-        snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
-    else if (fn(user, f, why, sizeof why) == 0) {
-        fclose(f);
-        return TSD_CKPT_LOADED;
+    int fd = open_regular(path, why, sizeof why), rc = TSD_CKPT_EIO;
+    if (fd == -2)
+        return TSD_CKPT_NONE;
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (fd >= 0 && !f) {
+        snprintf(why, sizeof why, "fdopen: %s", strerror(errno));
+        close(fd);
     }
-    if (f)
+    if (f) {
+        rc = fn(user, f, why, sizeof why);
         fclose(f);
+    }
+    if (rc == 0)
+        return TSD_CKPT_LOADED;
+    if (rc == TSD_CKPT_EIO) { /* not read: it may be good, so it stays where it is */
+        snprintf(err, errlen,
+                 "%s cannot be read: %s; it is left in place, and tsmined does not start "
+                 "(it would overwrite it) until it can read it or it is moved away",
+                 path, why);
+        return TSD_CKPT_UNREADABLE;
+    }
     if (rename(path, aside) == 0)
         snprintf(err, errlen, "%s rejected: %s; moved to %s", path, why, aside);
     else

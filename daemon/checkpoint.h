@@ -4,9 +4,13 @@
  * flushed and fsync'ed, renamed over the final name, and then the directory is
  * fsync'ed so the rename itself is durable. A crash at any moment leaves either the
  * old file or the new one, never a half-written one under the final name.
- * Reading: a file that the reader refuses is renamed aside (NAME.rejected, replacing
- * an older one) so that the next start does not trip on it again, and the daemon
- * starts empty. The content format is the engine's (tss_engine_save/load). */
+ * Reading: a regular file that the reader read and refused is renamed aside
+ * (NAME.rejected, replacing an older one) so that the next start does not trip on it
+ * again, and the daemon starts empty. A file that could not be read (permission denied,
+ * an I/O error) or is no regular file (a FIFO, a device, a symbolic link, never
+ * followed) may hide a good checkpoint: it is left in place and reported, and the daemon
+ * refuses to start rather than overwrite it later. The content format is the engine's
+ * (tss_engine_save/load). */
 #ifndef TSD_CHECKPOINT_H
 #define TSD_CHECKPOINT_H
 
@@ -15,8 +19,10 @@
 
 #define TSD_CKPT_NAME "streams.ckpt"
 
-/* Writes (or reads) the content; 0, or -1 with a message in err (size errlen). */
+/* Writes (or reads) the content; 0, or -1 with a message in err (size errlen). A
+ * reader returns TSD_CKPT_EIO instead when reading failed, not the content. */
 typedef int (*tsd_ckpt_fn)(void *user, FILE *f, char *err, unsigned errlen);
+#define TSD_CKPT_EIO (-2)
 
 /* Writes dir/name atomically through fn. On failure the previous file (if any) is
  * untouched, the temporary file is removed, and err says which step failed. */
@@ -27,12 +33,17 @@ int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user
 typedef enum {
     TSD_CKPT_LOADED = 0, /* fn accepted the file */
     TSD_CKPT_NONE,       /* no file: a first start */
-    TSD_CKPT_REJECTED,   /* fn refused it (or it could not be read): renamed aside */
+    TSD_CKPT_REJECTED,   /* fn read it and refused it: renamed aside */
+    TSD_CKPT_UNREADABLE, /* not read: cannot be opened or read (fn said TSD_CKPT_EIO), or
+                          * not a regular file; left in place */
 } tsd_ckpt_result;
 
-/* Reads dir/name through fn. err says why on TSD_CKPT_REJECTED (and where the file
- * went). Called once at start: it first removes the temporary files of writes that a
- * crash interrupted (never read: only a complete, renamed file is). */
+/* Reads dir/name through fn. The file is opened without following a symbolic link and
+ * without blocking, and must be a regular file; fn reads it (incrementally: its size
+ * does not matter to memory). err says why on TSD_CKPT_REJECTED (and where the file
+ * went) and TSD_CKPT_UNREADABLE. Called once at start: it first removes the temporary
+ * files of writes that a crash interrupted (never read: only a complete, renamed file
+ * is). */
 tsd_ckpt_result tsd_ckpt_read(const char *dir, const char *name, tsd_ckpt_fn fn, void *user,
                               char *err, size_t errlen);
 

@@ -26,9 +26,9 @@
 typedef struct {
     Tsmine__V1__ControlReply msg;
     Tsmine__V1__StreamState *states, **state_ptrs;
-    Tsmine__V1__Counter counters[96], *counter_ptrs[96];
+    Tsmine__V1__Counter counters[128], *counter_ptrs[128];
     size_t n_counters;
-    char names[96][48];
+    char names[128][48];
     char error[512], message[2048];
 } reply_builder;
 
@@ -135,9 +135,9 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         if (k != 0 && v)
             counter(b, &b->msg.n_alerts_by_kind, &b->msg.alerts_by_kind, v->name, s.alerts[k]);
     }
-    uint64_t published = 0;
+    uint64_t published = 0, queued = 0;
     for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        published += d->alerts.published[k];
+        published += s.alerts_published[k], queued += s.alerts_queued[k];
     const struct {
         const char *name;
         uint64_t value;
@@ -148,6 +148,7 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"batches_accepted", d->ingest.count.accepted},
         {"alerts_published", published},
         {"alert_drops", s.alert_drops},
+        {"alerts_queued", queued},
         {"alert_errors", d->alerts.errors},
         {"pass_failures", s.pass_failures},
         {"streams", s.streams},
@@ -155,6 +156,7 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"ring_bytes", s.ring_bytes},
         {"checkpoints", d->checkpoints},
         {"checkpoint_failures", d->checkpoint_failures},
+        {"checkpoint_streams_dropped", d->checkpoint_streams_dropped},
         {"reloads", d->reloads},
         {"reload_failures", d->reload_failures},
         {"http_refused_per_host", s.http.refused_per_host},
@@ -188,6 +190,15 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_authorized_keys", s.curve.keys);
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_revoked_messages", s.curve.revoked);
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_connections_cut", s.curve.cut);
+    }
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) { /* per kind: found = the three (alerts.h) */
+        static const char *const what[] = {"alerts_published_", "alert_drops_", "alerts_queued_"};
+        const uint64_t v[] = {s.alerts_published[k], s.alerts_dropped[k], s.alerts_queued[k]};
+        for (int w = 0; w < 3 && tsd_alert_kind_label(k); w++) {
+            char name[48];
+            snprintf(name, sizeof name, "%s%s", what[w], tsd_alert_kind_label(k));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, v[w]);
+        }
     }
     for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
         char name[32];

@@ -28,8 +28,13 @@ static int save_fn(void *user, FILE *f, char *err, unsigned errlen) {
     return tss_engine_save(user, f, err, errlen);
 }
 
+/* user: the daemon; its restore report receives what the load dropped. */
 static int load_fn(void *user, FILE *f, char *err, unsigned errlen) {
-    return tss_engine_load(user, f, err, errlen);
+    tsd_daemon *d = user;
+    tss_load_report *rep = &d->restore_report;
+    if (tss_engine_load_report(d->engine, f, rep, err, errlen) == 0)
+        return 0;
+    return rep->read_errno ? TSD_CKPT_EIO : -1;
 }
 
 int tsd_daemon_checkpoint(tsd_daemon *d) {
@@ -50,21 +55,43 @@ int tsd_daemon_checkpoint(tsd_daemon *d) {
 }
 
 /* Restores the checkpoint, if any; a rejected one is set aside and the engine starts
- * empty (tss_engine_load leaves it so). */
-static void restore(tsd_daemon *d) {
+ * empty (tss_engine_load leaves it so). Returns 0, or EX_IOERR when the file could not
+ * be read (it is left in place: starting would overwrite it at the first checkpoint). */
+static int restore(tsd_daemon *d) {
     if (!d->state_dir[0])
-        return;
-    char err[1024];
-    switch (tsd_ckpt_read(d->state_dir, TSD_CKPT_NAME, load_fn, d->engine, err, sizeof err)) {
+        return 0;
+    char err[5200];
+    switch (tsd_ckpt_read(d->state_dir, TSD_CKPT_NAME, load_fn, d, err, sizeof err)) {
     case TSD_CKPT_LOADED:
         tsd_log(TSD_LOG_INFO, "checkpoint: restored %zu streams from %s/%s",
                 tss_engine_stream_count(d->engine), d->state_dir, TSD_CKPT_NAME);
+        d->checkpoint_streams_dropped = d->restore_report.dropped;
+        if (d->restore_report.dropped)
+            tsd_log(TSD_LOG_WARNING,
+                    "checkpoint: %zu more streams dropped, beyond max_streams = %u (the "
+                    "first streams created are kept; the first dropped: \"%s\")",
+                    d->restore_report.dropped, d->cfg.max_streams, d->restore_report.first_dropped);
         break;
     case TSD_CKPT_NONE:
         tsd_log(TSD_LOG_INFO, "checkpoint: none in %s, starting empty", d->state_dir);
         break;
     case TSD_CKPT_REJECTED: tsd_log(TSD_LOG_WARNING, "checkpoint: %s; starting empty", err); break;
+    case TSD_CKPT_UNREADABLE: tsd_log(TSD_LOG_ERR, "checkpoint: %s", err); return EX_IOERR;
     }
+    return 0;
+}
+
+/* The restored streams take the configuration's parameters now, as a SIGHUP would
+ * apply them (tss_engine_reparam), rather than keep those of the checkpoint until
+ * one. After the alerts are set up: an event a new threshold closes publishes its
+ * ANOMALY_END. */
+static void apply_params(tsd_daemon *d) {
+    if (!tss_engine_stream_count(d->engine))
+        return;
+    size_t n = tss_engine_reparam(d->engine);
+    if (n)
+        tsd_log(TSD_LOG_NOTICE,
+                "checkpoint: %zu streams of the checkpoint took the configuration's parameters", n);
 }
 
 tss_limits tsd_limits_of(const tsc_config *c) {
@@ -132,9 +159,8 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_log(TSD_LOG_INFO, "checkpoints: %s/%s", d->state_dir, TSD_CKPT_NAME);
 
     int rc = open_engine(d);
-    if (rc)
+    if (rc || (rc = restore(d)) != 0)
         goto fail;
-    restore(d);
     if ((rc = tsd_sockets_open(&d->sock, cfg, msg, sizeof msg)) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = rc == TSD_SOCKETS_EKEYS ? EX_CONFIG : EX_UNAVAILABLE; /* key files: config */
@@ -145,6 +171,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
+    apply_params(d);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -182,6 +209,9 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->messages = in->messages;
     memcpy(s->rejected, in->rejected, sizeof s->rejected);
     memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
+    memcpy(s->alerts_published, d->alerts.published, sizeof s->alerts_published);
+    memcpy(s->alerts_dropped, d->alerts.dropped, sizeof s->alerts_dropped);
+    memcpy(s->alerts_queued, d->alerts.queued, sizeof s->alerts_queued);
     s->alert_drops = d->alerts.drops;
     s->busy_ns = d->ns_busy;
     s->publisher_ns = d->alerts.ns_send;
@@ -201,6 +231,9 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     ph[TSD_PHASE_OTHER] = minus(d->ns_busy, known);
     tsd_security_counters_get(d->sock.security, &s->curve);
     tsd_metrics_http_counters(d->metrics, &s->http);
+    s->checkpoints = d->checkpoints;
+    s->checkpoint_failures = d->checkpoint_failures;
+    s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

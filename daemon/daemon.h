@@ -1,5 +1,7 @@
 /* daemon.h - the state of one tsmined process and its life cycle:
- *   tsd_daemon_open   engine, checkpoint restore, sockets, metrics, then READY=1
+ *   tsd_daemon_open   engine, checkpoint restore, sockets, alerts, the configured
+ *                     parameters applied to the restored streams, metrics; READY=1
+ *                     comes from the loop
  *   tsd_daemon_run    the main loop (loop.c) until SIGTERM/SIGINT or a fatal error
  *   tsd_daemon_close  frees everything
  * Everything here is touched by the main thread only; the metrics thread sees
@@ -33,7 +35,9 @@ typedef struct {
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
-    uint64_t ns_busy;            /* main loop time outside zmq_poll */
+    uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
+    tss_load_report restore_report;      /* what the restore at start said */
+    uint64_t ns_busy;                    /* main loop time outside zmq_poll */
     uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */
     tsd_ratelimit control_limit; /* log lines about malformed control requests */
     tsd_ratelimit tick_limit;    /* log lines about failed (recoverable) ticks */

@@ -29,12 +29,16 @@ static void usage(FILE *f) {
           "  -V, --version      version and the optional features built in\n"
           "\n"
           "Signals: SIGHUP reloads FILE (live keys apply, the rest is reported); SIGTERM\n"
-          "and SIGINT process what is queued, checkpoint and exit 0.\n"
+          "and SIGINT process what is queued (within a few seconds), checkpoint and exit.\n"
           "\n"
-          "Exit status: 0 after SIGTERM/SIGINT; 78 (EX_CONFIG) for an invalid configuration\n"
-          "or key file; 69 (EX_UNAVAILABLE) when a socket or the backend cannot be set up;\n"
-          "71 (EX_OSERR) when polling fails; 75 (EX_TEMPFAIL) after a sticky device error,\n"
-          "checkpointed in both cases: restart it (systemd's Restart=on-failure does).\n",
+          "Exit status: 0 after SIGTERM/SIGINT; 74 (EX_IOERR) when that final checkpoint\n"
+          "could not be written (the previous one is kept), or at start when the checkpoint\n"
+          "exists but cannot be read (permission, I/O error, not a regular file: it is left\n"
+          "in place, never overwritten); 73 (EX_CANTCREAT) when the state directory is not\n"
+          "usable; 78 (EX_CONFIG) for an invalid configuration or key file; 69\n"
+          "(EX_UNAVAILABLE) when a socket or the backend cannot be set up; 71 (EX_OSERR) when\n"
+          "polling fails; 75 (EX_TEMPFAIL) after a sticky device error, checkpointed in both\n"
+          "cases: restart it (systemd's Restart=on-failure does).\n",
           f);
 }
 

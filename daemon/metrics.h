@@ -48,8 +48,11 @@ typedef struct {
     uint64_t bytes;    /* ingest payload bytes received */
     uint64_t messages; /* ingest messages received */
     uint64_t rejected[TSD_REASON_COUNT];
-    uint64_t alerts[TSS_ALERT_KINDS]; /* found, by kind (published + dropped) */
-    uint64_t alert_drops;             /* not handed to ZeroMQ (sent to no subscriber) */
+    uint64_t alerts[TSS_ALERT_KINDS];           /* found, by kind (published + dropped + queued) */
+    uint64_t alerts_published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
+    uint64_t alerts_dropped[TSS_ALERT_KINDS];   /* not handed to ZeroMQ: no subscriber got them */
+    uint64_t alerts_queued[TSS_ALERT_KINDS];    /* on their way to the publisher thread's send */
+    uint64_t alert_drops;                       /* the sum of alerts_dropped */
     uint64_t pass_failures;
     double pass_seconds[TSD_PASSES]; /* online: wall; discord, motif: over pass threads */
     uint64_t ring_samples, ring_bytes, streams;
@@ -58,12 +61,15 @@ typedef struct {
     uint64_t pending_passes; /* streams whose windowed passes wait or run now */
     uint64_t ticks;
     uint64_t streams_expired, streams_evicted, streams_deleted; /* tss_engine_counters */
-    uint64_t samples_dropped;      /* staged samples of streams removed */
-    uint64_t busy_ns;              /* main thread outside zmq_poll */
-    uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
-    uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
-    tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
-    tsd_metrics_http http;         /* the /metrics server's slow and greedy clients */
+    uint64_t samples_dropped;            /* staged samples of streams removed */
+    uint64_t busy_ns;                    /* main thread outside zmq_poll */
+    uint64_t publisher_ns;               /* the publisher thread's time sending alerts */
+    uint64_t phase_ns[TSD_PHASES];       /* busy_ns by phase */
+    tsd_security_counters curve;         /* CURVE handshakes (all zero when it is off) */
+    tsd_metrics_http http;               /* the /metrics server's slow and greedy clients */
+    uint64_t checkpoints;                /* written */
+    uint64_t checkpoint_failures;        /* not written (the previous one kept), retried later */
+    uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),

@@ -53,6 +53,16 @@ static void scalar(text *t, const char *name, const char *type, const char *help
     put(t, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* One series per alert kind, labelled kind="discord" ... (tsd_alert_kind_label). */
+static void by_kind(text *t, const char *name, const char *type, const char *help,
+                    const uint64_t v[TSS_ALERT_KINDS]) {
+    header(t, name, type, help);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        if (tsd_alert_kind_label(k))
+            put(t, "%s{kind=\"%s\"} %llu\n", name, tsd_alert_kind_label(k),
+                (unsigned long long)v[k]);
+}
+
 size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) {
     text t = {buf, len, 0};
     if (len)
@@ -64,17 +74,22 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     for (int r = 1; r < TSD_REASON_COUNT; r++)
         put(&t, "tsmine_messages_rejected_total{reason=\"%s\"} %llu\n", tsd_reason_name(r),
             (unsigned long long)s->rejected[r]);
-    header(&t, "tsmine_alerts_total", "counter", "Alerts found, by kind (published or dropped).");
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        if (tsd_alert_kind_label(k))
-            put(&t, "tsmine_alerts_total{kind=\"%s\"} %llu\n", tsd_alert_kind_label(k),
-                (unsigned long long)s->alerts[k]);
-    scalar(&t, "tsmine_alert_drops_total", "counter",
-           "Alerts that could not be handed to ZeroMQ and reached no subscriber. Alerts a "
-           "slow subscriber loses at its own high-water mark (alerts.hwm) are invisible to "
-           "the publisher and not counted here: that subscriber sees gaps in the seq of "
-           "its streams' alerts.",
-           s->alert_drops);
+    by_kind(&t, "tsmine_alerts_total", "counter",
+            "Alerts found, by kind: each one is published, dropped or queued (the three "
+            "series below add up to this one at every scrape).",
+            s->alerts);
+    by_kind(&t, "tsmine_alerts_published_total", "counter", "Alerts handed to ZeroMQ, by kind.",
+            s->alerts_published);
+    by_kind(&t, "tsmine_alert_drops_total", "counter",
+            "Alerts that could not be handed to ZeroMQ and reached no subscriber, by kind "
+            "(the publisher queue was full, or encoding or sending failed). Alerts a slow "
+            "subscriber loses at its own high-water mark (alerts.hwm) are invisible to the "
+            "publisher and not counted here: that subscriber sees gaps in the seq of its "
+            "streams' alerts.",
+            s->alerts_dropped);
+    by_kind(&t, "tsmine_alerts_queued", "gauge",
+            "Alerts found and not yet published nor dropped (the publisher's queue), by kind.",
+            s->alerts_queued);
     scalar(&t, "tsmine_pass_failures_total", "counter",
            "Detection passes that failed (skipped for the streams concerned).", s->pass_failures);
     static const char *const pass[TSD_PASSES] = {"online", "discord", "motif"};
@@ -122,6 +137,15 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            "Connections to this server cut: no complete request within 5 s, or the longest "
            "waiting for one, evicted for a new connection with all 16 slots taken.",
            s->http.cut_slow);
+    scalar(&t, "tsmine_checkpoints_total", "counter", "Checkpoints written.", s->checkpoints);
+    scalar(&t, "tsmine_checkpoint_failures_total", "counter",
+           "Checkpoints that could not be written (the previous one is kept; retried at the "
+           "next interval).",
+           s->checkpoint_failures);
+    scalar(&t, "tsmine_checkpoint_streams_dropped_total", "counter",
+           "Streams of the checkpoint restored at start that were left out, beyond "
+           "max_streams (the first streams created are kept).",
+           s->checkpoint_streams_dropped);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);

@@ -97,6 +97,8 @@ static void drain(tsd_publisher *p, lane *q, int bulk) {
     const size_t done = send_entries(p, q, &head, take, bulk, &sent);
     sent.ns_send = tsd_now_ns() - t0;
     pthread_mutex_lock(&p->mu);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) /* from queued to published or dropped */
+        p->sent.queued[k] -= sent.published[k] + sent.dropped[k];
     q->n -= done;
     q->head = q->n ? head : 0; /* empty: start over, so that a queue that keeps up stays
                                 * in the ring's first pages (memory touched) */
@@ -204,14 +206,19 @@ static int push_locked(tsd_publisher *p, const tsd_alert_rec *r) {
         atomic_store_explicit(&p->urgent_n, p->urgent.n, memory_order_relaxed);
     else
         atomic_fetch_add_explicit(&p->in_bulk[b], 1, memory_order_relaxed);
+    p->sent.queued[tsd_alert_slot(r->alert.kind)]++;
     return 0;
 }
 
-size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n) {
+size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n,
+                          uint64_t refused[TSS_ALERT_KINDS]) {
     size_t queued = 0;
     pthread_mutex_lock(&p->mu);
-    for (size_t k = 0; k < n; k++)
-        queued += push_locked(p, &r[k]) == 0;
+    for (size_t k = 0; k < n; k++) {
+        const int ok = push_locked(p, &r[k]) == 0;
+        queued += ok;
+        refused[tsd_alert_slot(r[k].alert.kind)] += !ok;
+    }
     if (queued && p->asleep)
         pthread_cond_signal(&p->wake); /* one wake-up for the whole batch */
     pthread_mutex_unlock(&p->mu);

@@ -23,12 +23,15 @@
 int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
                         char *err, size_t errlen);
 /* Queues copies of r[0..n) in order under one lock, waking the thread at most once;
- * returns how many were queued (the others found the queue full). O(n). */
-size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n);
+ * returns how many were queued; the others found the queue full and are added to
+ * refused[kind slot] (tsd_alert_slot). O(n). */
+size_t tsd_publisher_push(tsd_publisher *p, const tsd_alert_rec *r, size_t n,
+                          uint64_t refused[TSS_ALERT_KINDS]);
 /* TEST ONLY: hold = 1 stops the thread from taking more alerts (those it is sending
  * still leave; pushes still queue), 0 lets it go on; stop ends a hold. */
 void tsd_publisher_hold(tsd_publisher *p, int hold);
-/* What the thread has counted so far. */
+/* What the thread has counted so far, and what its queue holds (queued), by kind: one
+ * consistent copy (an alert moves from queued to published or dropped under the lock). */
 void tsd_publisher_counts(tsd_publisher *p, tsd_alert_sends *out);
 /* Sends everything queued, joins the thread, returns its final counts in *out and
  * frees it; *p becomes NULL. */

@@ -1,5 +1,6 @@
 /* signals.h - signal handlers that only set flags (STYLE.md); the main loop acts.
- * SIGHUP -> reload; SIGTERM, SIGINT -> stop; SIGPIPE ignored. */
+ * SIGHUP -> reload; SIGTERM, SIGINT -> stop; SIGPIPE and SIGXFSZ ignored (a write
+ * fails with EPIPE or EFBIG instead of killing the process). */
 #ifndef TSD_SIGNALS_H
 #define TSD_SIGNALS_H
 

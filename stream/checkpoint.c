@@ -14,14 +14,19 @@
  * What is derived from the window (the online statistics and QT row) is not stored:
  * the first tick after a load rebuilds it exactly from the samples, so a checkpoint
  * does not depend on the backend or on the online code's internals, and hostile bytes
- * cannot plant an inconsistent state. Loading checks the framing first (size, magic,
- * version, length, checksum), then every field against the limits the engine itself
- * keeps (parameters valid, fill <= window, finite samples, an m the parameters allow,
- * bins on the grid and counts that add up, marks inside the staging, ...), builds the streams aside
- * and hands them to the engine only when all of them are good. */
+ * cannot plant an inconsistent state. Loading reads the file once, incrementally (the
+ * memory it takes is that of the streams it builds, whatever the file's size): the
+ * header (size, magic, version) first, then every field of each record as it comes
+ * against the limits the engine itself keeps (parameters valid, fill <= window, finite
+ * samples, an m the parameters allow, bins on the grid and counts that add up, marks
+ * inside the staging, ...; nothing allocated for more than the rest of the file holds),
+ * then the length and checksum, which decide before any field error whether the file is
+ * corrupt; it builds the streams aside and hands them to the engine only when all of
+ * them are good. */
 #include "engine_impl.h"
 #include "util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,22 +256,97 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     return 0;
 }
 
-/* ---- reading: a bounds-checked cursor over the whole file ------------------------- */
+/* ---- reading: a bounds-checked cursor, over memory or read incrementally ---------- */
 
+/* Reading window of the file (what one read takes at least). */
+#define READ_CHUNK (1u << 16)
+
+/* A cursor over n bytes at p. A file cursor (f set) holds only a window of the file in
+ * buf: r_take reads on as the cursor needs more, so the memory a load takes is what
+ * it builds, not the size of the file, and every byte read goes into the CRC. */
 typedef struct {
     const unsigned char *p;
     size_t n, at;
-    int bad; /* a read went past the end */
+    int bad; /* a read went past the end (or the file could not be read) */
+    /* file cursors only */
+    FILE *f;
+    unsigned char *buf;
+    size_t cap;
+    uint64_t left;  /* bytes of the input not read yet */
+    uint32_t crc;   /* of every byte read so far */
+    int read_errno; /* the read failed (not the content): its errno */
 } reader;
 
+/* Reads up to want bytes into r->buf after its n; returns the bytes read (short only
+ * at a read error or an early end of file, which set bad and read_errno). */
+static size_t r_read(reader *r, size_t want) {
+    size_t got = fread(r->buf + r->n, 1, want, r->f);
+    if (got < want) {
+        r->bad = 1;
+        if (ferror(r->f))
+            r->read_errno = errno ? errno : EIO;
+    }
+    r->crc = crc32_update(r->crc, r->buf + r->n, got);
+    r->left -= got;
+    r->n += got;
+    return got;
+}
+
+/* Makes n bytes from the cursor contiguous in a file cursor's buffer (moving what is
+ * unread to its start and growing it when n is larger); 0, or -1 (bad set) when the
+ * input ends first or memory runs out. Pointers from earlier r_take calls die. */
+static int r_fill(reader *r, size_t n) {
+    const size_t unread = r->n - r->at;
+    if (!r->f || n - unread > r->left) {
+        r->bad = 1;
+        return -1;
+    }
+    size_t need = n > READ_CHUNK ? n : READ_CHUNK;
+    if (need > r->cap) {
+        unsigned char *nb = malloc(need);
+        if (!nb) {
+            r->bad = 1;
+            return -1;
+        }
+        if (unread)
+            memcpy(nb, r->buf + r->at, unread);
+        free(r->buf);
+        r->buf = nb, r->cap = need;
+    } else {
+        memmove(r->buf, r->buf + r->at, unread);
+    }
+    r->p = r->buf, r->n = unread, r->at = 0;
+    uint64_t want = r->cap - unread < r->left ? r->cap - unread : r->left;
+    r_read(r, (size_t)want);
+    if (r->n < n)
+        r->bad = 1;
+    return r->bad ? -1 : 0;
+}
+
 static const unsigned char *r_take(reader *r, size_t n) {
-    if (r->bad || n > r->n - r->at) {
+    if (r->bad || (n > r->n - r->at && r_fill(r, n) != 0)) {
         r->bad = 1;
         return NULL;
     }
     const unsigned char *b = r->p + r->at;
     r->at += n;
     return b;
+}
+
+/* Reads the rest of a file cursor's input into the CRC (after a refused field: the
+ * checksum decides whether the file is corrupt or only its content is wrong). */
+static void r_drain(reader *r) {
+    if (!r->f)
+        return;
+    r->bad = 1;
+    if (!r->buf && !(r->buf = malloc(r->cap = READ_CHUNK)))
+        return; /* the CRC then fails: refused as corrupt, which it may not be */
+    while (r->left > 0 && !r->read_errno) {
+        r->n = 0;
+        if (r_read(r, (size_t)(r->cap < r->left ? r->cap : r->left)) == 0)
+            break;
+    }
+    r->n = r->at = 0;
 }
 
 /* An unsigned integer of nbytes, little-endian; 0 past the end (r->bad is set). */
@@ -297,34 +377,11 @@ static double r_f64(reader *r) {
     return v;
 }
 
-/* Whether count items of size bytes can still be in the input (guards allocations). */
+/* Whether count items of size bytes can still be in the input (guards allocations:
+ * nothing is allocated for more than the file holds). */
 static int r_fits(const reader *r, uint64_t count, size_t size) {
-    return !r->bad && count <= (r->n - r->at) / size;
-}
-
-/* Reads the whole file into memory; NULL with a message on failure. */
-static unsigned char *slurp(FILE *f, size_t *len, char *err, unsigned errlen) {
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *b = malloc(cap);
-    while (b) {
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        unsigned char *nb = cap <= SIZE_MAX / 2 ? realloc(b, cap * 2) : NULL;
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb, cap *= 2;
-    }
-    if (!b || ferror(f)) {
-        free(b);
-        tssi_say(err, errlen, "checkpoint: %s", b ? "read failed" : "out of memory");
-        return NULL;
-    }
-    *len = n;
-    return b;
+    const uint64_t left = (r->n - r->at) + (r->f ? r->left : 0);
+    return !r->bad && count <= left / size;
 }
 
 /* Reads the score history, the open event and the published spans into s (whose m
@@ -465,8 +522,9 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
         BAD("bad window (fill %u, window %u)", fill, p.window);
     if (fill && tss_ring_alloc(&s->ring) != 0)
         BAD("out of memory");
-    const unsigned char *xb = r_take(r, 8 * (size_t)fill), *tb = r_take(r, 8 * (size_t)fill);
-    reader xr = {xb, 8 * (size_t)fill, 0, 0}, tr = {tb, 8 * (size_t)fill, 0, 0};
+    const unsigned char *xb = r_take(r, 16 * (size_t)fill); /* samples, then timestamps */
+    reader xr = {.p = xb, .n = xb ? 8 * (size_t)fill : 0},
+           tr = {.p = xb ? xb + 8 * (size_t)fill : NULL, .n = xr.n};
     for (uint32_t k = 0; k < fill; k++) {
         double v = r_f64(&xr);
         if (!isfinite(v))
@@ -490,8 +548,8 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     uint64_t nst = r_u64(r);
     if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
         BAD("bad staging size %llu", (unsigned long long)nst);
-    const unsigned char *sv = r_take(r, 8 * nst), *sts = r_take(r, 8 * nst);
-    reader vr = {sv, 8 * nst, 0, 0}, str = {sts, 8 * nst, 0, 0};
+    const unsigned char *sv = r_take(r, 16 * nst); /* values, then timestamps */
+    reader vr = {.p = sv, .n = sv ? 8 * nst : 0}, str = {.p = sv ? sv + 8 * nst : NULL, .n = vr.n};
     for (uint64_t k = 0; k < nst; k++) {
         double v = r_f64(&vr);
         if (!isfinite(v))
@@ -524,60 +582,54 @@ fail:
 }
 #undef BAD
 
-int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
-    if (e->reg.n) {
-        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
+/* The bytes from f's position to its end (f must be seekable: a regular file or a
+ * memory stream); -1 when it cannot tell. f is left where it was. */
+static int64_t bytes_left(FILE *f) {
+    off_t at = ftello(f), end;
+    if (at < 0 || fseeko(f, 0, SEEK_END) != 0)
         return -1;
-    }
-    size_t len = 0;
-    unsigned char *buf = slurp(f, &len, err, errlen);
-    if (!buf)
+    end = ftello(f);
+    if (fseeko(f, at, SEEK_SET) != 0 || end < at)
         return -1;
-    tss_registry reg = {0};
-    int rc = -1;
-    if (len < HEAD_LEN + 4 + TAIL_LEN || memcmp(buf, MAGIC, MAGIC_LEN) != 0) {
-        tssi_say(err, errlen, "checkpoint: not a tsmine stream checkpoint (%zu bytes)", len);
-        goto done;
-    }
-    reader hr = {buf + MAGIC_LEN, 4, 0, 0}, tr = {buf + len - TAIL_LEN, TAIL_LEN, 0, 0};
-    uint32_t version = r_u32(&hr);
-    uint64_t payload = r_u64(&tr);
-    uint32_t crc = r_u32(&tr);
-    if (version != VERSION) {
-        tssi_say(err, errlen, "checkpoint: version %u, this build reads version %u", version,
-                 VERSION);
-        goto done;
-    }
-    if (payload != len - HEAD_LEN - TAIL_LEN || crc32_update(0, buf, len - TAIL_LEN) != crc) {
-        tssi_say(err, errlen, "checkpoint: length or checksum mismatch (truncated or corrupt)");
-        goto done;
-    }
-    reader r = {buf + HEAD_LEN, (size_t)payload, 0, 0};
-    uint32_t count = r_u32(&r);
-    if (count > e->opt.max_streams || !r_fits(&r, count, 8)) {
-        tssi_say(err, errlen, "checkpoint: %u streams (limit %u)", count, e->opt.max_streams);
-        goto done;
-    }
+    return (int64_t)(end - at);
+}
+
+/* Reads the stream records of the payload (r: over the payload, the stream count read)
+ * into reg, keeping the first `keep` (creation order) and checking, then dropping, the
+ * others (counted in rep); 0, or -1 with a message. One dropped stream at a time is
+ * held, so the memory stays that of the streams kept. */
+static int r_streams(reader *r, uint32_t count, uint32_t keep, tss_registry *reg,
+                     tss_load_report *rep, char *err, unsigned errlen) {
     for (uint32_t k = 0; k < count; k++) {
         tss_stream *s = NULL;
-        if (r_stream(&r, k, &s, err, errlen) != 0)
-            goto done;
-        if (tss_registry_find(&reg, s->id) || tss_registry_add(&reg, s) != 0) {
+        if (r_stream(r, k, &s, err, errlen) != 0)
+            return -1;
+        if (tss_registry_find(reg, s->id) || (k < keep && tss_registry_add(reg, s) != 0)) {
             tssi_say(err, errlen, "checkpoint: stream %u: duplicate id or out of memory", k);
             tss_stream_destroy(&s);
-            goto done;
+            return -1;
+        }
+        if (k >= keep) {
+            if (!rep->dropped++)
+                snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
+            tss_stream_destroy(&s);
         }
     }
-    if (r.at != r.n) {
-        tssi_say(err, errlen, "checkpoint: %zu stray bytes after the streams", r.n - r.at);
-        goto done;
+    if (r->at != r->n || r->left) {
+        tssi_say(err, errlen, "checkpoint: %llu stray bytes after the streams",
+                 (unsigned long long)(r->n - r->at + r->left));
+        return -1;
     }
-    if (tssi_engine_reserve_dirty(e, reg.n) != 0 || tssi_engine_reserve_wait(e, reg.n) != 0) {
-        tssi_say(err, errlen, "checkpoint: out of memory");
-        goto done;
-    }
-    e->reg = reg;
-    reg = (tss_registry){0};
+    return 0;
+}
+
+/* Hands the streams read (reg, emptied) to the engine: their staged samples and the
+ * passes they were waiting for. 0, or -1 when out of memory. */
+static int adopt(tss_engine *e, tss_registry *reg) {
+    if (tssi_engine_reserve_dirty(e, reg->n) != 0 || tssi_engine_reserve_wait(e, reg->n) != 0)
+        return -1;
+    e->reg = *reg;
+    *reg = (tss_registry){0};
     for (size_t k = 0; k < e->reg.n; k++) {
         tss_stream *s = e->reg.list[k];
         tssi_engine_touch(e, s); /* idle from now: the time it was down does not count */
@@ -590,9 +642,85 @@ int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
         if (s->p.subsequence && s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop)
             e->wait[e->nwait++] = s, s->waiting = 1;
     }
-    rc = 0;
-done:
+    return 0;
+}
+
+int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
+    return tss_engine_load_report(e, f, NULL, err, errlen);
+}
+
+/* One pass over the file: the header (magic, version) first, then the payload read
+ * incrementally, each stream record checked as it comes, every byte into the CRC; a
+ * refused field stops the parsing but not the reading, so that the checksum, checked
+ * at the end with the length, still decides whether the file is corrupt (the message
+ * says so) or well-formed with content this build refuses. */
+int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *err,
+                           unsigned errlen) {
+    tss_load_report ignored;
+    rep = rep ? rep : &ignored;
+    *rep = (tss_load_report){0};
+    if (e->reg.n) {
+        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
+        return -1;
+    }
+    const int64_t len = bytes_left(f);
+    if (len < 0) {
+        tssi_say(err, errlen, "checkpoint: cannot tell the size of the input (not a file?)");
+        return -1;
+    }
+    unsigned char head[HEAD_LEN], tail[TAIL_LEN] = {0};
+    size_t got = len >= HEAD_LEN ? fread(head, 1, HEAD_LEN, f) : 0;
+    if (got < HEAD_LEN && ferror(f)) {
+        rep->read_errno = errno ? errno : EIO;
+        tssi_say(err, errlen, "checkpoint: reading: %s", strerror(rep->read_errno));
+        return -1;
+    }
+    if (len < HEAD_LEN + 4 + TAIL_LEN || got < HEAD_LEN || memcmp(head, MAGIC, MAGIC_LEN) != 0) {
+        tssi_say(err, errlen, "checkpoint: not a tsmine stream checkpoint (%lld bytes)",
+                 (long long)len);
+        return -1;
+    }
+    reader hr = {.p = head + MAGIC_LEN, .n = 4};
+    const uint32_t version = r_u32(&hr);
+    if (version != VERSION) {
+        tssi_say(err, errlen, "checkpoint: version %u, this build reads version %u", version,
+                 VERSION);
+        return -1;
+    }
+    reader r = {.f = f,
+                .left = (uint64_t)len - HEAD_LEN - TAIL_LEN,
+                .crc = crc32_update(0, head, HEAD_LEN)};
+    tss_registry reg = {0};
+    char why[512] = "";
+    const uint32_t count = r_u32(&r);
+    int rc = -1;
+    if (!r_fits(&r, count, 8))
+        tssi_say(why, sizeof why, "checkpoint: %u streams in %lld bytes", count, (long long)len);
+    else
+        rc = r_streams(&r, count, e->opt.max_streams, &reg, rep, why, sizeof why);
+    if (rc != 0)
+        r_drain(&r);
+    if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
+        r.read_errno = ferror(f) ? (errno ? errno : EIO) : 0;
+    reader tr = {.p = tail, .n = TAIL_LEN};
+    const uint64_t payload = r_u64(&tr);
+    const uint32_t crc = r_u32(&tr);
+    free(r.buf);
+    if (r.read_errno) {
+        rep->read_errno = r.read_errno;
+        tssi_say(err, errlen, "checkpoint: reading: %s", strerror(r.read_errno));
+        rc = -1;
+    } else if (payload != (uint64_t)len - HEAD_LEN - TAIL_LEN || r.crc != crc) {
+        tssi_say(err, errlen, "checkpoint: length or checksum mismatch (truncated or corrupt)");
+        rc = -1;
+    } else if (rc != 0) {
+        tssi_say(err, errlen, "%s", why[0] ? why : "checkpoint: truncated");
+    } else if (adopt(e, &reg) != 0) {
+        tssi_say(err, errlen, "checkpoint: out of memory");
+        rc = -1;
+    }
+    if (rc != 0)
+        rep->dropped = 0, rep->first_dropped[0] = '\0';
     tss_registry_free(&reg);
-    free(buf);
     return rc;
 }

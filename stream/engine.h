@@ -347,7 +347,25 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen);
 /* Restores a checkpoint written by tss_engine_save into an engine that has no
  * streams yet. Anything malformed (short, wrong magic or version, bad checksum,
  * impossible sizes) is refused with a message and leaves the engine empty; never
- * crashes on hostile bytes. */
+ * crashes on hostile bytes. A valid file with more streams than max_streams (the limit
+ * was lowered) loads its first max_streams streams in creation order, those a daemon
+ * running with that limit from the start would hold (a full engine refuses new
+ * streams): the later ones are checked, then dropped (tss_engine_load_report counts
+ * them). */
 int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen);
+
+/* What a load says beside its status (tss_engine_load_report). */
+typedef struct {
+    int read_errno; /* reading f failed (an I/O error, not the content): its errno, else 0.
+                     * The file may be good: a caller must not treat it as corrupt. */
+    size_t dropped; /* loaded: valid streams left out, beyond max_streams */
+    char first_dropped[TSS_MAX_ID + 1]; /* the first of them ("" when none) */
+} tss_load_report;
+/* tss_engine_load, and *rep (NULL: not wanted) as above. f must be seekable (its size is
+ * known before reading); it is read once, incrementally, each record checked as it
+ * comes: the memory a load takes is that of the streams it builds, not the file's size,
+ * and a file that is not a checkpoint is refused after its first bytes. */
+int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *err,
+                           unsigned errlen);
 
 #endif

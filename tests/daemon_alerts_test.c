@@ -399,12 +399,81 @@ static void test_publisher_urgent_lane(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* found = published + dropped + queued for every kind (alerts.h), at this sync. */
+static void assert_counts_add_up(tsd_alerts *a) {
+    tsd_alerts_sync(a);
+    uint64_t drops = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
+        if (a->found[k] != a->published[k] + a->dropped[k] + a->queued[k])
+            fail_msg("kind %d: found %llu != published %llu + dropped %llu + queued %llu", k,
+                     (unsigned long long)a->found[k], (unsigned long long)a->published[k],
+                     (unsigned long long)a->dropped[k], (unsigned long long)a->queued[k]);
+        drops += a->dropped[k];
+    }
+    assert_int_equal(a->drops, drops);
+}
+
+/* Issue 17 item 11: the counts per kind are exact at every sync, while alerts wait in
+ * the batch and in the queue (the thread held), once a small queue refuses some, and
+ * after the stop (nothing queued); the subscriber gets exactly the published ones, per
+ * kind. */
+static void test_counts_per_kind_add_up(void **state) {
+    (void)state;
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
+    tsd_alerts a;
+    tsd_alerts_init(&a, pub, 0);
+    char err[256] = "";
+    if (tsd_alerts_start(&a, 8192, err, sizeof err) != 0) /* about 80 alerts */
+        fail_msg("tsd_alerts_start: %s", err);
+    tsd_publisher_hold(a.thread, 1);
+    static const tss_alert_kind kinds[] = {TSS_ALERT_DISCORD,      TSS_ALERT_MOTIF,
+                                           TSS_ALERT_LEFT_DISCORD, TSS_ALERT_GAP,
+                                           TSS_ALERT_ANOMALY,      TSS_ALERT_ANOMALY_END};
+    enum { N = 600 };
+    for (int k = 0; k < N; k++) {
+        tss_alert al = {.kind = kinds[k % 6], .length = 16, .distance = 1.5};
+        tsd_alerts_publish(&a, k % 2 ? "mix/odd" : "mix/even", &al);
+        if (k % 97 == 0)
+            assert_counts_add_up(&a); /* some in the batch, some queued */
+    }
+    assert_counts_add_up(&a);
+    uint64_t queued = 0;
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        queued += a.queued[k];
+    assert_true(queued > 0); /* the held thread's queue (and the batch) */
+    tsd_alerts_flush(&a);
+    assert_counts_add_up(&a);
+    assert_true(a.drops > 0); /* the small queue refused some: the test is not void */
+    tsd_publisher_hold(a.thread, 0);
+    tsd_alerts_stop(&a);
+    assert_counts_add_up(&a);
+    uint64_t got[TSS_ALERT_KINDS] = {0}, published = 0;
+    Tsmine__V1__Alert *m;
+    while ((m = next_alert(sub, 200)) != NULL) {
+        got[tsd_alert_slot((int)m->kind)]++;
+        tsmine__v1__alert__free_unpacked(m, NULL);
+    }
+    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
+        assert_int_equal(a.queued[k], 0);
+        assert_int_equal(got[k], a.published[k]);
+        published += a.published[k];
+    }
+    print_message("%d alerts, 6 kinds, queue of 8 KiB held: %llu published, %llu dropped\n", N,
+                  (unsigned long long)published, (unsigned long long)a.drops);
+    assert_int_equal(published + a.drops, N);
+    zmq_close(sub);
+    zmq_close(pub);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_subscriber_loses_only_its_own),
         cmocka_unit_test(test_seq_per_stream_survives_checkpoint),
         cmocka_unit_test(test_publisher_thread_keeps_order),
         cmocka_unit_test(test_publisher_urgent_lane),
+        cmocka_unit_test(test_counts_per_kind_add_up),
     };
     return cmocka_run_group_tests_name("daemon_alerts", tests, NULL, NULL);
 }

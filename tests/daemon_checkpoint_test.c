@@ -1,6 +1,8 @@
 /* daemon_checkpoint_test.c - the crash-safe checkpoint file (daemon/checkpoint.h):
- * a failure at any step leaves the old file (or none) and no temporary file; a
- * refused file is moved aside; temporary files of interrupted writes are removed at
+ * a failure at any step (a write past a file-size limit too) leaves the old file (or
+ * none) and no temporary file; a refused file is moved aside, while one that could not
+ * be read or is no regular file (FIFO, link, directory) stays in place, unread;
+ * temporary files of interrupted writes are removed at
  * start; the state directory is resolved as documented. Then the restore path as the
  * daemon runs it (tsd_ckpt_read over tss_engine_load): a table of corrupt files, each
  * refused with its own reason, and random corruption for TSM_CKPT_FUZZ_S seconds
@@ -11,9 +13,12 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,6 +152,85 @@ static void test_read(void **state) {
         assert_content("c.rejected", "XX garbage");
         assert_int_equal(tsd_ckpt_read(dir, "c", read_ok, NULL, err, sizeof err), TSD_CKPT_NONE);
     }
+}
+
+/* A reader that fails as an I/O error would (not the content). */
+static int read_eio(void *user, FILE *f, char *err, unsigned errlen) {
+    (void)user, (void)f;
+    snprintf(err, errlen, "reading: Input/output error");
+    return TSD_CKPT_EIO;
+}
+
+/* What may hide a good checkpoint is never moved aside nor read past its type: a file
+ * the reader could not read, a FIFO (opened without blocking), a symbolic link (not
+ * followed, even to a good file), a directory. Each is UNREADABLE and left in place. */
+static void test_read_unreadable(void **state) {
+    (void)state;
+    char err[2048], path[512], target[512];
+    int called = 0;
+    assert_int_equal(tsd_ckpt_write(dir, "c", write_text, "OK", err, sizeof err), 0);
+    assert_int_equal(tsd_ckpt_read(dir, "c", read_eio, NULL, err, sizeof err), TSD_CKPT_UNREADABLE);
+    assert_non_null(strstr(err, "Input/output error"));
+    assert_non_null(strstr(err, "left in place"));
+    assert_content("c", "OK");
+    assert_int_equal(entries(), 1);
+
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(tsd_ckpt_read(dir, "fifo", read_ok, &called, err, sizeof err),
+                     TSD_CKPT_UNREADABLE);
+    assert_non_null(strstr(err, "a FIFO"));
+    assert_int_equal(called, 0);
+
+    snprintf(target, sizeof target, "%s/c", dir);
+    snprintf(path, sizeof path, "%s/link", dir);
+    assert_int_equal(symlink(target, path), 0);
+    assert_int_equal(tsd_ckpt_read(dir, "link", read_ok, &called, err, sizeof err),
+                     TSD_CKPT_UNREADABLE);
+    assert_non_null(strstr(err, "a symbolic link"));
+    assert_int_equal(called, 0);
+    assert_int_equal(symlink("/dev/zero", (snprintf(path, sizeof path, "%s/zero", dir), path)), 0);
+    assert_int_equal(tsd_ckpt_read(dir, "zero", read_ok, &called, err, sizeof err),
+                     TSD_CKPT_UNREADABLE);
+    assert_int_equal(called, 0);
+
+    snprintf(path, sizeof path, "%s/sub", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(tsd_ckpt_read(dir, "sub", read_ok, &called, err, sizeof err),
+                     TSD_CKPT_UNREADABLE);
+    assert_non_null(strstr(err, "a directory"));
+    assert_int_equal(called, 0);
+    assert_int_equal(entries(), 5); /* c, fifo, link, zero, sub: none moved */
+}
+
+/* A write past a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored as tsmined does) fails
+ * with EFBIG, as a full disk fails with ENOSPC: the message names it, the old file
+ * stays, no temporary file is left. */
+static void test_write_errno(void **state) {
+    (void)state;
+    char err[1024];
+    assert_int_equal(tsd_ckpt_write(dir, "c", write_text, "OK", err, sizeof err), 0);
+    size_t n = 1 << 16;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, 'O', n);
+    big[n] = '\0';
+    struct rlimit old, small;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    small = old;
+    small.rlim_cur = 4096;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    int rc = tsd_ckpt_write(dir, "c", write_text, big, err, sizeof err);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    free(big);
+    assert_int_equal(rc, -1);
+    if (!strstr(err, "File too large"))
+        fail_msg("expected EFBIG named in \"%s\"", err);
+    assert_non_null(strstr(err, "previous checkpoint is kept"));
+    assert_content("c", "OK");
+    assert_int_equal(entries(), 1);
 }
 
 static void test_resolve_dir(void **state) {
@@ -382,7 +466,8 @@ static void test_restore_corrupt_table(void **state) {
         {"truncated by one byte", edit_truncate_tail, "length or checksum mismatch"},
         {"bad checksum", edit_checksum, "length or checksum mismatch"},
         {"wrong length field", edit_length_field, "length or checksum mismatch"},
-        {"stream count over the limit", edit_count_over_limit, "1000 streams (limit 8)"},
+        {"stream count past the end, over the limit", edit_count_over_limit,
+         "stream 3: bad id length 0"},
         {"stream count past the end", edit_count_past_end, "stream 3: bad id length 0"},
         {"zero id length", edit_id_length, "stream 0: bad id length 0"},
         {"unprintable id", edit_id_char, "stream 0: id is not printable"},
@@ -476,6 +561,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_rename_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_into_missing_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_unreadable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_errno, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resolve_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_removes_stale_temps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restore_corrupt_table, setup, teardown),

@@ -19,7 +19,14 @@ static tsd_metrics_snapshot sample_snapshot(void) {
     s.rejected[TSS_REJECT_NONFINITE] = 5;
     s.alerts[TSS_ALERT_LEFT_DISCORD] = 11;
     s.alerts[TSS_ALERT_GAP] = 2;
-    s.alert_drops = 9;
+    s.alerts_published[TSS_ALERT_LEFT_DISCORD] = 4;
+    s.alerts_dropped[TSS_ALERT_LEFT_DISCORD] = 6;
+    s.alerts_queued[TSS_ALERT_LEFT_DISCORD] = 1;
+    s.alerts_published[TSS_ALERT_GAP] = 2;
+    s.alert_drops = 6;
+    s.checkpoints = 5;
+    s.checkpoint_failures = 2;
+    s.checkpoint_streams_dropped = 8;
     s.pass_seconds[TSD_PASS_DISCORD] = 1.5;
     s.ring_samples = 4096;
     s.ring_bytes = 65536;
@@ -68,7 +75,15 @@ static void test_format(void **state) {
         "\ntsmine_alerts_total{kind=\"left_discord\"} 11\n",
         "\ntsmine_alerts_total{kind=\"gap\"} 2\n",
         "\ntsmine_alerts_total{kind=\"discord\"} 0\n",
-        "\ntsmine_alert_drops_total 9\n",
+        "\ntsmine_alerts_published_total{kind=\"left_discord\"} 4\n",
+        "\ntsmine_alert_drops_total{kind=\"left_discord\"} 6\n",
+        "\ntsmine_alerts_queued{kind=\"left_discord\"} 1\n",
+        "\ntsmine_alerts_published_total{kind=\"gap\"} 2\n",
+        "\ntsmine_alert_drops_total{kind=\"gap\"} 0\n",
+        "\n# TYPE tsmine_alerts_queued gauge\n",
+        "\ntsmine_checkpoints_total 5\n",
+        "\ntsmine_checkpoint_failures_total 2\n",
+        "\ntsmine_checkpoint_streams_dropped_total 8\n",
         "\ntsmine_pass_seconds_total{pass=\"discord\"} 1.5\n",
         "\ntsmine_pass_seconds_total{pass=\"online\"} 0\n",
         "\ntsmine_ring_samples 4096\n",

@@ -9,10 +9,14 @@
  * truncation of a small checkpoint, random byte flips, byte flips with a recomputed checksum (so
  * that the field checks, not the CRC, must catch them), a wrong version - are refused with a
  * message and leave the engine empty, or load into a state the engine can run on;
- * nothing crashes (the suite also runs under ASan and UBSan). */
+ * nothing crashes (the suite also runs under ASan and UBSan). More streams than
+ * max_streams load the first ones; a read that fails is reported as such (read_errno),
+ * not as corruption. */
+#define _GNU_SOURCE /* fopencookie */
 #include "stream_testutil.h"
 #include "testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,9 +240,31 @@ static void test_hostile_checkpoints(void **state) {
     assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
     assert_non_null(strstr(err, "version"));
     tss_engine_destroy(&e);
-    /* more streams than the engine accepts */
+    /* more streams than the engine accepts (max_streams lowered): the first ones in
+     * creation order load, as they were, and the others are counted as dropped */
+    tss_engine *all = st_engine(&env, 1, 4);
+    assert_int_equal(load_bytes(all, buf, len, err, sizeof err), 0);
     e = st_engine(&env, 1, 1);
-    assert_int_equal(load_bytes(e, buf, len, err, sizeof err), -1);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    rewind(f);
+    tss_load_report rep;
+    assert_int_equal(tss_engine_load_report(e, f, &rep, err, sizeof err), 0);
+    fclose(f);
+    assert_int_equal(tss_engine_stream_count(e), 1);
+    assert_int_equal(rep.dropped, 1);
+    assert_string_equal(rep.first_dropped, "k");
+    assert_int_equal(rep.read_errno, 0);
+    assert_same_info(all, e, "h");
+    tss_engine_destroy(&e), tss_engine_destroy(&all);
+    /* a dropped record is still checked: a bad field in it refuses the file */
+    memcpy(bad, buf, len);
+    bad[len - 12 - 1] ^= 0x40; /* the top byte of the last record's last field */
+    st_ckpt_fix_crc(bad, len);
+    e = st_engine(&env, 1, 1);
+    assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
+    assert_non_null(strstr(err, "stream 1"));
     assert_int_equal(tss_engine_stream_count(e), 0);
     tss_engine_destroy(&e);
     free(bad);
@@ -247,10 +273,88 @@ static void test_hostile_checkpoints(void **state) {
     st_env_free(&env);
 }
 
+/* A memory stream whose reads fail with EIO from byte fail_at on (fopencookie). */
+typedef struct {
+    const unsigned char *b;
+    size_t n, at, fail_at;
+} failing;
+
+static ssize_t failing_read(void *c, char *buf, size_t size) {
+    failing *f = c;
+    if (f->at >= f->fail_at) {
+        errno = EIO;
+        return -1;
+    }
+    size_t k = f->n - f->at < size ? f->n - f->at : size;
+    k = f->fail_at - f->at < k ? f->fail_at - f->at : k;
+    memcpy(buf, f->b + f->at, k);
+    f->at += k;
+    return (ssize_t)k;
+}
+
+static int failing_seek(void *c, off64_t *pos, int whence) {
+    failing *f = c;
+    off64_t to = whence == SEEK_SET   ? *pos
+                 : whence == SEEK_CUR ? (off64_t)f->at + *pos
+                                      : (off64_t)f->n + *pos;
+    if (to < 0 || to > (off64_t)f->n)
+        return -1;
+    f->at = (size_t)to;
+    *pos = to;
+    return 0;
+}
+
+/* A read that fails (an I/O error, not the content) is said so (read_errno), whether it
+ * fails in the header, a record or the tail: the file may be good, and the daemon must
+ * not treat it as corrupt. The engine stays empty. */
+static void test_read_error_is_not_corruption(void **state) {
+    (void)state;
+    st_env env = {0};
+    tss_params p = tss_params_default();
+    p.window = 64, p.subsequence = 8, p.hop = 16, p.warmup = 32;
+    st_env_add(&env, "r", p);
+    tss_engine *e = st_engine(&env, 1, 4);
+    st_input in = st_make_input("r", 100, 0, 0, 0);
+    st_feed(e, &in, 1, 5, 0.5);
+    size_t len = 0;
+    unsigned char *buf = save_bytes(e, &len);
+    tss_engine_destroy(&e);
+    const size_t at[] = {0, 5, 40, len / 2, len - 3};
+    for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+        failing c = {buf, len, 0, at[k]};
+        cookie_io_functions_t io = {.read = failing_read, .seek = failing_seek};
+        FILE *f = fopencookie(&c, "rb", io);
+        assert_non_null(f);
+        e = st_engine(&env, 1, 4);
+        tss_load_report rep;
+        char err[256] = "";
+        assert_int_equal(tss_engine_load_report(e, f, &rep, err, sizeof err), -1);
+        fclose(f);
+        if (rep.read_errno != EIO || !strstr(err, "Input/output error"))
+            fail_msg("a read failing at byte %zu of %zu: errno %d, \"%s\"", at[k], len,
+                     rep.read_errno, err);
+        assert_int_equal(tss_engine_stream_count(e), 0);
+        tss_engine_destroy(&e);
+    }
+    failing c = {buf, len, 0, len}; /* never fails: loads */
+    cookie_io_functions_t io = {.read = failing_read, .seek = failing_seek};
+    FILE *f = fopencookie(&c, "rb", io);
+    e = st_engine(&env, 1, 4);
+    char err[256] = "";
+    assert_int_equal(tss_engine_load(e, f, err, sizeof err), 0);
+    fclose(f);
+    assert_int_equal(tss_engine_stream_count(e), 1);
+    tss_engine_destroy(&e);
+    free(buf);
+    st_input_free(&in);
+    st_env_free(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_uninterrupted),
         cmocka_unit_test(test_hostile_checkpoints),
+        cmocka_unit_test(test_read_error_is_not_corruption),
     };
     return TU_RUN_GROUP("stream_checkpoint", tests, NULL, NULL);
 }

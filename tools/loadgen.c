@@ -15,7 +15,12 @@
  * Where the time goes ("time_split"): the daemon's main-thread busy time over the run
  * (STATUS counter ns_busy, from before the first send to the end) split by phase (the
  * ns_<phase> counters: receive, decode, stage, online, passes, publish, other), each as
- * a share of it; "busy_share" is busy time over wall time.
+ * a share of it; "busy_share" is busy time over wall time. "daemon_counters",
+ * "daemon_rejected" and "daemon_alerts_by_kind" are the daemon's STATUS counters as this
+ * run changed them (levels such as streams or pending_samples as they are at the end),
+ * so the second run of tools/daemon-bench does not carry the first one's counts;
+ * "alerts" are those this subscriber received, by kind, to compare with
+ * "daemon_alerts_by_kind" and the alerts_published_KIND, alert_drops_KIND counters.
  * Detection and latency: a planted anomaly (m samples of a period-5 sine of amplitude 10 in place
  * of the walk: no smooth walk resembles it) is detected when an ANOMALY alert (DESIGN 5.3: the
  * operator-facing kind, one per event) has a subsequence that overlaps it ("detected" of
@@ -325,11 +330,37 @@ static double quantile(const double *v, size_t n, double q) {
     return v[k ? k - 1 : 0];
 }
 
-/* Prints ,"key":{"name":value,...} of a list of daemon counters. */
-static void print_counters(const char *key, Tsmine__V1__Counter **c, size_t n) {
+/* Whether a STATUS counter is a level (streams, pending samples, ...) rather than a
+ * count that only grows. */
+static int is_gauge(const char *name) {
+    static const char *const gauges[] = {"streams",
+                                         "ring_samples",
+                                         "ring_bytes",
+                                         "pending_samples",
+                                         "pending_passes",
+                                         "alerts_queued",
+                                         "curve_authorized_keys",
+                                         "uptime_seconds"};
+    for (size_t i = 0; i < sizeof gauges / sizeof *gauges; i++)
+        if (strncmp(name, gauges[i], strlen(gauges[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* Prints ,"key":{"NAME":value,...}: each counter of b (n of them) as this run changed it
+ * since a (a's counters: na), so that a second run on the same daemon does not carry
+ * the first one's counts (issue 17 item 11: the fixed-rate run showed the flat-out
+ * run's alert drops); levels (is_gauge) as they are in b. */
+static void print_counters(const char *key, Tsmine__V1__Counter **a, size_t na,
+                           Tsmine__V1__Counter **b, size_t n) {
     printf(",\"%s\":{", key);
-    for (size_t i = 0; i < n; i++)
-        printf("%s\"%s\":%" PRIu64, i ? "," : "", c[i]->name, c[i]->value);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t before = 0;
+        for (size_t j = 0; j < na && !is_gauge(b[i]->name); j++)
+            if (strcmp(a[j]->name, b[i]->name) == 0)
+                before = a[j]->value;
+        printf("%s\"%s\":%" PRIu64, i ? "," : "", b[i]->name, b[i]->value - before);
+    }
     printf("}");
 }
 
@@ -404,8 +435,10 @@ static void report(lg_run *r, double seconds, double seconds_accepted, int64_t g
     /* where the daemon's time went, as it counts it */
     printf(",\"backend\":\"%s\"", b->backend);
     print_split(a, b, seconds);
-    print_counters("daemon_counters", b->counters, b->n_counters);
-    print_counters("daemon_rejected", b->rejected, b->n_rejected);
+    print_counters("daemon_counters", a->counters, a->n_counters, b->counters, b->n_counters);
+    print_counters("daemon_rejected", a->rejected, a->n_rejected, b->rejected, b->n_rejected);
+    print_counters("daemon_alerts_by_kind", a->alerts_by_kind, a->n_alerts_by_kind,
+                   b->alerts_by_kind, b->n_alerts_by_kind);
     printf("}\n");
     fflush(stdout);
 }

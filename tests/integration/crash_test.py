@@ -19,6 +19,17 @@ Cases (one per ctest entry, --case NAME):
            valid checksum, random byte flips): each is refused with its reason in the
            log, moved aside to streams.ckpt.rejected, the daemon starts empty and
            takes samples; the intact file still restores afterwards.
+  unreadable  (issue 17 item 6) what may hide a good checkpoint is never moved aside
+           nor overwritten: a checkpoint tsmined may not read (permission denied; as
+           root the daemon runs as nobody for this), a FIFO, a symbolic link to
+           /dev/zero and a directory at its name each stop the start at once with exit
+           74 and the reason in the log, and stay as they were; a 2 GiB sparse file is
+           read only as far as its first bytes (refused as no checkpoint, moved aside,
+           peak RSS checked); the intact file then restores.
+  config_change  (issue 17 item 6) a restart with a lower max_streams and other stream
+           parameters: the first streams created are restored (the others counted as
+           checkpoint_streams_dropped and logged), and they run on the configuration's
+           parameters at once, not the checkpoint's.
 
 The in-process loop over the restore function with random byte flips (10 s) is
 tests/daemon_checkpoint_test.c; this file drives the real binary.
@@ -27,7 +38,9 @@ tests/daemon_checkpoint_test.c; this file drives the real binary.
 import contextlib
 import os
 import random
+import shutil
 import struct
+import subprocess
 import sys
 import time
 import zlib
@@ -377,7 +390,197 @@ def case_corrupt(env):
           % len(cases))
 
 
-CASES = {"kill": case_kill, "corrupt": case_corrupt}
+# ---- unreadable ---------------------------------------------------------------------
+
+EX_IOERR = 74  # sysexits.h: tsmined's exit when the checkpoint cannot be read
+
+
+def start_refused(d, timeout=10):
+    """Starts d expecting it to exit by itself; returns (exit status, seconds taken)."""
+    t0 = time.monotonic()
+    d.start(wait=False)
+    try:
+        rc = d.proc.wait(timeout * harness.SLOW)
+    except subprocess.TimeoutExpired:
+        raise Failure("tsmined still runs %d s after a start it should refuse" % timeout)
+    d.log.close()
+    return rc, time.monotonic() - t0
+
+
+def peak_rss_mb(pid):
+    """The peak resident memory of a running process (VmHWM), in MB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def as_nobody(env, d):
+    """Under root, makes the daemon d run as nobody (setpriv), with its folders open to it,
+    so that a file root owns with mode 0600 is unreadable to it; returns a function that
+    undoes it, or None when setpriv is missing."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    wrapper = os.path.join(env.dir, "as-nobody.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec %s --reuid=65534 --regid=65534 --clear-groups -- %s \"$@\"\n"
+                % (setpriv, env.tsmined))
+    os.chmod(wrapper, 0o755)
+    for p in (env.dir, d.dir):
+        os.chmod(p, 0o755)
+    os.chown(d.state_dir, 65534, 65534)
+    real = env.tsmined
+    env.tsmined = wrapper
+
+    def undo():
+        env.tsmined = real
+        os.chown(d.state_dir, 0, 0)
+    return undo
+
+
+def case_unreadable(env):
+    rng = random.Random(SEED)
+    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": 0})
+    path = os.path.join(d.state_dir, CKPT)
+    figures = []
+    with running(d):
+        d.start()
+        sock = env.pusher(d.ingest)
+        want = {}
+        for i, s in enumerate(STREAMS[:3]):
+            v = series(rng, 300 + 100 * i)
+            env.send_series(sock, s, v, batch=50)
+            want[s] = len(v)
+        sock.close()
+        d.wait_samples(want)
+        check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+        with open(path, "rb") as f:
+            good = f.read()
+
+        def refused(name, must_say):
+            rc, secs = start_refused(d)
+            log = last_start_log(d)
+            check(rc == EX_IOERR, "%s: tsmined exited %d, expected %d (EX_IOERR)"
+                  % (name, rc, EX_IOERR))
+            check(must_say in log and "left in place" in log,
+                  "%s: the log does not say \"%s\" and that the file is left in place"
+                  % (name, must_say))
+            check(not os.path.exists(path + ".rejected"), "%s: moved aside" % name)
+            figures.append("%s: exit %d in %.2f s" % (name, rc, secs))
+
+        # permission denied: the file stays byte for byte, and restores once readable
+        if os.geteuid() == 0:
+            undo = as_nobody(env, d)
+            if undo is None:
+                print("# SKIP the permission case: running as root without setpriv")
+            else:
+                try:
+                    os.chmod(path, 0o600)  # root's, unreadable to nobody
+                    refused("permission denied", "Permission denied")
+                finally:
+                    undo()
+        else:
+            os.chmod(path, 0)
+            try:
+                refused("permission denied", "Permission denied")
+            finally:
+                os.chmod(path, 0o600)
+        with open(path, "rb") as f:
+            check(f.read() == good, "the unreadable checkpoint changed")
+
+        # not regular files: opened without blocking or following, refused unread
+        os.rename(path, path + ".keep")
+        os.mkfifo(path)
+        refused("a FIFO", "a FIFO")
+        check(os.path.exists(path) and not os.path.isfile(path), "the FIFO is gone")
+        os.unlink(path)
+        os.symlink("/dev/zero", path)
+        refused("a link to /dev/zero", "a symbolic link")
+        check(os.readlink(path) == "/dev/zero", "the link changed")
+        os.unlink(path)
+        os.mkdir(path)
+        refused("a directory", "a directory")
+        os.rmdir(path)
+
+        # a 2 GiB sparse file: a regular file, read as far as its first bytes
+        with open(path, "wb") as f:
+            f.truncate(2 << 30)
+        t0 = time.monotonic()
+        d.start()
+        secs = time.monotonic() - t0
+        outcome = restore_outcome(d)
+        check(outcome.startswith("rejected") and "not a tsmine stream checkpoint" in outcome,
+              "the sparse file: %s" % outcome)
+        rss = peak_rss_mb(d.proc.pid)
+        check(rss < 200, "the sparse file: peak RSS %.0f MB" % rss)
+        check(not d.status()["streams"], "the sparse file: streams restored")
+        figures.append("2 GiB sparse file: refused, started in %.2f s, peak RSS %.0f MB"
+                       % (secs, rss))
+        end(d)
+        os.unlink(path + ".rejected")
+
+        os.rename(path + ".keep", path)
+        d.start()
+        check(restore_outcome(d) == "restored", "the intact file: %s" % restore_outcome(d))
+        st = d.status()["streams"]
+        check({s: v["samples"] for s, v in st.items()} == want,
+              "the intact file restored %s, expected %s" % (st, want))
+        end(d)
+    for line in figures:
+        print("# " + line)
+
+
+# ---- config_change ------------------------------------------------------------------
+
+def case_config_change(env):
+    rng = random.Random(SEED)
+    d = env.daemon(params=PARAMS, limits={"checkpoint_interval": 0, "max_streams": 10})
+    ids = ["cc/%d" % i for i in range(6)]
+    with running(d):
+        d.start()
+        sock = env.pusher(d.ingest)
+        want = {}
+        for i, s in enumerate(ids):  # created in this order
+            v = series(rng, 600 + 10 * i)
+            env.send_series(sock, s, v, batch=100)
+            d.wait_samples({s: len(v)})
+            want[s] = len(v)
+        sock.close()
+        check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+        on_disk = read_checkpoint(d.state_dir)
+        check(on_disk == want, "the checkpoint holds %s" % on_disk)
+
+        new = dict(PARAMS, hop=64, window=1024, threshold=0.99)
+        d.params = new
+        d.limits["max_streams"] = 4
+        d.start()
+        log = last_start_log(d)
+        check(restore_outcome(d) == "restored", "restart: %s" % restore_outcome(d))
+        st = d.status()
+        kept = sorted(st["streams"])
+        check(kept == ids[:4], "restored %s, expected the first four created %s"
+              % (kept, ids[:4]))
+        check(all(st["streams"][s]["next_seq"] == want[s] for s in kept),
+              "the kept streams changed: %s" % st["streams"])
+        check(st["counters"].get("checkpoint_streams_dropped") == 2,
+              "checkpoint_streams_dropped = %s" % st["counters"].get("checkpoint_streams_dropped"))
+        check("2 more streams dropped, beyond max_streams = 4" in log and '"cc/4"' in log,
+              "the log does not report the dropped streams")
+        for s in kept:
+            v = st["streams"][s]
+            check(v["hop"] == 64 and v["window"] == 1024 and abs(v["threshold"] - 0.99) < 1e-12,
+                  "%s runs on the checkpoint's parameters after the restart: %s" % (s, v))
+        check("4 streams of the checkpoint took the configuration's parameters" in log,
+              "the log does not say the parameters were applied")
+        end(d)
+    print("# max_streams 10 -> 4: the first 4 of 6 streams restored, 2 dropped and counted; "
+          "hop 128 -> 64, window 512 -> 1024, threshold -> 0.99 in force at the restart")
+
+
+CASES = {"kill": case_kill, "corrupt": case_corrupt, "unreadable": case_unreadable,
+         "config_change": case_config_change}
 
 
 if __name__ == "__main__":

@@ -18,11 +18,24 @@ planted PLANT samples later, and a subscriber must see an event on that anomaly 
 ANOMALY whose subsequence overlaps it, or the ANOMALY_END of an event already open
 whose extent covers it; scored against the restored score history), for every stream,
 within 30 s of the restart.
+
+Case disk_full (issue 17 item 6; runs everywhere): checkpoint writes that fail the way a
+full disk makes them fail. A tmpfs that fills needs root and a mount; instead the test
+lowers the running daemon's RLIMIT_FSIZE (prlimit(2), no privilege needed) below the
+size its next checkpoint will have: every write past it fails with EFBIG, through the
+same write(2) path as ENOSPC, and would kill the process by SIGXFSZ if tsmined did not
+ignore it. With periodic checkpoints every second: the failures are counted
+(checkpoint_failures) and retried, the daemon keeps answering, the last good
+checkpoint stays on disk byte for byte (no temporary file left); SIGTERM then exits 74
+(EX_IOERR) within the stop bound, its log saying NOT checkpointed; a restart restores
+the last good checkpoint.
 """
 
 import math
 import os
 import random
+import resource
+import signal
 import socket
 import sys
 import time
@@ -213,7 +226,81 @@ def case_device_trap(env):
     return lose_device(env, "device_trap", "cuda", "cudaErrorLaunchFailure")
 
 
-CASES = {"device_lost": case_device_lost, "device_trap": case_device_trap}
+EX_IOERR = 74  # tsmined's exit when its final checkpoint could not be written
+
+
+def case_disk_full(env):
+    rng = random.Random(SEED)
+    params = dict(PARAMS, window=1024)
+    d = env.daemon(params=params, limits={"checkpoint_interval": 1})
+    path = os.path.join(d.state_dir, crash_test.CKPT)
+    values = {s: series(rng, 4 * params["window"], 5 * i) for i, s in enumerate(STREAMS)}
+    try:
+        d.start()
+        sock = env.pusher(d.ingest)
+        half = {s: len(values[s]) // 2 for s in STREAMS}
+        for s in STREAMS:
+            env.send_series(sock, s, values[s][:half[s]], batch=128)
+        d.wait_samples(half)
+        harness.wait_until(lambda: crash_test.read_checkpoint(d.state_dir) == half, 10,
+                           "a checkpoint of the first half")
+        # from now on, no file of the daemon may grow past half of that checkpoint (its
+        # log stays far below: a few kB); the periodic checkpoints that follow are no
+        # smaller, so they all fail, and the file on disk is the last good one
+        limit = os.path.getsize(path) // 2
+        failures0 = d.status()["counters"]["checkpoint_failures"]
+        resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
+        harness.wait_until(lambda: d.status()["counters"]["checkpoint_failures"] > failures0,
+                           10, "a failed checkpoint")
+        with open(path, "rb") as f:
+            good = f.read()
+        check(crash_test.parse_checkpoint(good) == half, "the last good checkpoint holds %s"
+              % crash_test.parse_checkpoint(good))
+        for s in STREAMS:
+            env.send_series(sock, s, values[s][half[s]:], batch=128, first_seq=half[s])
+        sock.close()
+        d.wait_samples({s: len(values[s]) for s in STREAMS})
+        t0 = time.monotonic()
+        harness.wait_until(lambda: d.status()["counters"]["checkpoint_failures"] >=
+                           failures0 + 3, 10, "three failed checkpoints")
+        st = d.status()
+        check(d.proc.poll() is None, "tsmined died (exit %s)" % d.proc.poll())
+        check(st["counters"]["checkpoints"] >= 1, "no checkpoint counted")
+        with open(path, "rb") as f:
+            check(f.read() == good, "the last good checkpoint changed while writes failed")
+        check(not crash_test.temp_files(d.state_dir), "temporary files left: %s"
+              % crash_test.temp_files(d.state_dir))
+        t_stop = time.monotonic()
+        d.proc.send_signal(signal.SIGTERM)
+        rc = d.proc.wait(20 * harness.SLOW)
+        stop_s = time.monotonic() - t_stop
+        d.log.close()
+        check(rc == EX_IOERR, "tsmined exited %d after SIGTERM with its final checkpoint "
+              "failing, expected %d (EX_IOERR)" % (rc, EX_IOERR))
+        log = crash_test.last_start_log(d)
+        check("NOT checkpointed" in log and "File too large" in log,
+              "the log does not say the final checkpoint failed, and why")
+        with open(path, "rb") as f:
+            check(f.read() == good, "the last good checkpoint changed at the stop")
+        d.start()  # without the limit: a new process
+        check(crash_test.restore_outcome(d) == "restored", "restart: %s"
+              % crash_test.restore_outcome(d))
+        got = {s: v["next_seq"] for s, v in d.status()["streams"].items()}
+        check(got == half, "restored %s, the last good checkpoint holds %s" % (got, half))
+        failed = st["counters"]["checkpoint_failures"] - failures0
+    except Failure:
+        d.dump_log()
+        raise
+    finally:
+        d.kill()
+    print("# RLIMIT_FSIZE %d bytes (checkpoint %d bytes): %d periodic failures in %.1f s, "
+          "counted and retried, the daemon answering; SIGTERM: exit %d in %.2f s, the last "
+          "good checkpoint kept and restored" % (limit, len(good), failed, t_stop - t0, rc,
+                                                 stop_s))
+
+
+CASES = {"device_lost": case_device_lost, "device_trap": case_device_trap,
+         "disk_full": case_disk_full}
 
 
 if __name__ == "__main__":
