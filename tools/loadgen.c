@@ -501,11 +501,6 @@ static int bench(lg_opts *o) {
         rc = EX_UNAVAILABLE;
         goto out;
     }
-    if (accepted(&r, base) > 0)
-        fprintf(stderr,
-                "tsmine-loadgen: the daemon already has samples under '%s': use a "
-                "fresh --prefix\n",
-                o->prefix);
     pthread_t sub, *snd = calloc((size_t)o->threads, sizeof *snd);
     lg_sender *args = calloc((size_t)o->threads, sizeof *args);
     pthread_create(&sub, NULL, subscriber, &r);
