@@ -48,6 +48,10 @@ typedef struct {
     uint32_t checkpoint_interval_s; /* periodic checkpoints (default 5; 0 = only on SIGTERM) */
     uint32_t log_rate_per_s;        /* log lines per second per reason (default 5) */
 
+    /* memory and descriptors of hostile peers (issue 17, daemon/guard.h) */
+    uint64_t peer_buffer;     /* bytes one peer may have queued in the daemon: sets the ingest
+                               * ZMQ_RCVHWM; a peer holding more unread bytes is cut off */
+
     tss_params stream_default;
     tsc_stream_rule rules[TSC_MAX_STREAM_RULES]; /* first match wins, in file order */
     size_t n_rules;

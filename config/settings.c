@@ -87,6 +87,8 @@ const tsci_setting tsci_settings[] = {
     {"limits.tick_ms",             TSCI_U32,     CFG(tick_ms),               0, 1, 60000,         10,      NULL,                   NULL,           0},
     {"limits.checkpoint_interval", TSCI_U32,     CFG(checkpoint_interval_s), 0, 0, 86400,         5,       NULL,                   NULL,           0},
     {"limits.log_rate",            TSCI_U32,     CFG(log_rate_per_s),        0, 1, 1000000,       5,       NULL,                   NULL,           0},
+    /* memory and descriptors of hostile peers (issue 17; daemon/guard.h) */
+    {"limits.peer_buffer",         TSCI_U64,     CFG(peer_buffer),           0, 1 << 20, 1ull << 40, 1 << 25, NULL,                  NULL,           1},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the

@@ -26,9 +26,9 @@
 typedef struct {
     Tsmine__V1__ControlReply msg;
     Tsmine__V1__StreamState *states, **state_ptrs;
-    Tsmine__V1__Counter counters[96], *counter_ptrs[96];
+    Tsmine__V1__Counter counters[128], *counter_ptrs[128];
     size_t n_counters;
-    char names[96][48];
+    char names[128][48];
     char error[512], message[2048];
 } reply_builder;
 
@@ -151,6 +151,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"reloads", d->reloads},
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
+        {"control_reply_drops", d->control_reply_drops},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
         {"processed_samples", s.processed},
         {"pending_samples", s.pending},
@@ -296,18 +297,33 @@ static int receive(tsd_daemon *d, void *router, zmq_msg_t *id, zmq_msg_t *msg, i
     drain_rest(router, msg);
     if (!ok) {
         d->control_errors++;
-        tsd_log(TSD_LOG_DEBUG, "control: a message without a request envelope, dropped");
+        uint64_t suppressed;
+        if (tsd_ratelimit_allow(&d->control_limit, tsd_now_ns(), &suppressed))
+            tsd_log(TSD_LOG_DEBUG, "control: a message without a request envelope, dropped");
     }
     return ok;
 }
 
-/* Sends body to the peer of routing id (its envelope, then the body). A peer that is
- * gone or full loses its own reply only: ROUTER drops it, nothing blocks. */
+/* Sends body to the peer of routing id (its envelope, then the body), never waiting. A
+ * peer that is gone, or has TSD_CONTROL_SNDHWM replies unread, loses this reply only:
+ * with ZMQ_ROUTER_MANDATORY (sockets.c) the routing frame fails at once with
+ * EHOSTUNREACH or EAGAIN and nothing is queued; the rest of a message whose first frame
+ * was accepted always goes through. */
 static int send_reply(void *router, zmq_msg_t *id, const uint8_t *body, size_t len) {
-    if (zmq_msg_send(id, router, ZMQ_SNDMORE) < 0 || zmq_send(router, "", 0, ZMQ_SNDMORE) < 0 ||
-        zmq_send(router, body, len, 0) < 0)
+    if (zmq_msg_send(id, router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(router, body, len, ZMQ_DONTWAIT) < 0)
         return -1;
     return 0;
+}
+
+/* Counts a reply that could not be sent and says why, at the control log rate. */
+static void reply_dropped(tsd_daemon *d, const char *why) {
+    d->control_reply_drops++;
+    uint64_t suppressed;
+    if (tsd_ratelimit_allow(&d->control_limit, tsd_now_ns(), &suppressed))
+        tsd_log(TSD_LOG_WARNING, "control: reply dropped: %s (%llu replies dropped in all)", why,
+                (unsigned long long)d->control_reply_drops);
 }
 
 void tsd_control_serve(tsd_daemon *d) {
@@ -328,9 +344,12 @@ void tsd_control_serve(tsd_daemon *d) {
         int rc = handle(d, zmq_msg_data(&msg), zmq_msg_size(&msg),
                         bad ? "malformed request: expected one frame" : NULL, &reply, &len);
         zmq_msg_close(&msg);
-        if (rc != 0 || send_reply(d->sock.control, &id, reply, len) != 0)
-            tsd_log(TSD_LOG_WARNING, "control: cannot reply: %s",
-                    rc ? "out of memory" : zmq_strerror(errno));
+        if (rc != 0)
+            reply_dropped(d, "out of memory");
+        else if (send_reply(d->sock.control, &id, reply, len) != 0)
+            reply_dropped(d, errno == EAGAIN         ? "the client does not read its replies"
+                             : errno == EHOSTUNREACH ? "the client is gone"
+                                                     : zmq_strerror(errno));
         zmq_msg_close(&id);
         free(reply);
     }

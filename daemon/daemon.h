@@ -32,6 +32,8 @@ typedef struct {
     tsd_notify notify;
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
+    /* control replies dropped: the client was gone or did not read them (control.c) */
+    uint64_t control_reply_drops;
     uint64_t ns_busy;            /* main loop time outside zmq_poll */
     uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */
     tsd_ratelimit control_limit; /* log lines about malformed control requests */
