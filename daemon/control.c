@@ -173,6 +173,31 @@ static void status(tsd_daemon *d, reply_builder *b) {
         }
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_authorized_keys", s.curve.keys);
     }
+    { /* memory and connections of peers (guard.h) */
+        const tsd_guard_counters *g = &s.guard;
+        const struct {
+            const char *name;
+            uint64_t value;
+        } m[] = {
+            {"resident_bytes", g->rss},
+            {"address_space_bytes", g->vm},
+            {"memory_budget_bytes", g->memory_budget},
+            {"memory_pressure", g->pressure},
+            {"memory_pressure_episodes", g->pressure_episodes},
+            {"peers_cut_memory", g->cut_memory},
+            {"peers_cut_connections", g->cut_connections},
+            {"descriptors_open", g->fds},
+        };
+        for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+            counter(b, &b->msg.n_counters, &b->msg.counters, m[i].name, m[i].value);
+        for (int k = 0; k < TSD_SOCK_KINDS; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "connections_%s", tsd_sock_kind_name(k));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->connections[k]);
+            snprintf(name, sizeof name, "connections_%s_max", tsd_sock_kind_name(k));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->max_peers[k]);
+        }
+    }
     for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
         char name[32];
         snprintf(name, sizeof name, "ns_%s", tsd_phase_name(p));
@@ -266,13 +291,15 @@ int tsd_control_handle(tsd_daemon *d, const void *req, size_t len, uint8_t **rep
     return handle(d, req, len, NULL, reply, replylen);
 }
 
-/* Reads and drops the rest of a message whose frame msg was just read. */
-static void drain_rest(void *sock, zmq_msg_t *msg) {
+/* Reads and drops the rest of a message whose frame msg was just read (each frame
+ * reported to the guard). */
+static void drain_rest(tsd_daemon *d, void *sock, zmq_msg_t *msg) {
     while (zmq_msg_more(msg)) {
         zmq_msg_close(msg);
         zmq_msg_init(msg);
         if (zmq_msg_recv(msg, sock, 0) < 0)
             break;
+        tsd_guard_note(d->guard, msg);
     }
 }
 
@@ -284,17 +311,25 @@ static void drain_rest(void *sock, zmq_msg_t *msg) {
  * nothing is waiting. */
 static int receive(tsd_daemon *d, void *router, zmq_msg_t *id, zmq_msg_t *msg, int *bad) {
     *bad = 0;
-    if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0)
+    const uint64_t before = tsd_now_ns();
+    if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0) { /* the routing id: not from the wire */
+        if (errno == EAGAIN)
+            tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, before);
         return -1;
-    int ok = zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0 && zmq_msg_size(msg) == 0 &&
-             zmq_msg_more(msg);
+    }
+    int ok = zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0;
+    if (ok)
+        tsd_guard_note(d->guard, msg);
+    ok = ok && zmq_msg_size(msg) == 0 && zmq_msg_more(msg);
     if (ok) {
         zmq_msg_close(msg);
         zmq_msg_init(msg);
         ok = zmq_msg_recv(msg, router, 0) >= 0;
+        if (ok)
+            tsd_guard_note(d->guard, msg);
         *bad = ok && zmq_msg_more(msg); /* a request is one frame: answer with an error */
     }
-    drain_rest(router, msg);
+    drain_rest(d, router, msg);
     if (!ok) {
         d->control_errors++;
         uint64_t suppressed;

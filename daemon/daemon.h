@@ -14,10 +14,12 @@
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
+#include "guard.h"
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
+#include "resources.h"
 #include "sockets.h"
 
 typedef struct {
@@ -30,6 +32,8 @@ typedef struct {
     tsd_alerts alerts;
     tsd_metrics *metrics;
     tsd_notify notify;
+    tsd_resources res; /* the process's limits (resources.h) */
+    tsd_guard *guard;  /* memory and descriptors of peers (guard.h); NULL if it failed */
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     /* control replies dropped: the client was gone or did not read them (control.c) */

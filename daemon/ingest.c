@@ -12,6 +12,7 @@ const char *tsd_reason_name(int reason) {
     case TSD_REASON_OVERSIZED: return "oversized";
     case TSD_REASON_FRAMES: return "frames";
     case TSD_REASON_BAD_SEQ: return "bad_seq";
+    case TSD_REASON_MEMORY: return "memory";
     default: break;
     }
     if (reason >= 0 && reason < TSS_REJECT_COUNT)
@@ -209,6 +210,12 @@ void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
                 peer ? peer : "?", tsd_reason_name(reason), detail);
 }
 
+/* Whether the engine has a stream of that id (only asked under memory pressure). */
+static int known(const tss_engine *e, const char *id) {
+    tss_stream_info info;
+    return tss_engine_stream_find(e, id, &info) == 0;
+}
+
 int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                        const char *peer) {
     in->count.messages++;
@@ -220,6 +227,8 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
         r = tsd_validate(b);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
+    if (r == TSS_OK && in->refuse_new_streams && !known(e, b->stream_id))
+        r = TSD_REASON_MEMORY;
     if (r == TSS_OK) {
         r = tsd_apply(e, b);
         in->count.ns_stage += tsd_now_ns() - t1;

@@ -28,6 +28,7 @@ enum {
     TSD_REASON_OVERSIZED,                 /* longer than max_message_size */
     TSD_REASON_FRAMES,                    /* a multipart message of the wrong shape */
     TSD_REASON_BAD_SEQ,                   /* first_seq + values overflows 64 bits */
+    TSD_REASON_MEMORY,                    /* a new stream while memory is over budget (guard.h) */
     TSD_REASON_COUNT
 };
 const char *tsd_reason_name(int reason);
@@ -80,6 +81,8 @@ typedef struct {
     tsd_decoder dec;
     tsd_ingest_counters count;
     tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
+    int refuse_new_streams; /* set by the loop while memory is over budget: a batch of a
+                             * stream the engine does not know is refused (memory) */
 } tsd_ingest;
 
 void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "guard.h"
 #include "ingest.h"
 #include "security.h"
 
@@ -53,6 +54,8 @@ typedef struct {
     uint64_t publisher_ns;         /* the publisher thread's time sending alerts */
     uint64_t phase_ns[TSD_PHASES]; /* busy_ns by phase */
     tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
+    tsd_guard_counters guard;      /* memory and connections of peers (guard.h) */
+    uint64_t control_reply_drops;  /* replies to control clients gone or not reading */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),
