@@ -152,6 +152,7 @@ static void status(tsd_daemon *d, reply_builder *b) {
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
         {"control_reply_drops", d->control_reply_drops},
+        {"log_lines_dropped", s.log_dropped},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
         {"processed_samples", s.processed},
         {"pending_samples", s.pending},

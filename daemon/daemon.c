@@ -197,6 +197,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     tsd_security_counters_get(d->sock.security, &s->curve);
     tsd_guard_counters_get(d->guard, &s->guard);
     s->control_reply_drops = d->control_reply_drops;
+    s->log_dropped = tsd_log_dropped();
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

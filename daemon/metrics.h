@@ -56,6 +56,7 @@ typedef struct {
     tsd_security_counters curve;   /* CURVE handshakes (all zero when it is off) */
     tsd_guard_counters guard;      /* memory and connections of peers (guard.h) */
     uint64_t control_reply_drops;  /* replies to control clients gone or not reading */
+    uint64_t log_dropped;          /* log lines over the process-wide budget (log.h) */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap"),

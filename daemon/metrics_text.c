@@ -100,6 +100,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
     scalar(&t, "tsmine_streams", "gauge", "Streams known to the daemon.", s->streams);
+    scalar(&t, "tsmine_log_lines_dropped_total", "counter",
+           "Log lines dropped over the process-wide budget of lines per second.", s->log_dropped);
     scalar(&t, "tsmine_control_reply_drops_total", "counter",
            "Control replies dropped: the client was gone or did not read its replies.",
            s->control_reply_drops);
