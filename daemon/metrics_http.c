@@ -10,13 +10,43 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sys/socket.h>
+
+#include "log.h"
+
+/* libmicrohttpd's own messages per second (accept errors come at the rate of a busy
+ * loop when descriptors run out: 1.5 million lines in 8.5 s before, issue 17). */
+#define MHD_LOG_RATE 5
 
 struct tsd_metrics {
     struct MHD_Daemon *http;
-    pthread_mutex_t lock; /* guards snap */
+    pthread_mutex_t lock; /* guards snap, limit and last */
     tsd_metrics_snapshot snap;
+    tsd_ratelimit limit; /* libmicrohttpd's messages */
+    char last[256];      /* its latest one: why a start failed */
 };
+
+/* libmicrohttpd's error messages, into the daemon's log at MHD_LOG_RATE lines per
+ * second (MHD_OPTION_EXTERNAL_LOGGER, the first option so that it sees every message; from
+ * the caller of MHD_start_daemon, then from the server thread). The latest is kept for the start-up
+ * error. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    tsd_metrics *m = cls;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    uint64_t suppressed;
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->last, sizeof m->last, "%s", line);
+    int ok = tsd_ratelimit_allow(&m->limit, tsd_now_ns(), &suppressed);
+    pthread_mutex_unlock(&m->lock);
+    if (ok && suppressed)
+        tsd_log(TSD_LOG_WARNING, "metrics: %s (%llu more not logged)", line,
+                (unsigned long long)suppressed);
+    else if (ok)
+        tsd_log(TSD_LOG_WARNING, "metrics: %s", line);
+}
 
 /* Resolves "HOST:PORT" or "[V6]:PORT" (numeric or a name such as localhost) into a
  * freshly allocated addrinfo list. */
@@ -106,17 +136,20 @@ int tsd_metrics_start(const char *listen, tsd_metrics **out, char *msg, size_t m
         return -1;
     }
     pthread_mutex_init(&m->lock, NULL);
+    tsd_ratelimit_init(&m->limit, MHD_LOG_RATE);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    /* A handful of scrapers at a time; slow ones are cut off after 10 s. */
-    m->http = MHD_start_daemon(flags, 0, NULL, NULL, answer, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                               MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-                               MHD_OPTION_END);
+    /* A handful of scrapers at a time (each a descriptor: the guard keeps some free for
+     * them, guard.h); slow ones are cut off after 10 s. Errors go through the daemon's
+     * log at a rate limit instead of libmicrohttpd's unlimited stderr. */
+    m->http = MHD_start_daemon(flags, 0, NULL, NULL, answer, m, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                               m, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+                               16u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
     freeaddrinfo(ai);
-    if (!m->http) {
-        snprintf(msg, msglen, "metrics: cannot listen on %s (address in use or not local?)",
-                 listen);
+    if (!m->http) { /* libmicrohttpd said why (a thread that cannot start, a bind error) */
+        snprintf(msg, msglen, "metrics: cannot serve on %s: %s", listen,
+                 m->last[0] ? m->last : "libmicrohttpd gave no reason");
         pthread_mutex_destroy(&m->lock);
         free(m);
         return -1;
