@@ -148,6 +148,8 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     tsd_resources_guard_limits(&d->res, cfg, &d->sock, &limits);
     if (tsd_guard_start(&d->guard, &limits, d->sock.bound, d->sock.n_bound, msg, sizeof msg))
         tsd_log(TSD_LOG_WARNING, "%s: peers' memory and connections are not limited", msg);
+    else
+        d->ingest.admit = tsd_guard_admit, d->ingest.admit_user = d->guard;
     tsd_metrics_snapshot snap;
     tsd_daemon_snapshot(d, &snap);
     tsd_metrics_publish(d->metrics, &snap);

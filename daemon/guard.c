@@ -27,7 +27,15 @@
  * thread) and malloc_trim to give it back. */
 #define SHED_MIN      (256 * 1024ull)
 #define SHED_PAUSE_NS 100000000ull
-#define TRIM_DELAY_NS 20000000ull
+/* After a cut, malloc_trim every TRIM_EVERY_NS for TRIM_FOR_NS, and for as long as it
+ * gives memory back (up to TRIM_MAX_NS): libzmq frees what the peer held when its I/O
+ * thread and the socket's reader get to it, later on a loaded machine. */
+#define TRIM_EVERY_NS 100000000ull
+#define TRIM_FOR_NS   2000000000ull
+#define TRIM_MAX_NS   20000000000ull
+/* The most a peer sends before its first message: the ZMTP greeting (64 bytes), READY
+ * or CURVE's HELLO and INITIATE (a few hundred). */
+#define HANDSHAKE_MAX 4096u
 /* A subscriber may send TSD_GUARD_SUB_RATE bytes per second on average (subscriptions,
  * ZMTP heartbeats) and bursts of peer_limit[alerts]: what it sends lands in libzmq's
  * subscription trie, about 40 bytes per byte of prefix. */
@@ -38,13 +46,15 @@
 /* A connection followed from one look to the next. */
 typedef struct {
     tsd_peer p;
-    uint64_t seen_ns;           /* first sight */
-    uint64_t read0, cons0, tx0; /* at first sight: bytes libzmq had read, read by the daemon,
-                                 * sent to the peer */
-    uint64_t read_prev;         /* bytes libzmq had read at the previous look */
-    uint64_t look_prev;         /* the end of the previous look; 0: first sight */
-    double level;               /* alerts: the burst bucket, bytes */
-    uint64_t held;              /* unread bytes now (alerts: bytes sent since first sight) */
+    uint64_t seen_ns;            /* first sight */
+    uint64_t read0, cons0, tx0;  /* at first sight: bytes libzmq had read, read by the daemon,
+                                  * sent to the peer */
+    uint64_t read_prev;          /* bytes libzmq had read at the previous look */
+    uint64_t look_prev;          /* the end of the previous look; 0: first sight */
+    uint64_t read_mark, mark_ns; /* bytes libzmq had read at the end of a look that the
+                                  * reader has not yet found the socket empty after */
+    double level;                /* alerts: the burst bucket, bytes */
+    uint64_t held;               /* unread bytes now (alerts: bytes sent since first sight) */
     int cut;
 } tracked;
 
@@ -59,6 +69,9 @@ struct tsd_guard {
     size_t ledger_n;
     _Atomic uint64_t emptied[TSD_SOCK_KINDS]; /* when a reader last found the socket empty */
     atomic_int pressure;
+    atomic_int near;   /* the last look found memory within reach of a limit */
+    uint64_t admit_ns; /* tsd_guard_admit's (the main thread's): when it last looked */
+    int admit_over;    /* and what it found */
 
     pthread_mutex_t mu; /* count, stop */
     pthread_cond_t wake;
@@ -73,8 +86,9 @@ struct tsd_guard {
     size_t cap_next;
     tsd_peer *scan;
     size_t cap_scan;
-    uint64_t scan_end, scan_cost, rss_at_scan, shed_after, trim_at, pressure_since;
-    int lowest_free; /* the lowest free descriptor at the last look */
+    uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
+    uint64_t trim_next, trim_until, trim_last; /* malloc_trim after cuts */
+    int lowest_free;                           /* the lowest free descriptor at the last look */
     tsd_ratelimit limit;
 };
 
@@ -101,6 +115,32 @@ void tsd_guard_emptied(tsd_guard *g, tsd_sock_kind kind, uint64_t since_ns) {
 
 int tsd_guard_pressure(const tsd_guard *g) {
     return g ? atomic_load_explicit(&g->pressure, memory_order_relaxed) : 0;
+}
+
+/* Whether resident (rss) and virtual (vm) sizes are over the budget or too near the
+ * address-space limit (as_room: what libzmq may still need to allocate). */
+static int over_limits(const tsd_guard *g, uint64_t rss, uint64_t vm) {
+    const uint64_t budget = g->lim.memory_budget, as = g->lim.address_space;
+    const uint64_t as_room = as / 8 > 8 * MIB ? as / 8 : 8 * MIB;
+    return (budget && rss > budget) || (as && vm + as_room > as);
+}
+
+static void memory(const tsd_guard *g, uint64_t *rss, uint64_t *vm);
+
+int tsd_guard_admit(void *user) {
+    tsd_guard *g = user;
+    if (atomic_load_explicit(&g->pressure, memory_order_relaxed))
+        return 0;
+    if (!atomic_load_explicit(&g->near, memory_order_relaxed))
+        return 1;
+    const uint64_t now = tsd_now_ns();
+    if (now - g->admit_ns >= TSD_GUARD_ADMIT_NS) {
+        uint64_t rss, vm;
+        memory(g, &rss, &vm);
+        g->admit_over = over_limits(g, rss, vm);
+        g->admit_ns = now;
+    }
+    return !g->admit_over;
 }
 
 void tsd_guard_counters_get(const tsd_guard *g, tsd_guard_counters *out) {
@@ -176,15 +216,22 @@ static void cut(tsd_guard *g, tracked *t, uint64_t *counter, const char *why) {
     if (tsd_peer_cut(&t->p) != 0)
         return; /* gone meanwhile */
     (*counter)++;
-    if (counter == &g->count.cut_memory && !g->trim_at) /* give back what libzmq frees */
-        g->trim_at = tsd_now_ns() + TRIM_DELAY_NS;
+    if (counter == &g->count.cut_memory) { /* give back what libzmq frees */
+        const uint64_t now = tsd_now_ns();
+        g->trim_next = now + TRIM_EVERY_NS / 5;
+        g->trim_until = now + TRIM_FOR_NS;
+        g->trim_last = now + TRIM_MAX_NS;
+    }
     say(g, TSD_LOG_WARNING, "guard: disconnected %s peer %s: %s", tsd_sock_kind_name(t->p.kind),
         t->p.addr, why);
 }
 
 /* Carries what was known of each connection over to this scan's list (both in
  * descriptor order; the same descriptor and inode is the same connection) and works out
- * what each holds. */
+ * what each holds: the larger of two lower bounds of its unread bytes, since the
+ * connection began (what libzmq read, less the handshake, less what the daemon read
+ * from that descriptor number, earlier connections included) and since the guard first
+ * saw it. */
 static int follow(tsd_guard *g, size_t n, uint64_t now) {
     if (n > g->cap_next) {
         tracked *bigger = realloc(g->next, n * sizeof *bigger);
@@ -208,18 +255,23 @@ static int follow(tsd_guard *g, size_t n, uint64_t now) {
         } else {
             memset(x, 0, sizeof *x);
             x->seen_ns = now;
-            x->read0 = x->read_prev = read;
+            x->read0 = x->read_prev = x->read_mark = read;
+            x->mark_ns = now;
             x->cons0 = cons;
             x->tx0 = c->tx;
         }
         x->p = *c;
+        const uint64_t sent = read > HANDSHAKE_MAX ? read - HANDSHAKE_MAX : 0;
         if (c->kind == TSD_SOCK_ALERTS) { /* what it sent stays in the trie: all of it */
             const double dt = x->look_prev ? 1e-9 * (double)(now - x->look_prev) : 0;
-            x->level += (double)(read - x->read_prev) - SUB_RATE * dt;
+            x->level = x->look_prev ? x->level + (double)(read - x->read_prev) - SUB_RATE * dt
+                                    : (double)sent;
             x->level = x->level > 0 ? x->level : 0;
-            x->held = read - x->read0;
+            x->held = sent;
         } else {
-            const int64_t h = (int64_t)(read - x->read0) - (int64_t)(cons - x->cons0);
+            const int64_t since = (int64_t)(read - x->read0) - (int64_t)(cons - x->cons0);
+            const int64_t all = (int64_t)sent - (int64_t)cons;
+            const int64_t h = since > all ? since : all;
             x->held = h > 0 ? (uint64_t)h : 0;
         }
     }
@@ -250,19 +302,20 @@ static void per_peer(tsd_guard *g, tracked *x) {
         cut(g, x, &g->count.cut_memory, why);
         return;
     }
-    /* Since the previous look the reader found the socket empty: whatever libzmq had
-     * read from this peer by then and the daemon has still not read is the start of a
-     * message that has not ended (libzmq hands out whole messages only). ZMTP
-     * heartbeats are never read by the daemon either; each is answered with a PONG of
-     * about its size, hence the allowance of twice the bytes sent back (ingest only:
-     * nothing else goes to an ingest peer). */
+    /* The reader found the socket empty after the mark: whatever libzmq had read from
+     * this peer by the mark and the daemon has still not read is the start of a message
+     * that has not ended (libzmq hands out whole messages only). ZMTP heartbeats are
+     * never read by the daemon either; each is answered with a PONG of about its size,
+     * hence the allowance of twice the bytes sent back (ingest only: nothing else goes
+     * to an ingest peer). The mark then moves to this look. */
     const uint64_t emptied = atomic_load_explicit(&g->emptied[k], memory_order_acquire);
     const uint64_t lim = g->lim.unfinished_limit[k];
-    if (lim && x->look_prev && emptied > x->look_prev) {
+    if (lim && emptied > x->mark_ns) {
         const uint64_t read = x->p.rx > x->p.inq ? x->p.rx - x->p.inq : 0;
-        const uint64_t since = read - x->read_prev;
+        const uint64_t since = read - x->read_mark;
         const uint64_t pongs = k == TSD_SOCK_INGEST ? 2 * (x->p.tx - x->tx0) : 0;
         const uint64_t old = x->held > since + pongs ? x->held - since - pongs : 0;
+        x->mark_ns = 0; /* moved by look() */
         if (old > lim) {
             snprintf(why, sizeof why,
                      "a message of at least %llu bytes that does not end (frames with MORE "
@@ -337,7 +390,6 @@ static void shed(tsd_guard *g, uint64_t rss, uint64_t now) {
              (unsigned long long)(g->lim.memory_budget / MIB));
     cut(g, top, &g->count.cut_memory, why);
     g->shed_after = now + SHED_PAUSE_NS;
-    g->trim_at = now + TRIM_DELAY_NS;
 }
 
 /* One look: memory and descriptors; a scan of the connections when due. */
@@ -347,7 +399,11 @@ static void look(tsd_guard *g) {
     memory(g, &rss, &vm);
     const uint64_t budget = g->lim.memory_budget, as = g->lim.address_space;
     const uint64_t as_room = as / 8 > 8 * MIB ? as / 8 : 8 * MIB;
-    const int over = (budget && rss > budget) || (as && vm + as_room > as);
+    const int over = over_limits(g, rss, vm);
+    /* within reach: what a few looks of growth could cover */
+    atomic_store_explicit(&g->near,
+                          (budget && rss > budget / 4 * 3) || (as && vm + 3 * as_room > as),
+                          memory_order_relaxed);
     int pressure = atomic_load_explicit(&g->pressure, memory_order_relaxed);
     if (over && !pressure) {
         pressure = 1;
@@ -390,15 +446,18 @@ static void look(tsd_guard *g) {
                 tracked *x = &g->t[i];
                 x->read_prev = x->p.rx > x->p.inq ? x->p.rx - x->p.inq : 0;
                 x->look_prev = scanned;
+                if (!x->mark_ns)
+                    x->read_mark = x->read_prev, x->mark_ns = scanned;
             }
         }
         g->scan_end = tsd_now_ns();
         g->scan_cost = g->scan_end - now;
         g->rss_at_scan = rss;
     }
-    if (g->trim_at && now >= g->trim_at) { /* give back what libzmq freed */
-        malloc_trim(0);
-        g->trim_at = 0;
+    if (now < g->trim_until && now >= g->trim_next) { /* give back what libzmq freed */
+        if (malloc_trim(0) && g->trim_until < g->trim_last)
+            g->trim_until = now + TRIM_FOR_NS;
+        g->trim_next = now + TRIM_EVERY_NS;
     }
     pthread_mutex_lock(&g->mu);
     g->count.rss = rss, g->count.vm = vm, g->count.pressure = (uint64_t)pressure;

@@ -91,6 +91,15 @@ void tsd_guard_emptied(tsd_guard *g, tsd_sock_kind kind, uint64_t since_ns);
 /* 1 while memory is over budget: refuse what would take more (new streams). */
 int tsd_guard_pressure(const tsd_guard *g);
 
+/* Whether something new (a stream) may take memory now: 0 under pressure; near the
+ * budget or the address-space limit, 0 when the process's size (re-read at most every
+ * TSD_GUARD_ADMIT_NS) is over it, so that a burst of new streams between two of the
+ * guard's looks cannot run the address space out (under ulimit -v, libzmq aborts when an
+ * allocation fails). O(1): an atomic load, and near the limits a clock read. For the
+ * main thread (user = the guard). */
+#define TSD_GUARD_ADMIT_NS 1000000ull
+int tsd_guard_admit(void *user);
+
 /* The counters; zeros when g is NULL. */
 void tsd_guard_counters_get(const tsd_guard *g, tsd_guard_counters *out);
 

@@ -227,7 +227,7 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
         r = tsd_validate(b);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
-    if (r == TSS_OK && in->refuse_new_streams && !known(e, b->stream_id))
+    if (r == TSS_OK && in->admit && !in->admit(in->admit_user) && !known(e, b->stream_id))
         r = TSD_REASON_MEMORY;
     if (r == TSS_OK) {
         r = tsd_apply(e, b);

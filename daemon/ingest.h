@@ -81,8 +81,11 @@ typedef struct {
     tsd_decoder dec;
     tsd_ingest_counters count;
     tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
-    int refuse_new_streams; /* set by the loop while memory is over budget: a batch of a
-                             * stream the engine does not know is refused (memory) */
+    /* Whether a new stream may take memory now (guard.h, tsd_guard_admit), or NULL for
+     * always: when it says no, a batch of a stream the engine does not know is refused
+     * (memory). Asked before every batch: it must be cheap. */
+    int (*admit)(void *user);
+    void *admit_user;
 } tsd_ingest;
 
 void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s);

@@ -99,7 +99,6 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_s
     zmq_msg_init(&frame[0]);
     zmq_msg_init(&frame[1]);
     tsd_guard *guard = sub ? NULL : d->guard;
-    d->ingest.refuse_new_streams = tsd_guard_pressure(d->guard);
     for (; n < max; n++) {
         if (tss_engine_pending(d->engine) >= max_staged)
             break;

@@ -3,10 +3,11 @@
  * the guard (guard.h) finds them among the process's descriptors: every TCP or Unix
  * stream socket whose local address is one the daemon bound (sockets.h, tsd_bound),
  * with what TCP has received from the peer so far and what of it still waits in the
- * kernel. Cutting one is shutdown(2) on its descriptor: libzmq's I/O thread sees the
- * end of the stream, drops the connection with everything it queued for it (the
- * frames of an unfinished multipart message included) and closes the descriptor
- * itself, so no descriptor is ever closed behind libzmq's back.
+ * kernel. Cutting one resets it (a TCP connection is disconnected, connect(2) to
+ * AF_UNSPEC, which also drops what the kernel still holds from the peer; a Unix one is
+ * shut down): libzmq's I/O thread sees the connection end, drops it with everything it
+ * queued for it (the frames of an unfinished multipart message included) and closes
+ * the descriptor itself, so no descriptor is ever closed behind libzmq's back.
  *
  * Not thread-safe: one thread (the guard's) scans and cuts. */
 #ifndef TSD_PEERS_H
