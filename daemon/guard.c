@@ -87,6 +87,9 @@ struct tsd_guard {
     tsd_peer *scan;
     size_t cap_scan;
     uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
+    /* scan_cost: the thread's CPU time in the last scan (not wall time, which on a loaded
+     * machine counts the time the thread waited for a core and would space scans out
+     * just when a peer floods) */
     uint64_t trim_next, trim_until, trim_last; /* malloc_trim after cuts */
     int lowest_free;                           /* the lowest free descriptor at the last look */
     tsd_ratelimit limit;
@@ -392,6 +395,13 @@ static void shed(tsd_guard *g, uint64_t rss, uint64_t now) {
     g->shed_after = now + SHED_PAUSE_NS;
 }
 
+/* The calling thread's CPU time, ns. */
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* One look: memory and descriptors; a scan of the connections when due. */
 static void look(tsd_guard *g) {
     const uint64_t now = tsd_now_ns();
@@ -429,6 +439,7 @@ static void look(tsd_guard *g) {
     const int due = now >= g->scan_end + SCAN_NS || rss > g->rss_at_scan + GROWTH_BYTES || over ||
                     pressure || moved || descriptors_short(g);
     if (due && now >= g->scan_end + g->scan_cost * SCAN_DUTY) {
+        const uint64_t cpu0 = thread_cpu_ns();
         size_t fds = 0;
         const size_t n = tsd_peers_scan(g->peers, &g->scan, &g->cap_scan, &fds);
         const uint64_t scanned = tsd_now_ns();
@@ -451,7 +462,7 @@ static void look(tsd_guard *g) {
             }
         }
         g->scan_end = tsd_now_ns();
-        g->scan_cost = g->scan_end - now;
+        g->scan_cost = thread_cpu_ns() - cpu0;
         g->rss_at_scan = rss;
     }
     if (now < g->trim_until && now >= g->trim_next) { /* give back what libzmq freed */

@@ -3,6 +3,7 @@
 #include "resources.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,9 @@ int tsd_resources_init(tsd_resources *r, char *err, size_t errlen) {
     r->cgroup_high = cgroup_limit("memory.high");
     r->cgroup_max = cgroup_limit("memory.max");
     if (r->address_space) {
+        /* One malloc arena: each further one reserves 64 MiB of address space (glibc's
+         * HEAP_MAX), taken or not depending on how threads contend at start. */
+        mallopt(M_ARENA_MAX, 1);
         pthread_attr_t a;
         pthread_attr_init(&a);
         pthread_attr_setstacksize(&a, SMALL_STACK);
@@ -114,8 +118,8 @@ int tsd_resources_init(tsd_resources *r, char *err, size_t errlen) {
             return -1;
         }
         tsd_log(TSD_LOG_INFO,
-                "resources: address space limited to %llu MB: thread stacks of %u KiB, new "
-                "streams and connections refused near the limit",
+                "resources: address space limited to %llu MB: thread stacks of %u KiB, one "
+                "malloc arena, new streams and connections refused near the limit",
                 (unsigned long long)(r->address_space / MIB), SMALL_STACK / 1024);
     }
     return 0;

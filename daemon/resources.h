@@ -7,9 +7,10 @@
  *   address space   RLIMIT_AS (ulimit -v, LimitAS=): when finite, new threads get 1 MiB
  *                   stacks instead of 8 MiB (a thread's stack is reserved address
  *                   space: under `ulimit -v 48M` libzmq's third thread did not fit and
- *                   libzmq aborted at start), threads are tried before libzmq needs
- *                   them, so that a start that cannot work says why, and the guard
- *                   keeps the address space in use clear of the limit.
+ *                   libzmq aborted at start) and malloc one arena (each more reserves
+ *                   64 MiB), threads are tried before libzmq needs them, so that a start
+ *                   that cannot work says why, and the guard keeps the address space in
+ *                   use clear of the limit.
  *   memory          limits.memory_budget, or by default half the RAM, and at most 3/4 of
  *                   the cgroup's memory.high / memory.max (the unit's MemoryHigh=,
  *                   MemoryMax=), so that the daemon sheds before the kernel reclaims or
