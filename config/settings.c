@@ -89,7 +89,7 @@ const tsci_setting tsci_settings[] = {
     {"limits.log_rate",            TSCI_U32,     CFG(log_rate_per_s),        0, 1, 1000000,       5,       NULL,                   NULL,           0},
     /* memory and descriptors of hostile peers (issue 17; daemon/guard.h) */
     {"limits.peer_buffer",         TSCI_U64,     CFG(peer_buffer),           0, 1 << 20, 1ull << 40, 1 << 25, NULL,                  NULL,           1},
-    {"limits.memory_budget",       TSCI_U64,     CFG(memory_budget),         0, 0, 1ull << 50,    0,       NULL,                   NULL,           1},
+    {"limits.memory_budget",       TSCI_U64,     CFG(memory_budget),         0, 0, 1ull << 46,    0,       NULL,                   NULL,           1},
     {"limits.max_connections",     TSCI_U32,     CFG(max_connections),       0, 0, 10000000,      0,       NULL,                   NULL,           1},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
