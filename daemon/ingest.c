@@ -210,7 +210,8 @@ void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
                 peer ? peer : "?", tsd_reason_name(reason), detail);
 }
 
-/* Whether the engine has a stream of that id (only asked under memory pressure). */
+/* Whether the engine has a stream of that id (asked only when in->admit refuses new
+ * streams). */
 static int known(const tss_engine *e, const char *id) {
     tss_stream_info info;
     return tss_engine_stream_find(e, id, &info) == 0;

@@ -285,17 +285,19 @@ static int run(tsd_daemon *d) {
     int rc = 0;
     while (!tsd_flag_stop) {
         const uint64_t polled = tsd_now_ns();
-        if (zmq_poll(items, nitems, poll_timeout(d, &t, polled)) < 0 && errno != EINTR) {
+        const int ready = zmq_poll(items, nitems, poll_timeout(d, &t, polled));
+        if (ready < 0 && errno != EINTR) {
             tsd_log(TSD_LOG_ERR, "zmq_poll: %s", zmq_strerror(errno));
             rc = EX_OSERR;
             break;
         }
         uint64_t woke = tsd_now_ns();
-        /* A socket zmq_poll found without a whole message was empty after `polled`: the
-         * guard learns that unread bytes there are a message that has not ended. */
-        if (!(items[0].revents & ZMQ_POLLIN))
+        /* A socket that zmq_poll found without a whole message was empty after `polled`:
+         * the guard learns that unread bytes there are a message that has not ended. (Not
+         * after EINTR: revents were not filled in.) */
+        if (ready >= 0 && !(items[0].revents & ZMQ_POLLIN))
             tsd_guard_emptied(d->guard, TSD_SOCK_INGEST, polled);
-        if (!(items[1].revents & ZMQ_POLLIN))
+        if (ready >= 0 && !(items[1].revents & ZMQ_POLLIN))
             tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, polled);
         int more = 0; /* a drain stopped at a bound: the socket may hold more */
         if (items[0].revents & ZMQ_POLLIN)
