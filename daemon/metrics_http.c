@@ -137,7 +137,10 @@ int tsd_metrics_start(const char *listen, tsd_metrics **out, char *msg, size_t m
     }
     pthread_mutex_init(&m->lock, NULL);
     tsd_ratelimit_init(&m->limit, MHD_LOG_RATE);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* MHD_USE_AUTO: epoll on Linux. Its default, select(), refuses every connection whose
+     * descriptor is 1024 or more, which a daemon with a thousand sensors connected
+     * reaches: scrapes failed ("not less than FD_SETSIZE"). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     /* A handful of scrapers at a time (each a descriptor: the guard keeps some free for

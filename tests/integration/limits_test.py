@@ -26,7 +26,8 @@ Cases:
   descriptors    under `ulimit -n 64`, 120 idle TCP connections to ingest and 20 to
                  /metrics: the newest are cut (peers_cut_connections), every STATUS
                  request is answered within CONTROL_BOUND_S, checkpoints succeed, and
-                 the log stays small (libmicrohttpd's accept errors are rate-limited).
+                 the log stays small (libmicrohttpd's accept errors are rate-limited);
+                 then, without a ulimit, 1,100 connections open and /metrics answers.
   address_space  under `ulimit -v` too low to start, the daemon never aborts and says
                  why (the address space), never blaming the metrics address; under
                  `ulimit -v 128M`, 20,000 new streams: the daemon refuses the ones that
@@ -43,11 +44,13 @@ reason; exits 0, 1, or 77.
 
 import os
 import random
+import resource
 import socket
 import struct
 import sys
 import threading
 import time
+import urllib.request
 
 import harness
 from harness import Failure, check, wait_until, zmq
@@ -475,6 +478,25 @@ def case_descriptors(env):
             s.close()
         sock.send(env.batch("s/1", 3, [4.0]))
         d.wait_samples({"s/1": 4})
+    # With 1,100 connections open (no ulimit), /metrics still answers: libmicrohttpd's
+    # select() refused every descriptor from 1024 up.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1300:
+        print("# the /metrics part skipped: this process may open only %d descriptors" % hard)
+        return
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300) if hard == resource.RLIM_INFINITY
+                                                else min(max(soft, 1300), hard), hard))
+    with limited(env, "many", metrics=True, params=SMALL) as d:
+        idle = [socket.create_connection(("127.0.0.1", d.ports[0]), timeout=2)
+                for _ in range(1100)]
+        wait_until(lambda: counters(d)["descriptors_open"] > 1100, 10, "1,100 connections")
+        url = "http://127.0.0.1:%d/metrics" % d.metrics_port
+        body = urllib.request.urlopen(url, timeout=5).read()
+        check(b"tsmine_connections" in body, "/metrics: %r" % body[:200])
+        print("# %d descriptors open: /metrics answered (%d bytes)" %
+              (counters(d)["descriptors_open"], len(body)))
+        for s in idle:
+            s.close()
 
 
 # ---- address_space -------------------------------------------------------------------
