@@ -36,7 +36,7 @@
 /* The most a peer sends before its first message: the ZMTP greeting (64 bytes), READY
  * or CURVE's HELLO and INITIATE (a few hundred). */
 #define HANDSHAKE_MAX 4096u
-/* A subscriber may send TSD_GUARD_SUB_RATE bytes per second on average (subscriptions,
+/* A subscriber may send SUB_RATE bytes per second on average (subscriptions,
  * ZMTP heartbeats) and bursts of peer_limit[alerts]: what it sends lands in libzmq's
  * subscription trie, about 40 bytes per byte of prefix. */
 #define SUB_RATE 256.0
@@ -86,10 +86,10 @@ struct tsd_guard {
     size_t cap_next;
     tsd_peer *scan;
     size_t cap_scan;
-    uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
     /* scan_cost: the thread's CPU time in the last scan (not wall time, which on a loaded
      * machine counts the time the thread waited for a core and would space scans out
      * just when a peer floods) */
+    uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
     uint64_t trim_next, trim_until, trim_last; /* malloc_trim after cuts */
     int lowest_free;                           /* the lowest free descriptor at the last look */
     tsd_ratelimit limit;

@@ -38,7 +38,7 @@ Cases:
                  on, a checkpoint is written at once, a new connection is cut.
 
 Bounds were measured on a loaded 2-core machine (the worst seen is in each constant's
-comment). Each case takes 1 to 7 s. Prints `ok - NAME` or `not ok - NAME` with the
+comment). Each case takes 1 to 14 s. Prints `ok - NAME` or `not ok - NAME` with the
 reason; exits 0, 1, or 77.
 """
 
