@@ -164,6 +164,8 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"http_cut_slow", s.http.cut_slow},
         {"control_requests", d->control_requests},
         {"control_errors", d->control_errors},
+        {"control_reply_drops", d->control_reply_drops},
+        {"log_lines_dropped", s.log_dropped},
         {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
         {"processed_samples", s.processed},
         {"pending_samples", s.pending},
@@ -198,6 +200,31 @@ static void counters(tsd_daemon *d, reply_builder *b) {
             char name[48];
             snprintf(name, sizeof name, "%s%s", what[w], tsd_alert_kind_label(k));
             counter(b, &b->msg.n_counters, &b->msg.counters, name, v[w]);
+        }
+    }
+    { /* memory and connections of peers (guard.h) */
+        const tsd_guard_counters *g = &s.guard;
+        const struct {
+            const char *name;
+            uint64_t value;
+        } m[] = {
+            {"resident_bytes", g->rss},
+            {"address_space_bytes", g->vm},
+            {"memory_budget_bytes", g->memory_budget},
+            {"memory_pressure", g->pressure},
+            {"memory_pressure_episodes", g->pressure_episodes},
+            {"peers_cut_memory", g->cut_memory},
+            {"peers_cut_connections", g->cut_connections},
+            {"descriptors_open", g->fds},
+        };
+        for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+            counter(b, &b->msg.n_counters, &b->msg.counters, m[i].name, m[i].value);
+        for (int k = 0; k < TSD_SOCK_KINDS; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "connections_%s", tsd_sock_kind_name(k));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->connections[k]);
+            snprintf(name, sizeof name, "connections_%s_max", tsd_sock_kind_name(k));
+            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->max_peers[k]);
         }
     }
     for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
@@ -316,13 +343,15 @@ int tsd_control_handle(tsd_daemon *d, const void *req, size_t len, uint8_t **rep
     return handle(d, req, len, NULL, reply, replylen);
 }
 
-/* Reads and drops the rest of a message whose frame msg was just read. */
-static void drain_rest(void *sock, zmq_msg_t *msg) {
+/* Reads and drops the rest of a message whose frame msg was just read (each frame
+ * reported to the guard). */
+static void drain_rest(tsd_daemon *d, void *sock, zmq_msg_t *msg) {
     while (zmq_msg_more(msg)) {
         zmq_msg_close(msg);
         zmq_msg_init(msg);
         if (zmq_msg_recv(msg, sock, 0) < 0)
             break;
+        tsd_guard_note(d->guard, msg);
     }
 }
 
@@ -334,39 +363,63 @@ static void drain_rest(void *sock, zmq_msg_t *msg) {
  * nothing is waiting. */
 static int receive(tsd_daemon *d, void *router, zmq_msg_t *id, zmq_msg_t *msg, int *bad) {
     *bad = 0;
-    if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0)
+    const uint64_t before = tsd_now_ns();
+    if (zmq_msg_recv(id, router, ZMQ_DONTWAIT) < 0) { /* the routing id: not from the wire */
+        if (errno == EAGAIN)
+            tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, before);
         return -1;
-    if (zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0 && d->sock.security) {
+    }
+    int got = zmq_msg_more(id) && zmq_msg_recv(msg, router, 0) >= 0;
+    if (got)
+        tsd_guard_note(d->guard, msg);
+    if (got && d->sock.security) {
         /* CURVE: a key revoked by a reload gets no answer (counted, its connection cut).
          * The routing id is the ROUTER's own frame: the peer's metadata is on this one. */
         const tsd_sender from = tsd_security_sender(d->sock.security, msg);
         if (tsd_security_admit(d->sock.security, &from, NULL) != TSS_OK) {
-            drain_rest(router, msg);
+            drain_rest(d, router, msg);
             return 0;
         }
     }
-    int ok = zmq_msg_more(id) && zmq_msg_size(msg) == 0 && zmq_msg_more(msg);
+    int ok = got && zmq_msg_size(msg) == 0 && zmq_msg_more(msg);
     if (ok) {
         zmq_msg_close(msg);
         zmq_msg_init(msg);
         ok = zmq_msg_recv(msg, router, 0) >= 0;
+        if (ok)
+            tsd_guard_note(d->guard, msg);
         *bad = ok && zmq_msg_more(msg); /* a request is one frame: answer with an error */
     }
-    drain_rest(router, msg);
+    drain_rest(d, router, msg);
     if (!ok) {
         d->control_errors++;
-        tsd_log(TSD_LOG_DEBUG, "control: a message without a request envelope, dropped");
+        uint64_t suppressed;
+        if (tsd_ratelimit_allow(&d->control_limit, tsd_now_ns(), &suppressed))
+            tsd_log(TSD_LOG_DEBUG, "control: a message without a request envelope, dropped");
     }
     return ok;
 }
 
-/* Sends body to the peer of routing id (its envelope, then the body). A peer that is
- * gone or full loses its own reply only: ROUTER drops it, nothing blocks. */
+/* Sends body to the peer of routing id (its envelope, then the body), never waiting. A
+ * peer that is gone, or has TSD_CONTROL_SNDHWM replies unread, loses this reply only:
+ * with ZMQ_ROUTER_MANDATORY (sockets.c) the routing frame fails at once with
+ * EHOSTUNREACH or EAGAIN and nothing is queued; the rest of a message whose first frame
+ * was accepted always goes through. */
 static int send_reply(void *router, zmq_msg_t *id, const uint8_t *body, size_t len) {
-    if (zmq_msg_send(id, router, ZMQ_SNDMORE) < 0 || zmq_send(router, "", 0, ZMQ_SNDMORE) < 0 ||
-        zmq_send(router, body, len, 0) < 0)
+    if (zmq_msg_send(id, router, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        zmq_send(router, body, len, ZMQ_DONTWAIT) < 0)
         return -1;
     return 0;
+}
+
+/* Counts a reply that could not be sent and says why, at the control log rate. */
+static void reply_dropped(tsd_daemon *d, const char *why) {
+    d->control_reply_drops++;
+    uint64_t suppressed;
+    if (tsd_ratelimit_allow(&d->control_limit, tsd_now_ns(), &suppressed))
+        tsd_log(TSD_LOG_WARNING, "control: reply dropped: %s (%llu replies dropped in all)", why,
+                (unsigned long long)d->control_reply_drops);
 }
 
 void tsd_control_serve(tsd_daemon *d) {
@@ -387,9 +440,12 @@ void tsd_control_serve(tsd_daemon *d) {
         int rc = handle(d, zmq_msg_data(&msg), zmq_msg_size(&msg),
                         bad ? "malformed request: expected one frame" : NULL, &reply, &len);
         zmq_msg_close(&msg);
-        if (rc != 0 || send_reply(d->sock.control, &id, reply, len) != 0)
-            tsd_log(TSD_LOG_WARNING, "control: cannot reply: %s",
-                    rc ? "out of memory" : zmq_strerror(errno));
+        if (rc != 0)
+            reply_dropped(d, "out of memory");
+        else if (send_reply(d->sock.control, &id, reply, len) != 0)
+            reply_dropped(d, errno == EAGAIN         ? "the client does not read its replies"
+                             : errno == EHOSTUNREACH ? "the client is gone"
+                                                     : zmq_strerror(errno));
         zmq_msg_close(&id);
         free(reply);
     }

@@ -148,6 +148,10 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     tsd_notify_init(&d->notify);
 
     char msg[4200];
+    if (tsd_resources_init(&d->res, msg, sizeof msg) != 0) { /* before any thread starts */
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        return EX_OSERR;
+    }
     if (tsd_ckpt_resolve_dir(cfg->state_dir, d->config_path[0] != '\0', d->state_dir,
                              sizeof d->state_dir, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
@@ -181,6 +185,13 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_log(TSD_LOG_WARNING, "%s", msg);
     else if (d->metrics)
         tsd_log(TSD_LOG_INFO, "metrics: http://%s/metrics", cfg->metrics_listen);
+    /* last: the descriptors open now are the daemon's own, the rest is for peers */
+    tsd_guard_limits limits;
+    tsd_resources_guard_limits(&d->res, cfg, &d->sock, &limits);
+    if (tsd_guard_start(&d->guard, &limits, d->sock.bound, d->sock.n_bound, msg, sizeof msg))
+        tsd_log(TSD_LOG_WARNING, "%s: peers' memory and connections are not limited", msg);
+    else
+        d->ingest.admit_new = tsd_guard_admit, d->ingest.admit_new_user = d->guard;
     tsd_metrics_snapshot snap;
     tsd_daemon_snapshot(d, &snap);
     tsd_metrics_publish(d->metrics, &snap);
@@ -191,6 +202,7 @@ fail:
 }
 
 void tsd_daemon_close(tsd_daemon *d) {
+    tsd_guard_stop(&d->guard);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
     tsd_sockets_close(&d->sock);
     tss_engine_destroy(&d->engine);
@@ -234,6 +246,9 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoints = d->checkpoints;
     s->checkpoint_failures = d->checkpoint_failures;
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
+    tsd_guard_counters_get(d->guard, &s->guard);
+    s->control_reply_drops = d->control_reply_drops;
+    s->log_dropped = tsd_log_dropped();
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

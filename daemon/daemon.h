@@ -16,10 +16,12 @@
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
+#include "guard.h"
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
+#include "resources.h"
 #include "sockets.h"
 
 typedef struct {
@@ -32,12 +34,16 @@ typedef struct {
     tsd_alerts alerts;
     tsd_metrics *metrics;
     tsd_notify notify;
+    tsd_resources res; /* the process's limits (resources.h) */
+    tsd_guard *guard;  /* memory and descriptors of peers (guard.h); NULL if it failed */
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
     tss_load_report restore_report;      /* what the restore at start said */
     uint64_t ns_busy;                    /* main loop time outside zmq_poll */
+    /* control replies dropped: the client was gone or did not read them (control.c) */
+    uint64_t control_reply_drops;
     uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */
     tsd_ratelimit control_limit; /* log lines about malformed control requests */
     tsd_ratelimit tick_limit;    /* log lines about failed (recoverable) ticks */

@@ -14,6 +14,7 @@ const char *tsd_reason_name(int reason) {
     case TSD_REASON_BAD_SEQ: return "bad_seq";
     case TSD_REASON_REVOKED: return "revoked";
     case TSD_REASON_NOT_OWNER: return "not_owner";
+    case TSD_REASON_MEMORY: return "memory";
     default: break;
     }
     if (reason >= 0 && reason < TSS_REJECT_COUNT)
@@ -216,6 +217,13 @@ void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx) 
     in->admit_ctx = ctx;
 }
 
+/* Whether the engine has a stream of that id (asked only when in->admit_new refuses new
+ * streams). */
+static int known(const tss_engine *e, const char *id) {
+    tss_stream_info info;
+    return tss_engine_stream_find(e, id, &info) == 0;
+}
+
 int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                        const char *peer) {
     return tsd_ingest_message_from(in, e, buf, len, peer, NULL);
@@ -239,6 +247,9 @@ int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size
         r = in->admit(in->admit_ctx, from, b->stream_id);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
+    if (r == TSS_OK && in->admit_new && !in->admit_new(in->admit_new_user) &&
+        !known(e, b->stream_id))
+        r = TSD_REASON_MEMORY;
     if (r == TSS_OK) {
         r = tsd_apply(e, b);
         in->count.ns_stage += tsd_now_ns() - t1;

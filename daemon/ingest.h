@@ -30,6 +30,7 @@ enum {
     TSD_REASON_BAD_SEQ,                   /* first_seq + values overflows 64 bits */
     TSD_REASON_REVOKED,   /* CURVE: the sender's key is no longer in the allow-list */
     TSD_REASON_NOT_OWNER, /* CURVE, stream_owners: the key may not write this stream */
+    TSD_REASON_MEMORY,                    /* a new stream while memory is over budget (guard.h) */
     TSD_REASON_COUNT
 };
 const char *tsd_reason_name(int reason);
@@ -98,6 +99,11 @@ typedef struct {
     tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
     tsd_ingest_admit_fn admit;             /* NULL: every sender may write every stream */
     void *admit_ctx;
+    /* Whether a new stream may take memory now (guard.h, tsd_guard_admit), or NULL for
+     * always: when it says no, a batch of a stream the engine does not know is refused
+     * (memory). Asked before every batch: it must be cheap. */
+    int (*admit_new)(void *user);
+    void *admit_new_user;
 } tsd_ingest;
 
 void tsd_ingest_init(tsd_ingest *in, size_t max_message_size, uint32_t log_rate_per_s);

@@ -1,12 +1,46 @@
 /* log.c - stderr logging with priority prefixes and the per-reason rate limiter. */
 #include "log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
+/* The process-wide budget (log.h), shared by every thread. */
+static pthread_mutex_t budget_mu = PTHREAD_MUTEX_INITIALIZER;
+static tsd_ratelimit budget = {.rate = TSD_LOG_BUDGET};
+static uint64_t dropped_total;
+
+/* Whether a line may be written now; when it may and lines were dropped before, writes
+ * the line that says how many. */
+static int within_budget(void) {
+    uint64_t suppressed;
+    pthread_mutex_lock(&budget_mu);
+    const int ok = tsd_ratelimit_allow(&budget, tsd_now_ns(), &suppressed);
+    dropped_total += !ok;
+    pthread_mutex_unlock(&budget_mu);
+    if (ok && suppressed) {
+        char note[128];
+        int n =
+            snprintf(note, sizeof note, "<%d>log: %llu lines dropped (over %d lines per second)\n",
+                     TSD_LOG_WARNING, (unsigned long long)suppressed, TSD_LOG_BUDGET);
+        ssize_t w = write(STDERR_FILENO, note, (size_t)n);
+        (void)w;
+    }
+    return ok;
+}
+
+uint64_t tsd_log_dropped(void) {
+    pthread_mutex_lock(&budget_mu);
+    uint64_t n = dropped_total;
+    pthread_mutex_unlock(&budget_mu);
+    return n;
+}
+
 void tsd_log(int prio, const char *fmt, ...) {
+    if (!within_budget())
+        return;
     char line[4096];
     int k = snprintf(line, sizeof line, "<%d>", prio);
     va_list ap;

@@ -19,8 +19,19 @@ enum {
 /* Writes "<prio>message\n" to stderr with one write(2), so that lines of concurrent
  * writers (the metrics thread) never interleave. Messages longer than 4 KiB are cut.
  * Prefixes are always written: journald strips them, and on a terminal they still
- * read as a severity. */
+ * read as a severity. Thread-safe.
+ *
+ * Every line, whatever its source, also passes a process-wide budget of TSD_LOG_BUDGET
+ * lines per second: a backstop under the per-reason limiters below, so that a source
+ * without one (a library's error callback, a new code path) or many reasons at once
+ * cannot flood the journal (libmicrohttpd's accept errors wrote 362 MB in 8.5 s,
+ * issue 17). Lines over the budget are dropped and counted; the next line let through
+ * says how many. */
+#define TSD_LOG_BUDGET 100
 void tsd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Lines the process-wide budget has dropped since start. */
+uint64_t tsd_log_dropped(void);
 
 /* A token bucket of `rate` lines per second (rate 0 = unlimited), refilled each second.
  * Pure: the caller passes the time, so tests are deterministic. */

@@ -63,6 +63,7 @@
 typedef struct {
     uint64_t next_tick, next_checkpoint, next_status, next_metrics;
     uint64_t status_samples; /* samples at the last STATUS= line */
+    int pressure;            /* memory over budget at the last look (guard.h) */
     uint64_t status_at;
     double ns_per_sample; /* a tick's time per sample it processed (average; 0: none yet) */
 } timers;
@@ -86,24 +87,34 @@ static void note_tick(timers *t, uint64_t ns, size_t samples) {
 
 /* Reads up to max messages from sock, stopping early once max_staged samples wait in
  * the engine; returns how many were read, *full set when a bound stopped it (the socket
- * may hold more). `sub` messages may carry a topic frame before the batch. */
+ * may hold more). `sub` messages may carry a topic frame before the batch. The frames
+ * of the ingest socket are reported to the guard (guard.h: what each peer has sent and
+ * the daemon has read), and so is finding it empty. A multipart message is read to its
+ * end and counted under `frames` (libzmq hands it over only once it has ended, and
+ * keeps its frames until then: the guard cuts a peer whose message does not end). */
 static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_staged, int *full) {
     uint64_t t0 = tsd_now_ns();
     size_t n = 0;
     zmq_msg_t frame[2];
     zmq_msg_init(&frame[0]);
     zmq_msg_init(&frame[1]);
+    tsd_guard *guard = sub ? NULL : d->guard;
     for (; n < max; n++) {
         if (tss_engine_pending(d->engine) >= max_staged)
             break;
-        if (zmq_msg_recv(&frame[0], sock, ZMQ_DONTWAIT) < 0)
+        if (zmq_msg_recv(&frame[0], sock, ZMQ_DONTWAIT) < 0) {
+            if (errno == EAGAIN)
+                tsd_guard_emptied(guard, TSD_SOCK_INGEST, t0);
             break;
+        }
+        tsd_guard_note(guard, &frame[0]);
         size_t parts = 1;
         zmq_msg_t *last = &frame[0];
         while (zmq_msg_more(last)) { /* the rest of a multipart message is already here */
             last = &frame[1];        /* frames after the second overwrite it */
             if (zmq_msg_recv(last, sock, 0) < 0)
                 break;
+            tsd_guard_note(guard, last);
             parts++;
         }
         const char *peer = zmq_msg_gets(&frame[0], "Peer-Address");
@@ -249,9 +260,10 @@ static int stop(tsd_daemon *d, const timers *t) {
     int ck = tsd_daemon_checkpoint(d);
     tsd_log(dropped ? TSD_LOG_WARNING : TSD_LOG_NOTICE,
             "stopping: %zu queued messages read, %zu dropped (%llu bytes), %zu samples left "
-            "staged, %zu streams %s, in %.2f s",
+            "staged, %zu streams %s, in %.2f s; %llu messages received in all",
             n, dropped, (unsigned long long)bytes, tss_engine_pending(d->engine),
-            tss_engine_stream_count(d->engine), saved(d, ck), (double)(tsd_now_ns() - t0) * 1e-9);
+            tss_engine_stream_count(d->engine), saved(d, ck), (double)(tsd_now_ns() - t0) * 1e-9,
+            (unsigned long long)d->ingest.count.messages);
     return ck == 0 || !d->state_dir[0] ? 0 : EX_IOERR;
 }
 
@@ -275,12 +287,21 @@ static int run(tsd_daemon *d) {
 
     int rc = 0;
     while (!tsd_flag_stop) {
-        if (zmq_poll(items, nitems, poll_timeout(d, &t, tsd_now_ns())) < 0 && errno != EINTR) {
+        const uint64_t polled = tsd_now_ns();
+        const int ready = zmq_poll(items, nitems, poll_timeout(d, &t, polled));
+        if (ready < 0 && errno != EINTR) {
             tsd_log(TSD_LOG_ERR, "zmq_poll: %s", zmq_strerror(errno));
             rc = EX_OSERR;
             break;
         }
         uint64_t woke = tsd_now_ns();
+        /* A socket that zmq_poll found without a whole message was empty after `polled`:
+         * the guard learns that unread bytes there are a message that has not ended. (Not
+         * after EINTR: revents were not filled in.) */
+        if (ready >= 0 && !(items[0].revents & ZMQ_POLLIN))
+            tsd_guard_emptied(d->guard, TSD_SOCK_INGEST, polled);
+        if (ready >= 0 && !(items[1].revents & ZMQ_POLLIN))
+            tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, polled);
         int more = 0; /* a drain stopped at a bound: the socket may hold more */
         if (items[0].revents & ZMQ_POLLIN)
             drain(d, d->sock.ingest, 0, DRAIN_BATCH, drain_cap(&t), &more);
@@ -313,6 +334,12 @@ static int run(tsd_daemon *d) {
             tsd_metrics_publish(d->metrics, &snap);
             t.next_metrics = now + METRICS_NS;
         }
+        /* Memory just went over budget: checkpoint now, so that if the kernel or an
+         * allocation failure ends the process all the same, little is lost. */
+        const int pressure = tsd_guard_pressure(d->guard);
+        if (pressure && !t.pressure && d->cfg.checkpoint_interval_s)
+            t.next_checkpoint = now;
+        t.pressure = pressure;
         if (d->cfg.checkpoint_interval_s && now >= t.next_checkpoint) {
             tsd_daemon_checkpoint(d);
             t.next_checkpoint =

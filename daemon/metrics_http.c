@@ -12,9 +12,14 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdarg.h>
 #include <sys/socket.h>
 
 #include "log.h"
+
+/* libmicrohttpd's own messages per second (accept errors come at the rate of a busy
+ * loop when descriptors run out: 1.5 million lines in 8.5 s before, issue 17). */
+#define MHD_LOG_RATE 5
 
 /* Slow and greedy clients (issue 17 item 10: 20 connections that sent one header byte
  * every 4 s kept every slot, and 35 of 35 scrapes failed). libmicrohttpd's own timeout
@@ -54,8 +59,31 @@ struct tsd_metrics {
     tsd_metrics_snapshot snap;
     http_conn conns[HTTP_SLOTS];
     _Atomic uint64_t refused_per_host, refused_full, cut_slow;
-    tsd_ratelimit limit; /* log lines about refusals and cuts */
+    tsd_ratelimit limit;     /* log lines about refusals and cuts */
+    tsd_ratelimit mhd_limit; /* libmicrohttpd's own messages (under lock) */
+    char last[256];          /* its latest one: why a start failed (under lock) */
 };
+
+/* libmicrohttpd's error messages, into the daemon's log at MHD_LOG_RATE lines per
+ * second (MHD_OPTION_EXTERNAL_LOGGER, the first option so that it sees every message; from
+ * the caller of MHD_start_daemon, then from the server thread). The latest is kept for the start-up
+ * error. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+    tsd_metrics *m = cls;
+    char line[256];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    uint64_t suppressed;
+    pthread_mutex_lock(&m->lock);
+    snprintf(m->last, sizeof m->last, "%s", line);
+    int ok = tsd_ratelimit_allow(&m->mhd_limit, tsd_now_ns(), &suppressed);
+    pthread_mutex_unlock(&m->lock);
+    if (ok && suppressed)
+        tsd_log(TSD_LOG_WARNING, "metrics: %s (%llu more not logged)", line,
+                (unsigned long long)suppressed);
+    else if (ok)
+        tsd_log(TSD_LOG_WARNING, "metrics: %s", line);
+}
 
 /* Resolves "HOST:PORT" or "[V6]:PORT" (numeric or a name such as localhost) into a
  * freshly allocated addrinfo list. */
@@ -283,19 +311,25 @@ int tsd_metrics_start(const char *listen, tsd_metrics **out, char *msg, size_t m
     }
     pthread_mutex_init(&m->lock, NULL);
     tsd_ratelimit_init(&m->limit, 5);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    tsd_ratelimit_init(&m->mhd_limit, MHD_LOG_RATE);
+    /* MHD_USE_AUTO: epoll on Linux. Its default, select(), refuses every connection whose
+     * descriptor is 1024 or more, which a daemon with a thousand sensors connected
+     * reaches: scrapes failed ("not less than FD_SETSIZE"). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    /* A handful of scrapers at a time; slow and greedy clients: see HTTP_SLOTS. */
-    m->http =
-        MHD_start_daemon(flags, 0, admit, m, answer, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-                         MHD_OPTION_CONNECTION_LIMIT, HTTP_SLOTS, MHD_OPTION_CONNECTION_TIMEOUT,
-                         HTTP_IDLE_S, MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
-                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_END);
+    /* A handful of scrapers at a time; slow and greedy clients: see HTTP_SLOTS. Errors go
+     * through the daemon's log at a rate limit instead of libmicrohttpd's unlimited
+     * stderr (the logger first, so that it sees every message). */
+    m->http = MHD_start_daemon(flags, 0, admit, m, answer, m, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+                               m, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_CONNECTION_LIMIT,
+                               HTTP_SLOTS, MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_S,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, m, MHD_OPTION_END);
     freeaddrinfo(ai);
-    if (!m->http) {
-        snprintf(msg, msglen, "metrics: cannot listen on %s (address in use or not local?)",
-                 listen);
+    if (!m->http) { /* libmicrohttpd said why (a thread that cannot start, a bind error) */
+        snprintf(msg, msglen, "metrics: cannot serve on %s: %s", listen,
+                 m->last[0] ? m->last : "libmicrohttpd gave no reason");
         pthread_mutex_destroy(&m->lock);
         free(m);
         return -1;

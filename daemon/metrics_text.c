@@ -146,6 +146,28 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            "Streams of the checkpoint restored at start that were left out, beyond "
            "max_streams (the first streams created are kept).",
            s->checkpoint_streams_dropped);
+    scalar(&t, "tsmine_log_lines_dropped_total", "counter",
+           "Log lines dropped over the process-wide budget of lines per second.", s->log_dropped);
+    scalar(&t, "tsmine_control_reply_drops_total", "counter",
+           "Control replies dropped: the client was gone or did not read its replies.",
+           s->control_reply_drops);
+    /* memory and connections of peers (guard.h) */
+    const tsd_guard_counters *g = &s->guard;
+    scalar(&t, "tsmine_resident_bytes", "gauge", "Resident memory of the daemon.", g->rss);
+    scalar(&t, "tsmine_memory_budget_bytes", "gauge",
+           "Resident memory above which peers are shed and new streams refused.", g->memory_budget);
+    scalar(&t, "tsmine_memory_pressure", "gauge", "1 while memory is over budget.", g->pressure);
+    header(&t, "tsmine_peers_cut_total", "counter",
+           "Peer connections cut, by reason (memory: held too many unread bytes, or the most "
+           "while memory was over budget; connections: beyond their socket's share).");
+    put(&t, "tsmine_peers_cut_total{reason=\"memory\"} %llu\n", (unsigned long long)g->cut_memory);
+    put(&t, "tsmine_peers_cut_total{reason=\"connections\"} %llu\n",
+        (unsigned long long)g->cut_connections);
+    header(&t, "tsmine_connections", "gauge", "Peer connections, by socket.");
+    for (int k = 0; k < TSD_SOCK_KINDS; k++)
+        put(&t, "tsmine_connections{socket=\"%s\"} %llu\n", tsd_sock_kind_name(k),
+            (unsigned long long)g->connections[k]);
+    scalar(&t, "tsmine_descriptors_open", "gauge", "File descriptors open.", g->fds);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);

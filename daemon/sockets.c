@@ -9,11 +9,20 @@
 #include <zmq.h>
 
 #include "log.h"
-
-/* SO_SNDBUF of each alert subscriber's connection: room for ~1500 alerts, the rate of a
- * busy daemon for a round trip of seconds. */
-#define TSD_ALERTS_SNDBUF (256 * 1024)
 #include "security.h"
+
+const char *tsd_sock_kind_name(int kind) {
+    static const char *const names[TSD_SOCK_KINDS] = {"ingest", "alerts", "control"};
+    return kind >= 0 && kind < TSD_SOCK_KINDS ? names[kind] : "?";
+}
+
+int tsd_sockets_ingest_hwm(const tsc_config *cfg) {
+    const uint64_t frame = 2 * cfg->max_message_size;
+    uint64_t hwm = cfg->peer_buffer / (frame ? frame : 1);
+    if (hwm < 1)
+        hwm = 1;
+    return hwm < (uint64_t)cfg->ingest_hwm ? (int)hwm : cfg->ingest_hwm;
+}
 
 /* Sets an integer option (int or int64_t by size); 0 or -1 with err. */
 static int setopt(void *sock, int opt, int64_t v, size_t size, const char *what, char *err,
@@ -25,8 +34,8 @@ static int setopt(void *sock, int opt, int64_t v, size_t size, const char *what,
     return -1;
 }
 
-/* A new socket of the given type with its linger, a CURVE server under the ZAP handler
- * when sec is not NULL; NULL with err. */
+/* A new socket of the given type with its linger and handshake time limit, a CURVE
+ * server under the ZAP handler when sec is not NULL; NULL with err. */
 static void *new_socket(void *zctx, tsd_security *sec, int type, int linger_ms, const char *what,
                         char *err, size_t errlen) {
     void *s = zmq_socket(zctx, type);
@@ -35,6 +44,7 @@ static void *new_socket(void *zctx, tsd_security *sec, int type, int linger_ms, 
         return NULL;
     }
     if (setopt(s, ZMQ_LINGER, linger_ms, sizeof(int), what, err, errlen) != 0 ||
+        setopt(s, ZMQ_HANDSHAKE_IVL, TSD_HANDSHAKE_MS, sizeof(int), what, err, errlen) != 0 ||
         (sec && tsd_security_apply(sec, s, what, err, errlen) != 0)) {
         zmq_close(s);
         return NULL;
@@ -56,9 +66,11 @@ static int refuse_zmtp1(void *sock, const char *what, char *err, size_t errlen) 
     return -1;
 }
 
-/* Binds (or connects) and logs the endpoint actually used. */
-static int attach(void *sock, const char *endpoint, int bind, const char *what, char *err,
-                  size_t errlen) {
+/* Binds (or connects) and logs the endpoint actually used; a bound one is noted in
+ * s->bound as a socket of that kind (kind < 0: connected, not noted). */
+static int attach(tsd_sockets *s, void *sock, const char *endpoint, int kind, const char *what,
+                  char *err, size_t errlen) {
+    const int bind = kind >= 0;
     int rc = bind ? zmq_bind(sock, endpoint) : zmq_connect(sock, endpoint);
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot %s %s: %s", what, bind ? "bind" : "connect", endpoint,
@@ -70,6 +82,11 @@ static int attach(void *sock, const char *endpoint, int bind, const char *what, 
     if (!bind || zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, real, &len) != 0)
         snprintf(real, sizeof real, "%s", endpoint);
     tsd_log(TSD_LOG_INFO, "%s: %s %s", what, bind ? "listening on" : "connected to", real);
+    if (bind && s->n_bound < sizeof s->bound / sizeof s->bound[0]) {
+        tsd_bound *b = &s->bound[s->n_bound++];
+        b->kind = (tsd_sock_kind)kind;
+        snprintf(b->endpoint, sizeof b->endpoint, "%s", real);
+    }
     return 0;
 }
 
@@ -102,21 +119,26 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
      * limit, before allocating the message, which bounds the memory a hostile sender can
      * pin to 2 * max_message_size per connection. */
     int64_t maxmsg = 2 * (int64_t)cfg->max_message_size;
+    /* A connection's queue is bounded in messages (ZMQ_RCVHWM), each at most maxmsg: the
+     * byte budget peer_buffer gives the count, so that one fast sender pins at most
+     * peer_buffer bytes while the daemon is busy (with ingest_hwm = 100,000 messages,
+     * one PUSH queued +1.7 GB in 3 s; issue 17). */
+    s->ingest_hwm = tsd_sockets_ingest_hwm(cfg);
 
     if (!(s->ingest = new_socket(s->zctx, s->security, ZMQ_PULL, 0, "ingest", err, errlen)) ||
         setopt(s->ingest, ZMQ_AFFINITY, io_in, sizeof io_in, "ingest", err, errlen) ||
-        setopt(s->ingest, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
+        setopt(s->ingest, ZMQ_RCVHWM, s->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
         setopt(s->ingest, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
         goto fail;
     for (size_t i = 0; i < cfg->n_ingest_endpoints; i++)
-        if (attach(s->ingest, cfg->ingest_endpoints[i], 1, "ingest", err, errlen))
+        if (attach(s, s->ingest, cfg->ingest_endpoints[i], TSD_SOCK_INGEST, "ingest", err, errlen))
             goto fail;
 
     if (cfg->n_ingest_sub_endpoints) {
         if (!(s->sub = new_socket(s->zctx, s->security, ZMQ_SUB, 0, "ingest (subscribe)", err,
                                   errlen)) ||
             setopt(s->sub, ZMQ_AFFINITY, io_in, sizeof io_in, "ingest", err, errlen) ||
-            setopt(s->sub, ZMQ_RCVHWM, cfg->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
+            setopt(s->sub, ZMQ_RCVHWM, s->ingest_hwm, sizeof(int), "ingest", err, errlen) ||
             setopt(s->sub, ZMQ_MAXMSGSIZE, maxmsg, sizeof(int64_t), "ingest", err, errlen))
             goto fail;
         if (zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, "", 0) != 0) {
@@ -124,20 +146,26 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
             goto fail;
         }
         for (size_t i = 0; i < cfg->n_ingest_sub_endpoints; i++)
-            if (attach(s->sub, cfg->ingest_sub_endpoints[i], 0, "ingest (subscribe)", err, errlen))
+            if (attach(s, s->sub, cfg->ingest_sub_endpoints[i], -1, "ingest (subscribe)", err,
+                       errlen))
                 goto fail;
     }
 
     /* At exit, up to 1 s for queued alerts to leave. Plain PUB semantics (no
      * ZMQ_XPUB_NODROP): a subscriber whose queue holds alerts_hwm alerts loses its own
      * copies, the others lose nothing (alerts.h). A stalled subscriber pins at most its
-     * queue plus the kernel's send buffer: fixed at TSD_ALERTS_SNDBUF rather than
-     * autotuned (up to tcp_wmem's maximum, 4 MiB on Linux), so that bound is known. */
+     * queue plus the kernel's send buffer: fixed at TSD_PEER_SNDBUF rather than
+     * autotuned (up to tcp_wmem's maximum, 4 MiB on Linux), so that bound is known.
+     * What subscribers send is bounded too: each frame by TSD_ALERTS_MAX_MSG, the queue
+     * of unread subscriptions by TSD_ALERTS_RCVHWM. */
     if (!(s->pub = new_socket(s->zctx, s->security, ZMQ_PUB, 1000, "alerts", err, errlen)) ||
         setopt(s->pub, ZMQ_AFFINITY, io_alerts, sizeof io_alerts, "alerts", err, errlen) ||
         setopt(s->pub, ZMQ_SNDHWM, cfg->alerts_hwm, sizeof(int), "alerts", err, errlen) ||
-        setopt(s->pub, ZMQ_SNDBUF, TSD_ALERTS_SNDBUF, sizeof(int), "alerts", err, errlen) ||
-        attach(s->pub, cfg->alerts_endpoint, 1, "alerts", err, errlen))
+        setopt(s->pub, ZMQ_SNDBUF, TSD_PEER_SNDBUF, sizeof(int), "alerts", err, errlen) ||
+        setopt(s->pub, ZMQ_MAXMSGSIZE, TSD_ALERTS_MAX_MSG, sizeof(int64_t), "alerts", err,
+               errlen) ||
+        setopt(s->pub, ZMQ_RCVHWM, TSD_ALERTS_RCVHWM, sizeof(int), "alerts", err, errlen) ||
+        attach(s, s->pub, cfg->alerts_endpoint, TSD_SOCK_ALERTS, "alerts", err, errlen))
         goto fail;
 
     /* The control socket is a ROUTER serving REQ clients (control.c handles the
@@ -146,13 +174,20 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
      * (router_t::rollback keeps _more_out without a reply pipe) and silently drops the
      * NEXT reply, to another client: a well-formed ZMTP/3 peer could mute control
      * (tests/integration/hostile_test.py --case raw). A ROUTER drops a reply to a gone
-     * or full peer and nothing else. */
+     * or full peer and nothing else. ZMQ_ROUTER_MANDATORY makes such a drop visible to
+     * control.c (EAGAIN, EHOSTUNREACH with ZMQ_DONTWAIT), which counts it: without a
+     * small SNDHWM, three or four DEALERs that never read their STATUS replies queued
+     * +1.5 GB (issue 17). */
     if (!(s->control = new_socket(s->zctx, s->security, ZMQ_ROUTER, 0, "control", err, errlen)) ||
         setopt(s->control, ZMQ_AFFINITY, io_in, sizeof io_in, "control", err, errlen) ||
         setopt(s->control, ZMQ_MAXMSGSIZE, TSD_CONTROL_MAX_MSG, sizeof(int64_t), "control", err,
                errlen) ||
+        setopt(s->control, ZMQ_RCVHWM, TSD_CONTROL_RCVHWM, sizeof(int), "control", err, errlen) ||
+        setopt(s->control, ZMQ_SNDHWM, TSD_CONTROL_SNDHWM, sizeof(int), "control", err, errlen) ||
+        setopt(s->control, ZMQ_SNDBUF, TSD_PEER_SNDBUF, sizeof(int), "control", err, errlen) ||
+        setopt(s->control, ZMQ_ROUTER_MANDATORY, 1, sizeof(int), "control", err, errlen) ||
         (!s->security && refuse_zmtp1(s->control, "control", err, errlen)) ||
-        attach(s->control, cfg->control_endpoint, 1, "control", err, errlen))
+        attach(s, s->control, cfg->control_endpoint, TSD_SOCK_CONTROL, "control", err, errlen))
         goto fail;
     if (s->security && tsd_security_start(s->security, err, errlen) != 0)
         goto fail;

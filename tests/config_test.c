@@ -43,6 +43,9 @@ static void test_defaults(void **state) {
     assert_int_equal(c.tick_ms, 10);
     assert_int_equal(c.checkpoint_interval_s, 5);
     assert_int_equal(c.log_rate_per_s, 5);
+    assert_int_equal(c.peer_buffer, 32 << 20);
+    assert_int_equal(c.memory_budget, 0);   /* auto */
+    assert_int_equal(c.max_connections, 0); /* auto */
     assert_int_equal(c.stream_default.window, 4096);
     assert_int_equal(c.stream_default.subsequence, 0); /* auto */
     assert_int_equal(c.stream_default.hop, 1024);
@@ -235,6 +238,11 @@ static const error_case errors[] = {
      "ingest.endpoints: must be an array of strings (got \"tcp://*:1\")"},
     {"ingest = { endpoints = [1, 2]; };", "ingest.endpoints[0]: must be a string (got 1)"},
     {"limits = 3;", "limits: must be a group (got 3)"},
+    {"limits = { peer_buffer = 4096; };",
+     "t.conf:1: limits.peer_buffer: must be in 1048576..1099511627776 (got 4096)"},
+    {"limits = { memory_budget = -1; };", "limits.memory_budget: must be in 0..70368744177664"},
+    {"limits = { max_connections = \"x\"; };",
+     "limits.max_connections: must be an integer (got \"x\")"},
     {"streams = { default = { motif = 1; }; };",
      "streams.default.motif: must be true or false (got 1)"},
     {"streams = { default = 4; };", "streams.default: must be a group (got 4)"},

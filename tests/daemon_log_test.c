@@ -1,5 +1,11 @@
-/* daemon_log_test.c - the per-reason log rate limiter (daemon/log.h). */
+/* daemon_log_test.c - the per-reason log rate limiter and the process-wide budget of
+ * log lines (daemon/log.h). */
 #include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -51,11 +57,50 @@ static void test_unlimited_and_clock_backwards(void **state) {
     assert_int_equal(sup, 1);
 }
 
+/* A flood of lines from one source without a limiter of its own: at most TSD_LOG_BUDGET
+ * a second reach stderr, the rest are counted, and the next line let through says how
+ * many were dropped. */
+static void test_process_budget(void **state) {
+    (void)state;
+    char path[] = "/tmp/tsmine_log_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    const uint64_t before = tsd_log_dropped();
+    const uint64_t t0 = tsd_now_ns();
+    for (int i = 0; i < 1000; i++)
+        tsd_log(TSD_LOG_WARNING, "line %d", i);
+    const uint64_t dropped = tsd_log_dropped() - before;
+    const int one_window = tsd_now_ns() - t0 < 900000000ull; /* else a new second began */
+    usleep(1100000);
+    tsd_log(TSD_LOG_WARNING, "after the flood");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    FILE *f = fdopen(fd, "r");
+    rewind(f);
+    char line[256];
+    size_t lines = 0, notes = 0;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        notes += strstr(line, "lines dropped (over") != NULL;
+    }
+    fclose(f);
+    unlink(path);
+    if (one_window) {
+        assert_int_equal(dropped, 1000 - TSD_LOG_BUDGET);
+        assert_int_equal(lines, TSD_LOG_BUDGET + 2); /* and the note, and "after" */
+    }
+    assert_true(dropped >= 1000 - 2 * TSD_LOG_BUDGET);
+    assert_true(notes >= 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rate_and_report),
         cmocka_unit_test(test_windows_are_independent),
         cmocka_unit_test(test_unlimited_and_clock_backwards),
+        cmocka_unit_test(test_process_budget),
     };
     return cmocka_run_group_tests_name("daemon_log", tests, NULL, NULL);
 }
