@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
@@ -142,6 +143,12 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     d->cfg = *cfg;
     snprintf(d->config_path, sizeof d->config_path, "%s", config_path ? config_path : "");
     d->started_ns = tsd_now_ns();
+    d->started_realtime_ns = tsd_realtime_ns();
+    d->last_reload_ok = 1;
+    /* systemd's RuntimeDirectory= (a list: the first) holds the reload outcome */
+    const char *rt = getenv("RUNTIME_DIRECTORY");
+    if (rt)
+        snprintf(d->runtime_dir, sizeof d->runtime_dir, "%.*s", (int)strcspn(rt, ":"), rt);
     tsd_ingest_init(&d->ingest, cfg->max_message_size, cfg->log_rate_per_s);
     tsd_ratelimit_init(&d->control_limit, cfg->log_rate_per_s);
     tsd_ratelimit_init(&d->tick_limit, cfg->log_rate_per_s);
@@ -249,6 +256,13 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     tsd_guard_counters_get(d->guard, &s->guard);
     s->control_reply_drops = d->control_reply_drops;
     s->log_dropped = tsd_log_dropped();
+    s->version = TSMINE_VERSION;
+    s->backend = d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "";
+    tsd_process_stats_get(d->started_realtime_ns, s->guard.fds, &s->process);
+    s->reloads = d->reloads;
+    s->reload_failures = d->reload_failures;
+    s->last_reload_ok = d->last_reload_ok;
+    s->last_reload_time_s = (double)d->last_reload_ns * 1e-9;
     if (!d->engine)
         return;
     s->pass_failures = c.pass_failures;

@@ -39,6 +39,12 @@ typedef struct {
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
+    int last_reload_ok;          /* the last reload's outcome (1 before any) */
+    int64_t last_reload_ns;      /* when it happened (CLOCK_REALTIME), 0 before any */
+    int64_t started_realtime_ns; /* the process's start, for process_start_time_seconds */
+    /* $RUNTIME_DIRECTORY (systemd's RuntimeDirectory=): each reload's outcome is written
+     * there for `tsmined --reload` (reload_status.h); "" = not written */
+    char runtime_dir[512];
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
     tss_load_report restore_report;      /* what the restore at start said */
     uint64_t ns_busy;                    /* main loop time outside zmq_poll */

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "daemon.h"
+#include "reload_status.h"
 #include "signals.h"
 
 #ifndef TSMINE_VERSION
@@ -14,7 +15,8 @@
 #endif
 
 static void usage(FILE *f) {
-    fputs("Usage: tsmined [-c FILE] [--foreground] [--check-config]\n"
+    fputs("Usage: tsmined [-c FILE] [--foreground] [--check-config [--quiet]]\n"
+          "       tsmined --reload PID [--timeout-ms T]\n"
           "Streaming time-series anomaly and motif detector: takes SampleBatch messages\n"
           "over ZeroMQ, publishes alerts (DESIGN.md 5).\n"
           "\n"
@@ -24,7 +26,14 @@ static void usage(FILE *f) {
           "      --foreground   accepted for compatibility: tsmined never forks (systemd\n"
           "                     Type=notify supervises it in the foreground)\n"
           "      --check-config print the effective settings (or the error) and exit\n"
-          "                     0, or 78 (EX_CONFIG) when the file is invalid\n"
+          "                     0, or 78 (EX_CONFIG) when the file is invalid; with\n"
+          "      --quiet        only the error (systemd's ExecStartPre=)\n"
+          "      --reload PID   send SIGHUP to the tsmined of process PID and wait for its\n"
+          "                     outcome (systemd's ExecReload=): exit 0 when the new\n"
+          "                     configuration was taken, 78 when it was refused (the old\n"
+          "                     one runs on), 69 without an answer within T ms (60000);\n"
+          "                     needs $RUNTIME_DIRECTORY (RuntimeDirectory=), where the\n"
+          "                     daemon writes each reload's outcome\n"
           "  -h, --help         this text\n"
           "  -V, --version      version and the optional features built in\n"
           "\n"
@@ -59,17 +68,27 @@ static void version(void) {
 
 int main(int argc, char **argv) {
     static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'}, {"foreground", no_argument, NULL, 'f'},
-        {"check-config", no_argument, NULL, 'k'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+        {"config", required_argument, NULL, 'c'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"check-config", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"reload", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"timeout-ms", required_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
     };
-    const char *path = NULL;
-    int check = 0, c;
+    const char *path = NULL, *reload_pid = NULL;
+    int check = 0, quiet = 0, c;
+    long timeout_ms = 60000;
     while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
         switch (c) {
         case 'c': path = optarg; break;
         case 'f': break;
         case 'k': check = 1; break;
+        case 'r': reload_pid = optarg; break;
+        case 'q': quiet = 1; break;
+        case 't': timeout_ms = strtol(optarg, NULL, 10); break;
         case 'h': usage(stdout); return 0;
         case 'V': version(); return 0;
         default: usage(stderr); return EX_USAGE;
@@ -79,6 +98,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tsmined: unexpected argument \"%s\"\n", argv[optind]);
         usage(stderr);
         return EX_USAGE;
+    }
+
+    if (reload_pid) {
+        char *end;
+        long pid = strtol(reload_pid, &end, 10);
+        if (*end || pid <= 0) {
+            fprintf(stderr, "tsmined: --reload: \"%s\" is not a process id\n", reload_pid);
+            return EX_USAGE;
+        }
+        const char *rt = getenv("RUNTIME_DIRECTORY");
+        char dir[512] = "";
+        if (rt)
+            snprintf(dir, sizeof dir, "%.*s", (int)strcspn(rt, ":"), rt);
+        return tsd_reload_request((pid_t)pid, dir, timeout_ms > 0 ? timeout_ms : 60000);
     }
 
     static tsc_config cfg; /* large: not on the stack */
@@ -92,7 +125,8 @@ int main(int argc, char **argv) {
         return EX_CONFIG;
     }
     if (check) {
-        tsc_print(stdout, &cfg);
+        if (!quiet)
+            tsc_print(stdout, &cfg);
         return 0;
     }
 

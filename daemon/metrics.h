@@ -44,10 +44,27 @@ typedef struct {
     uint64_t refused_per_host, refused_full, cut_slow;
 } tsd_metrics_http;
 
+/* The process as Prometheus's client libraries describe it (process_*). */
 typedef struct {
-    uint64_t samples;  /* accepted */
-    uint64_t bytes;    /* ingest payload bytes received */
-    uint64_t messages; /* ingest messages received */
+    double start_time_s; /* since the epoch */
+    double cpu_s;        /* user + system */
+    uint64_t resident_bytes, virtual_bytes;
+    uint64_t open_fds, max_fds;
+} tsd_process_stats;
+
+/* Reads them (/proc/self/statm, getrusage, getrlimit; open_fds: known_fds when not 0,
+ * else a count of /proc/self/fd). started_realtime_ns: the start, CLOCK_REALTIME. */
+void tsd_process_stats_get(int64_t started_realtime_ns, uint64_t known_fds, tsd_process_stats *out);
+
+typedef struct {
+    const char *version, *backend; /* static strings: build_info's labels */
+    tsd_process_stats process;
+    uint64_t reloads, reload_failures;
+    int last_reload_ok;        /* 1 before any reload */
+    double last_reload_time_s; /* since the epoch; 0 before any */
+    uint64_t samples;          /* accepted */
+    uint64_t bytes;            /* ingest payload bytes received */
+    uint64_t messages;         /* ingest messages received */
     uint64_t rejected[TSD_REASON_COUNT];
     uint64_t alerts[TSS_ALERT_KINDS];           /* found, by kind (published + dropped + queued) */
     uint64_t alerts_published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */

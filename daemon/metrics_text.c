@@ -63,16 +63,51 @@ static void by_kind(text *t, const char *name, const char *type, const char *hel
                 (unsigned long long)v[k]);
 }
 
+/* The process_* series of Prometheus's client libraries. */
+static void process(text *t, const tsd_process_stats *p) {
+    header(t, "process_start_time_seconds", "gauge",
+           "Start time of the process since unix epoch in seconds.");
+    put(t, "process_start_time_seconds %.3f\n", p->start_time_s);
+    header(t, "process_cpu_seconds_total", "counter",
+           "Total user and system CPU time spent in seconds.");
+    put(t, "process_cpu_seconds_total %.3f\n", p->cpu_s);
+    scalar(t, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+           p->resident_bytes);
+    scalar(t, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+           p->virtual_bytes);
+    scalar(t, "process_open_fds", "gauge", "Number of open file descriptors.", p->open_fds);
+    if (p->max_fds)
+        scalar(t, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+               p->max_fds);
+}
+
 size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) {
     text t = {buf, len, 0};
     if (len)
         buf[0] = '\0';
-    scalar(&t, "tsmine_samples_total", "counter", "Samples accepted into streams.", s->samples);
-    scalar(&t, "tsmine_bytes_total", "counter", "Ingest message bytes received.", s->bytes);
-    scalar(&t, "tsmine_messages_total", "counter", "Ingest messages received.", s->messages);
-    header(&t, "tsmine_messages_rejected_total", "counter", "Ingest messages rejected, by reason.");
+    header(&t, "tsmine_build_info", "gauge",
+           "Always 1: the version and the compute backend in use, as labels.");
+    put(&t, "tsmine_build_info{version=\"%s\",backend=\"%s\"} 1\n", s->version ? s->version : "",
+        s->backend ? s->backend : "");
+    process(&t, &s->process);
+    scalar(&t, "tsmine_reloads_total", "counter",
+           "Configuration reloads asked for (SIGHUP, RELOAD).", s->reloads);
+    scalar(&t, "tsmine_reload_failures_total", "counter",
+           "Reloads refused: the running configuration stayed.", s->reload_failures);
+    scalar(&t, "tsmine_last_reload_success", "gauge",
+           "1 when the last reload took the new configuration (and before any), else 0.",
+           (uint64_t)s->last_reload_ok);
+    header(&t, "tsmine_last_reload_timestamp_seconds", "gauge",
+           "When the last reload happened (seconds since the epoch; 0: none yet).");
+    put(&t, "tsmine_last_reload_timestamp_seconds %.3f\n", s->last_reload_time_s);
+    scalar(&t, "tsmine_ingest_samples_total", "counter", "Samples accepted into streams.",
+           s->samples);
+    scalar(&t, "tsmine_ingest_bytes_total", "counter", "Ingest message bytes received.", s->bytes);
+    scalar(&t, "tsmine_ingest_messages_total", "counter", "Ingest messages received.", s->messages);
+    header(&t, "tsmine_ingest_messages_rejected_total", "counter",
+           "Ingest messages rejected, by reason.");
     for (int r = 1; r < TSD_REASON_COUNT; r++)
-        put(&t, "tsmine_messages_rejected_total{reason=\"%s\"} %llu\n", tsd_reason_name(r),
+        put(&t, "tsmine_ingest_messages_rejected_total{reason=\"%s\"} %llu\n", tsd_reason_name(r),
             (unsigned long long)s->rejected[r]);
     by_kind(&t, "tsmine_alerts_total", "counter",
             "Alerts found, by kind: each one is published, dropped or queued (the three "
@@ -153,7 +188,6 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            s->control_reply_drops);
     /* memory and connections of peers (guard.h) */
     const tsd_guard_counters *g = &s->guard;
-    scalar(&t, "tsmine_resident_bytes", "gauge", "Resident memory of the daemon.", g->rss);
     scalar(&t, "tsmine_memory_budget_bytes", "gauge",
            "Resident memory above which peers are shed and new streams refused.", g->memory_budget);
     scalar(&t, "tsmine_memory_pressure", "gauge", "1 while memory is over budget.", g->pressure);
@@ -167,7 +201,6 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     for (int k = 0; k < TSD_SOCK_KINDS; k++)
         put(&t, "tsmine_connections{socket=\"%s\"} %llu\n", tsd_sock_kind_name(k),
             (unsigned long long)g->connections[k]);
-    scalar(&t, "tsmine_descriptors_open", "gauge", "File descriptors open.", g->fds);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);

@@ -1,12 +1,14 @@
 /* reload.c - SIGHUP and the RELOAD control command: re-read the configuration file,
  * apply what can change live, report what needs a restart. */
 #include "daemon.h"
+#include "reload_status.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
-    d->reloads++;
+/* The reload itself (tsd_daemon_reload): 0 or -1, msg says what happened. */
+static int reload(tsd_daemon *d, char *msg, size_t msglen) {
     if (!d->config_path[0]) {
         snprintf(msg, msglen, "running on embedded defaults (no -c FILE): nothing to reload");
         tsd_log(TSD_LOG_NOTICE, "reload: %s", msg);
@@ -51,4 +53,15 @@ int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
              keys[0] ? "; " : "", keys);
     tsd_log(restart ? TSD_LOG_WARNING : TSD_LOG_INFO, "reload: %s", msg);
     return 0;
+}
+
+int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
+    d->reloads++;
+    const int rc = reload(d, msg, msglen);
+    d->last_reload_ok = rc == 0;
+    d->last_reload_ns = tsd_realtime_ns();
+    if (d->runtime_dir[0] && tsd_reload_status_write(d->runtime_dir, d->reloads, rc == 0, msg) != 0)
+        tsd_log(TSD_LOG_WARNING, "reload: cannot write its outcome to %s/%s: %s", d->runtime_dir,
+                TSD_RELOAD_STATUS_FILE, strerror(errno));
+    return rc;
 }

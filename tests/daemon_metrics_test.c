@@ -12,6 +12,17 @@
 static tsd_metrics_snapshot sample_snapshot(void) {
     tsd_metrics_snapshot s;
     memset(&s, 0, sizeof s);
+    s.version = "9.8.7";
+    s.backend = "cpu";
+    s.process = (tsd_process_stats){.start_time_s = 1700000000.5,
+                                    .cpu_s = 2.25,
+                                    .resident_bytes = 1 << 20,
+                                    .open_fds = 9,
+                                    .max_fds = 1024};
+    s.reloads = 3;
+    s.reload_failures = 1;
+    s.last_reload_ok = 0;
+    s.last_reload_time_s = 1700000100.0;
     s.samples = 123456789012ull;
     s.bytes = 42;
     s.messages = 7;
@@ -67,11 +78,21 @@ static void test_format(void **state) {
     assert_int_equal(tsd_metrics_format(&s, buf, need + 1), need);
     assert_int_equal(strlen(buf), need);
     const char *want[] = {
-        "\ntsmine_samples_total 123456789012\n",
-        "\ntsmine_bytes_total 42\n",
-        "\ntsmine_messages_rejected_total{reason=\"decode\"} 3\n",
-        "\ntsmine_messages_rejected_total{reason=\"nonfinite\"} 5\n",
-        "\ntsmine_messages_rejected_total{reason=\"duplicate\"} 0\n",
+        "\ntsmine_build_info{version=\"9.8.7\",backend=\"cpu\"} 1\n",
+        "\nprocess_start_time_seconds 1700000000.500\n",
+        "\nprocess_cpu_seconds_total 2.250\n",
+        "\nprocess_resident_memory_bytes 1048576\n",
+        "\nprocess_open_fds 9\n",
+        "\nprocess_max_fds 1024\n",
+        "\ntsmine_reloads_total 3\n",
+        "\ntsmine_reload_failures_total 1\n",
+        "\ntsmine_last_reload_success 0\n",
+        "\ntsmine_last_reload_timestamp_seconds 1700000100.000\n",
+        "\ntsmine_ingest_samples_total 123456789012\n",
+        "\ntsmine_ingest_bytes_total 42\n",
+        "\ntsmine_ingest_messages_rejected_total{reason=\"decode\"} 3\n",
+        "\ntsmine_ingest_messages_rejected_total{reason=\"nonfinite\"} 5\n",
+        "\ntsmine_ingest_messages_rejected_total{reason=\"duplicate\"} 0\n",
         "\ntsmine_alerts_total{kind=\"left_discord\"} 11\n",
         "\ntsmine_alerts_total{kind=\"gap\"} 2\n",
         "\ntsmine_alerts_total{kind=\"discord\"} 0\n",
@@ -98,7 +119,7 @@ static void test_format(void **state) {
         "\ntsmine_phase_seconds_total{phase=\"other\"} 1e-06\n",
         "\ntsmine_phase_seconds_total{phase=\"receive\"} 0\n",
         "\n# TYPE tsmine_streams gauge\n",
-        "\n# TYPE tsmine_samples_total counter\n",
+        "\n# TYPE tsmine_ingest_samples_total counter\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(buf, want[i]))

@@ -81,7 +81,7 @@ def scrape(port, source="127.0.0.1", timeout=3.0):
                 break
             data += chunk
     status = data.split(b"\r\n", 1)[0].decode(errors="replace")
-    if b"tsmine_samples_total" not in data:
+    if b"tsmine_ingest_samples_total" not in data:
         raise OSError("incomplete answer: %r" % status)
     return time.monotonic() - t0, status
 
