@@ -56,7 +56,7 @@ def main():
     ap.add_argument("--ingest", default="tcp://127.0.0.1:5555")
     ap.add_argument("--control", default="tcp://127.0.0.1:5557")
     ap.add_argument("--stream", default="example/sine")
-    ap.add_argument("--proto", help="tsmine.proto (default: the source tree's, or the installed one)")
+    ap.add_argument("--proto", help="tsmine.proto (default: ../proto/, else /usr/share/tsmine/)")
     ap.add_argument("--curve-key", help="CURVE: this client's NAME.key_secret")
     ap.add_argument("--server-key", help="CURVE: the daemon's public key file")
     args = ap.parse_args()

@@ -45,7 +45,7 @@ def main():
     ap.add_argument("prefix", nargs="?", default="", help="stream id prefix (default: all)")
     ap.add_argument("--alerts", default="tcp://127.0.0.1:5556")
     ap.add_argument("--count", type=int, default=0, help="exit after N alerts (0: never)")
-    ap.add_argument("--proto", help="tsmine.proto (default: the source tree's, or the installed one)")
+    ap.add_argument("--proto", help="tsmine.proto (default: ../proto/, else /usr/share/tsmine/)")
     ap.add_argument("--curve-key", help="CURVE: this client's NAME.key_secret")
     ap.add_argument("--server-key", help="CURVE: the daemon's public key file")
     args = ap.parse_args()
