@@ -73,7 +73,8 @@ def programs(lang):
 
 
 def child_env():
-    env = dict(os.environ)
+    """The examples' environment: PROTOC, and no bytecode written into the sources."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if ARGS.get("--protoc"):
         env["PROTOC"] = ARGS["--protoc"]
     return env
@@ -289,6 +290,7 @@ CASES = {"python": case_python, "c": case_c, "mixed": case_mixed, "curve": case_
 
 def main():
     take_args()
+    sys.dont_write_bytecode = True  # this file imports examples/publisher.py
     return harness.run_cases(__doc__, CASES)
 
 
