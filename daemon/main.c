@@ -18,7 +18,7 @@ static void usage(FILE *f) {
     fputs("Usage: tsmined [-c FILE] [--foreground] [--check-config [--quiet]]\n"
           "       tsmined --reload PID [--timeout-ms T]\n"
           "Streaming time-series anomaly and motif detector: takes SampleBatch messages\n"
-          "over ZeroMQ, publishes alerts (DESIGN.md 5).\n"
+          "over ZeroMQ, publishes alerts. See tsmined(8); clients: docs/protocol.md.\n"
           "\n"
           "  -c, --config FILE  read FILE (libconfig); without it the embedded defaults run\n"
           "                     on loopback and checkpoints go to $STATE_DIRECTORY or\n"
