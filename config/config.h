@@ -47,6 +47,7 @@ typedef struct {
     uint32_t tick_ms;               /* the longest a sample waits before a tick (default 10) */
     uint32_t checkpoint_interval_s; /* periodic checkpoints (default 5; 0 = only on SIGTERM) */
     uint32_t log_rate_per_s;        /* log lines per second per reason (default 5) */
+    char log_level[16];             /* "err" .. "debug" (default "info"), live */
     uint64_t max_seq_jump;          /* a batch may skip at most this many (default 1e9) */
     uint32_t max_time_ahead_s;      /* timestamps at most this far ahead (default 1 day) */
     uint32_t stream_idle_expiry_s;  /* an idle stream is removed (default 7 days) */

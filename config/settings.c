@@ -53,6 +53,15 @@ static int check_backend(const char *v, char *why, size_t whylen) {
     return -1;
 }
 
+static int check_log_level(const char *v, char *why, size_t whylen) {
+    static const char *const names[] = {"err", "warning", "notice", "info", "debug"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(v, names[k]) == 0)
+            return 0;
+    snprintf(why, whylen, "must be \"err\", \"warning\", \"notice\", \"info\" or \"debug\"");
+    return -1;
+}
+
 static int check_when_full(const char *v, char *why, size_t whylen) {
     if (strcmp(v, "refuse") == 0 || strcmp(v, "evict_idle") == 0)
         return 0;
@@ -88,6 +97,7 @@ const tsci_setting tsci_settings[] = {
     {"state_dir",                  TSCI_STRING,  CFG(state_dir),             0, 0, 0,             0,       "/var/lib/tsmine",      check_path,     1},
     {"backend",                    TSCI_STRING,  CFG(backend),               0, 0, 0,             0,       "auto",                 check_backend,  1},
     {"threads",                    TSCI_INT,     CFG(threads),               0, 0, 1024,          0,       NULL,                   NULL,           1},
+    {"log_level",                  TSCI_STRING,  CFG(log_level),             0, 0, 0,             0,       "info",                 check_log_level, 0},
     {"limits.max_streams",         TSCI_U32,     CFG(max_streams),           0, 1, 10000000,      10000,   NULL,                   NULL,           1},
     {"limits.max_message_size",    TSCI_U64,     CFG(max_message_size),      0, 1024, 1 << 30,    1 << 18, NULL,                   NULL,           1},
     {"limits.ingest_hwm",          TSCI_INT,     CFG(ingest_hwm),            0, 1, INT_MAX,       100000,  NULL,                   NULL,           1},

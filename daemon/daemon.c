@@ -149,6 +149,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     const char *rt = getenv("RUNTIME_DIRECTORY");
     if (rt)
         snprintf(d->runtime_dir, sizeof d->runtime_dir, "%.*s", (int)strcspn(rt, ":"), rt);
+    tsd_log_set_level(tsd_log_level_parse(cfg->log_level));
     tsd_ingest_init(&d->ingest, cfg->max_message_size, cfg->log_rate_per_s);
     tsd_ratelimit_init(&d->control_limit, cfg->log_rate_per_s);
     tsd_ratelimit_init(&d->tick_limit, cfg->log_rate_per_s);

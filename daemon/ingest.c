@@ -212,6 +212,15 @@ void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
                 peer ? peer : "?", tsd_reason_name(reason), detail);
 }
 
+void tsd_ingest_flush_log(tsd_ingest *in) {
+    const uint64_t now = tsd_now_ns();
+    for (int r = 1; r < TSD_REASON_COUNT; r++) {
+        char what[64];
+        snprintf(what, sizeof what, "rejections for %s", tsd_reason_name(r));
+        tsd_ratelimit_flush(&in->limit[r], now, TSD_LOG_WARNING, what);
+    }
+}
+
 void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx) {
     in->admit = admit;
     in->admit_ctx = ctx;
@@ -261,12 +270,13 @@ int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size
         if (refused(in, r)) {
             /* The id is printed only when it is safe to print. */
             int id_ok = b && valid_id(b->stream_id);
-            tsd_log(TSD_LOG_WARNING,
-                    "ingest: rejected %zu-byte message from %s%s%s%s: %s (stream \"%s\", seq "
-                    "%llu)",
-                    len, peer ? peer : "?", from->key ? " (key " : "", from->key ? from->key : "",
-                    from->key ? ")" : "", tsd_reason_name(r), id_ok ? b->stream_id : "?",
-                    b ? (unsigned long long)b->first_seq : 0ull);
+            tsd_log_fields(
+                TSD_LOG_WARNING, id_ok ? b->stream_id : NULL, tsd_reason_name(r),
+                "ingest: rejected %zu-byte message from %s%s%s%s: %s (stream \"%s\", seq "
+                "%llu)",
+                len, peer ? peer : "?", from->key ? " (key " : "", from->key ? from->key : "",
+                from->key ? ")" : "", tsd_reason_name(r), id_ok ? b->stream_id : "?",
+                b ? (unsigned long long)b->first_seq : 0ull);
         }
     }
     tsd_decoded_free(&in->dec, &b);

@@ -30,7 +30,7 @@ enum {
     TSD_REASON_BAD_SEQ,                   /* first_seq + values overflows 64 bits */
     TSD_REASON_REVOKED,   /* CURVE: the sender's key is no longer in the allow-list */
     TSD_REASON_NOT_OWNER, /* CURVE, stream_owners: the key may not write this stream */
-    TSD_REASON_MEMORY,                    /* a new stream while memory is over budget (guard.h) */
+    TSD_REASON_MEMORY,    /* a new stream while memory is over budget (guard.h) */
     TSD_REASON_COUNT
 };
 const char *tsd_reason_name(int reason);
@@ -120,6 +120,9 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
  * when set, judges (revoked key, stream owner); refusals log the key. */
 int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                             const char *peer, const tsd_sender *from);
+
+/* Reports the rejections the per-reason limits held back (a timer's call). */
+void tsd_ingest_flush_log(tsd_ingest *in);
 
 /* Installs the admit hook (NULL: none). */
 void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx);

@@ -30,6 +30,24 @@ enum {
 #define TSD_LOG_BUDGET 100
 void tsd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The same with structured fields for the journal: when stderr is journald's stream
+ * ($JOURNAL_STREAM) and libsystemd is built in, the entry goes to the journal with
+ * STREAM_ID= and REASON= (NULL: left out) beside MESSAGE= and PRIORITY=, so that
+ * `journalctl -u tsmined STREAM_ID=pump-7` finds a stream's lines; else as tsd_log. */
+void tsd_log_fields(int prio, const char *stream_id, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Lines of a priority above prio (less severe) are not written: the log_level
+ * setting ("err", "warning", "notice", "info" (default), "debug"). Thread-safe. */
+void tsd_log_set_level(int prio);
+/* The priority of a level name, or -1. */
+int tsd_log_level_parse(const char *name);
+
+/* Says how many lines the process-wide budget dropped since it last said so, if any
+ * (the next line let through says it too; this is the timer's turn, so that a burst
+ * that ends is reported all the same). */
+void tsd_log_flush(void);
+
 /* Lines the process-wide budget has dropped since start. */
 uint64_t tsd_log_dropped(void);
 
@@ -48,6 +66,11 @@ void tsd_ratelimit_init(tsd_ratelimit *rl, uint32_t rate);
  * lines were suppressed, *suppressed gets their count (then reset) so the caller can
  * say "N similar messages suppressed"; otherwise *suppressed is 0. O(1). */
 int tsd_ratelimit_allow(tsd_ratelimit *rl, uint64_t now_ns, uint64_t *suppressed);
+
+/* The lines rl held back that no later line has reported: once its one-second window
+ * is over, logs "N more WHAT not logged" at prio and forgets them. For a timer, so that
+ * the summary of a burst comes even when nothing follows it. */
+void tsd_ratelimit_flush(tsd_ratelimit *rl, uint64_t now_ns, int prio, const char *what);
 
 /* Monotonic and wall-clock time in nanoseconds. */
 uint64_t tsd_now_ns(void);

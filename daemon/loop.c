@@ -215,7 +215,13 @@ static int tick(tsd_daemon *d, const timers *t) {
     return 0;
 }
 
+/* Every STATUS_NS: systemd's STATUS= line, and the summaries of log lines the rate
+ * limits held back (so that a burst's count comes even when nothing follows it). */
 static void status_line(tsd_daemon *d, timers *t, uint64_t now) {
+    tsd_ingest_flush_log(&d->ingest);
+    tsd_ratelimit_flush(&d->control_limit, now, TSD_LOG_WARNING, "control request refusals");
+    tsd_ratelimit_flush(&d->tick_limit, now, TSD_LOG_ERR, "tick failures");
+    tsd_log_flush();
     double secs = (double)(now - t->status_at) * 1e-9;
     uint64_t samples = d->ingest.count.samples;
     char line[256];

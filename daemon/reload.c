@@ -44,6 +44,7 @@ static int reload(tsd_daemon *d, char *msg, size_t msglen) {
         tsd_ratelimit_init(&d->tick_limit, next.log_rate_per_s);
     }
     d->cfg = next;
+    tsd_log_set_level(tsd_log_level_parse(d->cfg.log_level));
     const tss_limits limits = tsd_limits_of(&d->cfg);
     tss_engine_set_limits(d->engine, &limits);
     size_t reparam = tss_engine_reparam(d->engine);

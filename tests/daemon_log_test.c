@@ -95,12 +95,87 @@ static void test_process_budget(void **state) {
     assert_true(notes >= 1);
 }
 
+/* What stderr receives while fn runs (at most len - 1 bytes). */
+static void capture(void (*fn)(void), char *out, size_t len) {
+    char path[] = "/tmp/tsmine_log_test_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    ssize_t n = read(fd, out, len - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+}
+
+static void log_each_level(void) {
+    tsd_log(TSD_LOG_ERR, "an error");
+    tsd_log(TSD_LOG_NOTICE, "a notice");
+    tsd_log(TSD_LOG_INFO, "some info");
+    tsd_log(TSD_LOG_DEBUG, "a detail");
+    tsd_log_fields(TSD_LOG_DEBUG, "s1", "duplicate", "a detail with fields");
+    tsd_log_fields(TSD_LOG_WARNING, "s1", "duplicate", "a warning with fields");
+}
+
+/* log_level: lines less severe than the level are not written, by either call; a
+ * level name parses to its priority. (Outside the journal, fields are not printed.) */
+static void test_level(void **state) {
+    (void)state;
+    assert_int_equal(tsd_log_level_parse("err"), TSD_LOG_ERR);
+    assert_int_equal(tsd_log_level_parse("debug"), TSD_LOG_DEBUG);
+    assert_int_equal(tsd_log_level_parse("loud"), -1);
+    usleep(1100000); /* a fresh second of the process-wide budget */
+    char out[4096];
+    tsd_log_set_level(TSD_LOG_NOTICE);
+    capture(log_each_level, out, sizeof out);
+    assert_non_null(strstr(out, "<3>an error\n"));
+    assert_non_null(strstr(out, "<5>a notice\n"));
+    assert_non_null(strstr(out, "<4>a warning with fields\n"));
+    assert_null(strstr(out, "info"));
+    assert_null(strstr(out, "detail"));
+    tsd_log_set_level(TSD_LOG_DEBUG);
+    capture(log_each_level, out, sizeof out);
+    assert_non_null(strstr(out, "<7>a detail\n"));
+    assert_non_null(strstr(out, "<7>a detail with fields\n"));
+    tsd_log_set_level(TSD_LOG_INFO);
+}
+
+static tsd_ratelimit flush_rl;
+
+static void flush_now(void) {
+    tsd_ratelimit_flush(&flush_rl, 11 * SEC, TSD_LOG_WARNING, "rejections for decode");
+}
+
+/* A burst the limiter held back is reported by the timer once its window is over,
+ * once; not before, and not when nothing was held back. */
+static void test_flush_summary(void **state) {
+    (void)state;
+    usleep(1100000);
+    tsd_ratelimit_init(&flush_rl, 2);
+    uint64_t sup;
+    for (int i = 0; i < 7; i++)
+        tsd_ratelimit_allow(&flush_rl, 9 * SEC + 100, &sup);
+    char out[1024];
+    tsd_ratelimit_flush(&flush_rl, 9 * SEC + 500, TSD_LOG_WARNING, "x"); /* window not over */
+    assert_int_equal(flush_rl.suppressed, 5);
+    capture(flush_now, out, sizeof out);
+    assert_string_equal(out, "<4>5 more rejections for decode not logged\n");
+    capture(flush_now, out, sizeof out);
+    assert_string_equal(out, "");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rate_and_report),
         cmocka_unit_test(test_windows_are_independent),
         cmocka_unit_test(test_unlimited_and_clock_backwards),
         cmocka_unit_test(test_process_budget),
+        cmocka_unit_test(test_level),
+        cmocka_unit_test(test_flush_summary),
     };
     return cmocka_run_group_tests_name("daemon_log", tests, NULL, NULL);
 }
