@@ -9,8 +9,10 @@
  * "*PATH* = DEFAULT [reload]" (or "[restart]"); the tab-indented description under it is
  * copied as it is. A line "@undescribed" marks where keys of the table that have no
  * "@key" line get an entry of their own (under a heading that tests/man_test.sh fails
- * on), and a "@key" of a path the table does not have is kept, marked the same way:
- * the build goes on, the test names the key. Defaults are the text `tsmined
+ * on: the build goes on, the test names the key). An "@key" of a path the table does
+ * not have is left out of the page with its description (up to the next blank line),
+ * with a warning: the page never shows a key the daemon would refuse, and a source
+ * may describe keys of another branch before they are merged. Defaults are the text `tsmined
  * --check-config` prints for them (tsc_print of tsc_defaults). Exit status: 0, also
  * with such warnings (printed on stderr); 1 when a file cannot be read or written. */
 #include <stdio.h>
@@ -110,13 +112,12 @@ static void put_escaped(FILE *out, const char *s) {
 }
 
 /* The term line of one entry. */
-static void put_term(FILE *out, const char *path, const key_doc *k) {
+static void put_term(FILE *out, const key_doc *k) {
     fputc('*', out);
-    put_escaped(out, path);
+    put_escaped(out, k->path);
     fputs("* = ", out);
-    put_escaped(out, k ? k->def : "?");
-    fputs(k ? (k->restart ? " [restart]" : " [reload]") : " [NO SUCH KEY in this tsmined]", out);
-    fputc('\n', out);
+    put_escaped(out, k->def);
+    fputs(k->restart ? " [restart]\n" : " [reload]\n", out);
 }
 
 /* The entries of the keys no "@key" line describes, under a heading of their own. */
@@ -132,7 +133,7 @@ static void put_undescribed(FILE *out, const char *in_path) {
                 "conf_keys: warning: %s has no \"@key %s\" (config/settings.c has the key): "
                 "describe it there\n",
                 in_path, keys[i].path);
-        put_term(out, keys[i].path, &keys[i]);
+        put_term(out, &keys[i]);
         fputs("\tNot described yet.\n\n", out);
     }
 }
@@ -169,17 +170,25 @@ int main(int argc, char **argv) {
         fclose(in);
         return 1;
     }
+    int skipping = 0; /* inside the description of a key the table does not have */
     while (fgets(line, sizeof line, in)) {
         size_t n = strcspn(line, "\n");
+        if (skipping) {
+            skipping = n != 0;
+            continue;
+        }
         if (strncmp(line, "@key ", 5) == 0) {
             line[n] = '\0';
             key_doc *k = find_key(line + 5);
-            if (!k)
+            if (k) {
+                put_term(out, k);
+            } else {
                 fprintf(stderr,
-                        "conf_keys: warning: %s describes \"%s\", which is no key of "
-                        "config/settings.c\n",
+                        "conf_keys: warning: %s describes \"%s\", which config/settings.c "
+                        "does not have: left out of the page\n",
                         name, line + 5);
-            put_term(out, line + 5, k);
+                skipping = 1;
+            }
         } else if (strncmp(line, "@undescribed", 12) == 0) {
             put_undescribed(out, name);
             placed = 1;
