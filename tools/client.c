@@ -36,7 +36,7 @@ enum {
  * depends on the command. */
 static const cli_option options[] = {
     {"endpoint", 'e', 1, "E", OPT_TALK, "the daemon's socket (default below)"},
-    {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ID, "publish as stream ID (required)"},
+    {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ID, "the stream ID (required)"},
     {"stream", 's', 1, "PREFIX", CLIENT_OPT_STREAM_PREFIX,
      "only streams whose id starts with PREFIX"},
     {"stream", 's', 1, "ID", CLIENT_OPT_STREAM_ONE, "only this stream (default: all)"},
