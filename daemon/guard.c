@@ -27,12 +27,11 @@
  * thread) and malloc_trim to give it back. */
 #define SHED_MIN      (256 * 1024ull)
 #define SHED_PAUSE_NS 100000000ull
-/* After a cut, malloc_trim every TRIM_EVERY_NS for TRIM_FOR_NS, and for as long as it
- * gives memory back (up to TRIM_MAX_NS): libzmq frees what the peer held when its I/O
- * thread and the socket's reader get to it, later on a loaded machine. */
+/* After a cut, malloc_trim every TRIM_EVERY_NS for TRIM_FOR_NS: libzmq frees what the
+ * peer held when its I/O thread and the socket's reader get to it, seconds later on a
+ * loaded machine, and a trim that finds nothing to give back says nothing about the next. */
 #define TRIM_EVERY_NS 100000000ull
-#define TRIM_FOR_NS   2000000000ull
-#define TRIM_MAX_NS   20000000000ull
+#define TRIM_FOR_NS   20000000000ull
 /* The most a peer sends before its first message: the ZMTP greeting (64 bytes), READY
  * or CURVE's HELLO and INITIATE (a few hundred). */
 #define HANDSHAKE_MAX 4096u
@@ -90,7 +89,7 @@ struct tsd_guard {
      * machine counts the time the thread waited for a core and would space scans out
      * just when a peer floods) */
     uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
-    uint64_t trim_next, trim_until, trim_last; /* malloc_trim after cuts */
+    uint64_t trim_next, trim_until; /* malloc_trim after cuts */
     int lowest_free;                           /* the lowest free descriptor at the last look */
     tsd_ratelimit limit;
 };
@@ -223,7 +222,6 @@ static void cut(tsd_guard *g, tracked *t, uint64_t *counter, const char *why) {
         const uint64_t now = tsd_now_ns();
         g->trim_next = now + TRIM_EVERY_NS / 5;
         g->trim_until = now + TRIM_FOR_NS;
-        g->trim_last = now + TRIM_MAX_NS;
     }
     say(g, TSD_LOG_WARNING, "guard: disconnected %s peer %s: %s", tsd_sock_kind_name(t->p.kind),
         t->p.addr, why);
@@ -466,8 +464,7 @@ static void look(tsd_guard *g) {
         g->rss_at_scan = rss;
     }
     if (now < g->trim_until && now >= g->trim_next) { /* give back what libzmq freed */
-        if (malloc_trim(0) && g->trim_until < g->trim_last)
-            g->trim_until = now + TRIM_FOR_NS;
+        malloc_trim(0);
         g->trim_next = now + TRIM_EVERY_NS;
     }
     pthread_mutex_lock(&g->mu);
