@@ -1,12 +1,18 @@
-/* dot.c - direct and recurrent dot products of subsequences (CPU). */
+/* dot.c - direct and recurrent dot products of subsequences (CPU).
+ *
+ * The bodies are static and carry TSMI_HOT (one build per instruction-set level, chosen
+ * at load time: dispatch.h); the public functions are plain symbols that call them, so
+ * that callers in other files need not know (clang needs every declaration of a cloned
+ * extern function to say so). */
 #include "dot.h"
 
+#include "dispatch.h"
 #include "omp_team.h"
 
 #define TSM_DOT_LANES 16
 #define TSM_DOT_BLOCK 256
 
-double tsm_dot(const double *a, const double *b, size_t m) {
+TSMI_HOT static double dot(const double *a, const double *b, size_t m) {
     /* independent partial sums keep the FMA pipeline full */
     double part[TSM_DOT_LANES] = {0};
     size_t k = 0;
@@ -22,7 +28,8 @@ double tsm_dot(const double *a, const double *b, size_t m) {
     return acc;
 }
 
-void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, double *out) {
+TSMI_HOT static void qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len,
+                                   double *out) {
     /* Consecutive columns share the query t[i..i+m-1]: accumulate
      * out[q] += t[i+k] t[j0+q+k] for k outer and q inner, which vectorises across
      * columns without reductions; blocks of columns stay in L1. */
@@ -44,14 +51,27 @@ void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, doub
     }
 }
 
-void tsm_qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len, const double *prev,
-                     double *out) {
+TSMI_HOT static void qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len,
+                                 const double *prev, double *out) {
     const double *t = s->t;
     const size_t m = s->m;
     const double head = t[i - 1], tail = t[i + m - 1];
     const double *lo = t + j0 - 1, *hi = t + j0 + m - 1;
     for (size_t k = 0; k < len; k++)
         out[k] = prev[k] - head * lo[k] + tail * hi[k];
+}
+
+double tsm_dot(const double *a, const double *b, size_t m) {
+    return dot(a, b, m);
+}
+
+void tsm_qt_row_direct(const tsm_stats *s, size_t i, size_t j0, size_t len, double *out) {
+    qt_row_direct(s, i, j0, len, out);
+}
+
+void tsm_qt_row_next(const tsm_stats *s, size_t i, size_t j0, size_t len, const double *prev,
+                     double *out) {
+    qt_row_next(s, i, j0, len, prev, out);
 }
 
 tsm_status tsm_qt_rows(tsm_ctx *ctx, const tsm_stats *s, size_t i0, size_t rows, size_t j0,
@@ -76,6 +96,6 @@ tsm_status tsm_qt_rows(tsm_ctx *ctx, const tsm_stats *s, size_t i0, size_t rows,
     (void)threads; /* without OpenMP */
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t r = 0; r < rows; r++)
-        tsm_qt_row_direct(s, i0 + r, j0, len, out + r * len);
+        qt_row_direct(s, i0 + r, j0, len, out + r * len);
     return TSM_OK;
 }

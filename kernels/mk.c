@@ -44,6 +44,7 @@
  * bound (~1%). Memory: D (R N doubles), P (R N floats) and a few arrays of N indices. */
 #include "mk.h"
 
+#include "dispatch.h"
 #include "distance.h"
 #include "dot.h"
 
@@ -72,7 +73,7 @@ static inline void mk_offer(mk_pair *best, double d, size_t i, size_t j) {
 /* True distance of subsequences i and j (both finite): sqrt(d2) with d2 from the dot
  * product (distance.h), always evaluated as (min, max) so that a pair gets the same
  * bits whether it comes from D or from the offset loop. O(m). */
-static double mk_dist(const tsm_stats *s, size_t i, size_t j) {
+TSMI_HOT static double mk_dist(const tsm_stats *s, size_t i, size_t j) {
     size_t a = i < j ? i : j, b = i < j ? j : i;
     return sqrt(tsm_d2(s, a, b, tsm_dot(s->t + a, s->t + b, s->m)));
 }
@@ -151,8 +152,8 @@ typedef struct {
  * the rest of the batch is skipped. O(cnt R) per offset plus O(m) per survivor.
  * Writes the k that stay live (Z gap at o1 still within bsf) to keep[]; returns how
  * many. */
-static size_t mk_tile(const mk_search *ms, size_t k0, size_t cnt, size_t o0, size_t o1, mk_pair *cb,
-                      uint64_t *ndist, size_t *reach, size_t *keep) {
+TSMI_HOT static size_t mk_tile(const mk_search *ms, size_t k0, size_t cnt, size_t o0, size_t o1,
+                               mk_pair *cb, uint64_t *ndist, size_t *reach, size_t *keep) {
     const size_t Ne = ms->Ne, R = ms->R;
     const float *pz = ms->P + k0;
     float lb[MK_CHUNK];

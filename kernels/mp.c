@@ -32,6 +32,8 @@
  * bitwise identical profiles. */
 #include "mp.h"
 
+#include "dispatch.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +41,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#if defined(__AVX512F__)
+#if TSMI_HAVE_AVX512
 #include <immintrin.h>
 #endif
 
@@ -95,7 +97,7 @@ static void exact_cov(const mp_plan *p, size_t i, size_t j, double *out) {
     }
 }
 
-#if defined(__AVX512F__)
+#if TSMI_HAVE_AVX512
 /* Tile of diagonals k0..k0+MP_W-1, rows i0..i1-1, with AVX-512: O((i1 - i0) MP_W).
  * The column bests of the W columns a row touches live in registers: row i's lane w
  * is column i + k0 + w, which is lane w - 1 of row i + 1, so after each row the
@@ -103,7 +105,8 @@ static void exact_cov(const mp_plan *p, size_t i, size_t j, double *out) {
  * rows of the tile and is merged into the thread's left bests. The row best is a
  * per-lane max, compared with the thread's right best of the row as a vector; only
  * when some lane reaches it (rare after the first tiles) is the argmax found. */
-static void tile_avx512(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size_t i1, int rows) {
+TSMI_TARGET_AVX512 static void tile_avx512(const mp_plan *p, mp_best *b, size_t k0, size_t i0,
+                                           size_t i1, int rows) {
     enum { V = MP_W / 8 };
     const double *df = p->df, *dg = p->dg, *inv = p->inv;
     double init[MP_W];
@@ -168,12 +171,15 @@ static void tile_avx512(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size
     for (size_t w = 0; w + 1 < MP_W && i1 + k0 + w < p->N; w++)
         merge_left(b, i1 + k0 + w, lv[w], li[w]);
 }
-#else
-/* The same tile in plain C (other targets): column bests in a tile-local buffer
- * indexed by j - (i0 + k0), merged at the end of the tile. Each row is a few simple
- * loops over the lanes that the compiler vectorises; the row's argmax is searched
- * only when some lane reaches the thread's best of the row. O((i1 - i0) MP_W). */
-static void tile_portable(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size_t i1, int rows) {
+#endif
+
+/* The same tile in plain C (CPUs without AVX-512, other architectures): column bests
+ * in a tile-local buffer indexed by j - (i0 + k0), merged at the end of the tile. Each
+ * row is a few simple loops over the lanes that the compiler vectorises (TSMI_HOT:
+ * AVX2 + FMA where the CPU has it); the row's argmax is searched only when some lane
+ * reaches the thread's best of the row. O((i1 - i0) MP_W). */
+TSMI_HOT static void tile_portable(const mp_plan *p, mp_best *b, size_t k0, size_t i0, size_t i1,
+                                   int rows) {
     const double *df = p->df, *dg = p->dg, *inv = p->inv;
     double cov[MP_W], corr[MP_W];
     exact_cov(p, i0, i0 + k0, cov);
@@ -209,7 +215,6 @@ static void tile_portable(const mp_plan *p, mp_best *b, size_t k0, size_t i0, si
     for (size_t c = 0; c < ncol && i0 + k0 + c < p->N; c++)
         merge_left(b, i0 + k0 + c, b->cv[c], b->ci[c]);
 }
-#endif
 
 /* Squared distance (distance.h's formula) from a correlation the kernels already
  * clamped at 1. */
@@ -388,6 +393,9 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
     }
 
     int team = 1; /* threads that actually ran, and have partial results */
+    /* The AVX-512 tile where this CPU has it (dispatch.h), else the portable one. */
+    const int wide = tsmi_cpu_avx512();
+    (void)wide; /* unused where no AVX-512 tile is built */
 #pragma omp parallel num_threads(T)
     {
         int tid = 0;
@@ -410,11 +418,12 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
             size_t k0 = excl + blk * MP_W;
             for (size_t i0 = 0; i0 < N - k0; i0 += MP_H) {
                 size_t i1 = N - k0 - i0 < MP_H ? N - k0 : i0 + MP_H;
-#if defined(__AVX512F__)
-                tile_avx512(&p, &b, k0, i0, i1, rows);
-#else
-                tile_portable(&p, &b, k0, i0, i1, rows);
+#if TSMI_HAVE_AVX512
+                if (wide)
+                    tile_avx512(&p, &b, k0, i0, i1, rows);
+                else
 #endif
+                    tile_portable(&p, &b, k0, i0, i1, rows);
             }
         }
         /* Merge the threads' partial results and finish each subsequence. */

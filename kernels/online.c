@@ -15,6 +15,7 @@
  * independently of how many samples went by (tests/online_test.c: 10^7 samples). */
 #include "online.h"
 
+#include "dispatch.h"
 #include "distance.h"
 #include "omp_team.h"
 #include "online_step.h"
@@ -26,8 +27,8 @@
  * [excl, L], L = i - base (the caller checked L >= excl). Returns the squared lnn and
  * its neighbour through *best_j. O(L) (O(L m) on an exact refresh). d2 is scratch of
  * L + 1 entries. */
-static double left_nn(tsm_online_job *jb, const double *x, size_t base, size_t i, double *d2,
-                      int64_t *best_j) {
+TSMI_HOT static double left_nn(tsm_online_job *jb, const double *x, size_t base, size_t i,
+                               double *d2, int64_t *best_j) {
     tsm_online_state *st = jb->state;
     const size_t m = jb->m, K = jb->window - m, L = i - base, excl = jb->excl;
     const double *mu = jb->mu + jb->pos0, *inv = jb->inv + jb->pos0;

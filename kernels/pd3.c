@@ -35,6 +35,7 @@
  * tries, so on CUDA the series stays on the device between passes. */
 #include "pd3.h"
 
+#include "dispatch.h"
 #include "distance.h"
 #include "dot.h"
 
@@ -139,7 +140,8 @@ static void segment_load(segment *g, const tsm_stats *s, size_t c0, size_t len,
  * lo are dead for good, so nothing needs their values again; [lo, hi) narrows to the
  * live lanes at block boundaries, where the next column block is computed for the
  * new lo. */
-static void advance_row(segment *g, const tsm_stats *s, size_t j, size_t j_first, size_t j_end) {
+TSMI_HOT static void advance_row(segment *g, const tsm_stats *s, size_t j, size_t j_first,
+                                 size_t j_end) {
     if (j == j_first) {
         tsm_qt_row_direct(s, j, g->c0 + g->lo, g->hi - g->lo, g->qt + g->lo);
         g->col_j0 = j + 1, g->col_len = 0;
@@ -168,8 +170,8 @@ static void advance_row(segment *g, const tsm_stats *s, size_t j, size_t j_first
  * drops candidates closer than r (d2 < r2), records minima, and returns whether
  * any candidate, dropped or not, was closer than r (then j is not a discord
  * either). Returns the number of candidates dropped through *dropped. */
-static int row_distances(segment *g, const tsm_stats *s, size_t j, size_t lo, size_t hi, double r2,
-                         size_t *dropped) {
+TSMI_HOT static int row_distances(segment *g, const tsm_stats *s, size_t j, size_t lo, size_t hi,
+                                  double r2, size_t *dropped) {
     int kind = s->kind[j];
     if (kind == TSM_SUB_NONFINITE || lo >= hi)
         return 0;
