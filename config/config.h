@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.h - tsmined's settings: a libconfig file turned into a typed, validated
  * struct with embedded defaults (DESIGN.md 5.4).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* load.c - a libconfig file -> a validated tsc_config (DESIGN.md 5.4).
  *
  * The tree libconfig builds is walked once: every setting must be a row of the

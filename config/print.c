@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* print.c - the effective settings as text (tsc_print), from the settings table. */
 #include "config.h"
 

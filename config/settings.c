@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* settings.c - the settings table and what only needs the table: the embedded
  * defaults, the reload diff and the per-stream lookup (DESIGN.md 5.4). */
 #include "settings.h"

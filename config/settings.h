@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* settings.h - the declarative table of tsmined's settings (internal to config/).
  *
  * One row per key: its path, type, where it lives in the struct, bounds, default,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alerts.c - Alert numbering, encoding and non-blocking publishing (plain PUB
  * semantics, see alerts.h); the thread that sends them is publisher.c. */
 #include "alerts.h"

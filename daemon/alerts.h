@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alerts.h - publishing the engine's alerts on the PUB socket: two frames, the stream
  * id (topic) then a packed tsmine.v1.Alert with an increasing alert_id and
  * detected_at_ns from CLOCK_REALTIME. Never blocks the main loop.

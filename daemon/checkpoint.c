@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* checkpoint.c - atomic checkpoint files: temp + fsync + rename + fsync(dir). */
 #define _GNU_SOURCE /* mkostemp */
 #include "checkpoint.h"

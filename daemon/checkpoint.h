@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* checkpoint.h - crash-safe checkpoint files (DESIGN 5.4; hardening issue item 2).
  *
  * Writing: the content goes to a temporary file in the same directory, which is

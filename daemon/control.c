@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* control.c - ControlRequest -> ControlReply on the control socket, a ROUTER serving REQ
  * clients: the envelope (routing id, empty delimiter) is handled here (sockets.c: why
  * not REP). */

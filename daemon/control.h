@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* control.h - the control socket (a ROUTER serving REQ clients): one ControlRequest in,
  * one ControlReply out.
  *   STATUS       daemon counters and every stream's StreamState

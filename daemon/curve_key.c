@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* curve_key.c - reading and writing CURVE key files (zcert format, curve_key.h). */
 #include "curve_key.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* curve_key.h - CURVE key files, as tsmined and its companions (`tsmine keygen`,
  * `--curve-key`, `--server-key`) share them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon.c - start-up and shut-down of tsmined, checkpoints and counter snapshots. */
 #include "daemon.h"
 

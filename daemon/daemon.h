@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon.h - the state of one tsmined process and its life cycle:
  *   tsd_daemon_open   engine, checkpoint restore, sockets, alerts, the configured
  *                     parameters applied to the restored streams, metrics; READY=1

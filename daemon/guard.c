@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* guard.c - the guard thread (guard.h): memory and descriptor budgets enforced by
  * cutting peers. */
 #include "guard.h"

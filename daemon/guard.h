@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* guard.h - a thread that keeps hostile peers to a bounded share of the daemon's memory
  * and descriptors where libzmq's own options cannot (issue 17 items 1 and 9;
  * daemon/README.md, "Hostile peers").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ingest.c - decode -> validate -> apply for one ingest message, and its counters. */
 #include "ingest.h"
 

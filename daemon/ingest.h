@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ingest.h - one ingest message through three stages, each a separate function so
  * that a fuzzer or a unit test can drive any prefix of the pipeline:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c - stderr logging with priority prefixes and the per-reason rate limiter. */
 #include "log.h"
 

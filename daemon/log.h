@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.h - tsmined's logging: one line per message on stderr with an sd-daemon(3)
  * priority prefix ("<3>" error ... "<7>" debug) that journald turns into the entry's
  * priority, and a per-reason rate limiter for messages that hostile or broken peers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loop.c - tsmined's main loop: one thread, zmq_poll over the sockets (and the alert
  * publisher thread beside it, alerts.h, from start to stop).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - tsmined's command line: options, configuration, then the daemon. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.h - Prometheus text exposition of tsmined's counters (GET /metrics).
  *
  * Threads: the HTTP server (libmicrohttpd) answers from its own thread. It never

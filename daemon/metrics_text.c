@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics_text.c - the Prometheus text format of a metrics snapshot (pure). */
 #include "metrics.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.c - sd_notify calls, compiled out without libsystemd. */
 #include "notify.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.h - the systemd service protocol (sd_notify(3)): READY=1 once every socket is
  * bound and the checkpoint restored, STATUS= lines, WATCHDOG=1 from the main loop at
  * half of WatchdogSec, STOPPING=1. All no-ops outside systemd (no $NOTIFY_SOCKET) and

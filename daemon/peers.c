@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* peers.c - the daemon's accepted connections from /proc/self/fd and the socket API
  * (peers.h). */
 #include "peers.h"

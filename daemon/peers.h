@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* peers.h - the connections peers made to tsmined's bound sockets, as the kernel sees
  * them (issue 17). libzmq neither limits nor reports its connections one by one, so
  * the guard (guard.h) finds them among the process's descriptors: every TCP or Unix

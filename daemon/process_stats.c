@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process_stats.c - the process_* figures of /metrics (metrics.h). Linux. */
 #include "metrics.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* publisher.c - the alert publisher thread and its bounded queues (publisher.h).
  *
  * Each queue is a ring of bytes holding variable-size entries, so that short stream

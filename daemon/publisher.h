@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* publisher.h - the thread that encodes and sends alerts (alerts.h, threaded mode), so
  * that the main loop only numbers and queues them.
  *

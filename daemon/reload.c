@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reload.c - SIGHUP and the RELOAD control command: re-read the configuration file,
  * apply what can change live, report what needs a restart. */
 #include "daemon.h"

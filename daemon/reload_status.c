@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reload_status.c - see reload_status.h. */
 #include "reload_status.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reload_status.h - the outcome of a reload, told to whoever asked for it by SIGHUP.
  *
  * systemd's ExecReload= succeeds when its command does, and SIGHUP says nothing back:

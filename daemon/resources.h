@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resources.h - the process's resource limits at start, and the guard's budgets made
  * from them (issue 17 item 9; guard.h).
  *

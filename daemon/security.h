@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* security.h - optional CURVE authentication of tsmined's sockets, failing closed
  * (issue 5 item 1; config keys security.curve.*).
  *

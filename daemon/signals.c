@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* signals.c - flag-setting handlers. A signal that arrives while the loop sleeps in
  * zmq_poll interrupts it (EINTR, handlers installed without SA_RESTART); one that
  * arrives just before is seen at the latest after one poll timeout (tick_ms). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* signals.h - signal handlers that only set flags (STYLE.md); the main loop acts.
  * SIGHUP -> reload; SIGTERM, SIGINT -> stop; SIGPIPE and SIGXFSZ ignored (a write
  * fails with EPIPE or EFBIG instead of killing the process). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sockets.c - creation, options and binding of tsmined's ZeroMQ sockets. */
 #include "sockets.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sockets.h - tsmined's ZeroMQ sockets, created and bound once at start:
  *   ingest  PULL bound to every ingest.endpoints entry (ZMQ_RCVHWM from a byte budget,
  *           ZMQ_MAXMSGSIZE)

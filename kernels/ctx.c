@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctx.c - tsm_ctx: backend selection, thread count and error messages. */
 #include "tsm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda.cu - device probing, the ctx's CUDA state (stream, scratch) and the mapping of
  * CUDA errors to tsm_status (see cuda_backend.h and cuda_util.cuh). */
 #include "cuda_util.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_backend.h - the C side of the CUDA backend: device probing, the per-ctx CUDA state
  * (its stream and grow-only scratch memory). Only built with TSMINE_HAVE_CUDA; ctx.c,
  * stats.c and stream/ call these, the .cu files implement them. Internal (tsmi_

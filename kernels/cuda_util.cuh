@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cuda_util.cuh - what every .cu file in kernels/ shares: turning CUDA errors into tsm_status
  * (STYLE.md "Kernels": check after every call and launch, never exit), the ctx's
  * CUDA state and stream, and plain device allocations (cudaMalloc, never managed

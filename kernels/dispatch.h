@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch.h - runtime choice of the instruction set for the hot CPU kernels
  * (internal: the CPU backends include it, the CUDA ones never do).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* distance.h - the squared z-normalised Euclidean distance of DESIGN section 3,
  * shared by every backend (plain C, usable from CUDA device code too).
  *

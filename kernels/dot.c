@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dot.c - direct and recurrent dot products of subsequences (CPU).
  *
  * The bodies are static and carry TSMI_HOT (one build per instruction-set level, chosen

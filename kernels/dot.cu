@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dot.cu - the CUDA backend of dot.h: blocks of dot products of subsequences,
  *   QT[i][j] = sum_{k<m} t[i+k] t[j+k],
  * computed directly from the device copy of the working series (no recurrence, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dot.h - dot products of subsequences: direct rows and the QT recurrence.
  *
  * QT[i][j] = sum_{k<m} t[i+k] t[j+k] over the working series of tsm_stats. The row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk.c - exact motifs by MK (Mueen-Keogh with reference subsequences), CPU/OpenMP.
  *
  * Seed 000 section 4 (data structures; Algorithms 1 and 4-9) with the termination rule

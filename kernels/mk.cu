@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk.cu - exact motifs by MK on the GPU: the CUDA backend of mk.h.
  *
  * Seed 000 section 4.3 (Algorithm 2 GPUMotifDiscovery with Algorithms 4-9) with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk.h - exact motifs by MK (Mueen-Keogh with reference subsequences), seed 000, with
  * the termination rule of DESIGN 4.3.
  *

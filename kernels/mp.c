@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mp.c - the matrix profile on the CPU (OpenMP): diagonal traversal of the upper
  * triangle of the QT matrix, in tiles of MP_W diagonals by MP_H rows. On a CUDA ctx
  * tsm_mp hands over to mp.cu, which shares the last pass (tsmi_mp_finish: merge of

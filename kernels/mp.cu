@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mp.cu - the matrix profile on the GPU (the CUDA backend of mp.h), in the style of
  * SCAMP: tiled diagonal traversal of the upper triangle of the distance matrix, each
  * thread carrying MPG_D diagonals down a run of rows with the centred covariance

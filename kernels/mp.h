@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mp.h - the matrix profile: nearest-neighbour distance of every subsequence
  * (DESIGN 3: nn(i), and the left variant lnn(i) over j <= i - excl), computed by the
  * diagonal traversal of the QT matrix with the recurrence of dot.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* omp_team.h - the few OpenMP queries the CPU kernels share, written once so that the
  * code reads the same with and without OpenMP (internal). */
 #ifndef TSM_OMP_TEAM_H

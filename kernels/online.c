@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online.c - online left-NN of newly completed subsequences, CPU backend (OpenMP over
  * streams). The contract and the math are in online.h.
  *

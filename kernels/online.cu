@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online.cu - online left-NN of newly completed subsequences on the GPU (the CUDA
  * backend of online.h; online.c is the reference and shares its scalar steps through
  * online_step.h, so both backends run the same formulas on the same values).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online.h - the online left nearest neighbour of every newly completed subsequence,
  * batched over many streams (DESIGN 4.1, 5.3 LEFT_DISCORD).
  *

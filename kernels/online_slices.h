@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online_slices.h - how the CUDA backend of the online left-NN (online.cu) cuts a
  * call into passes, slices and chunks, on the host: plain C, so that the CPU tests
  * check it too (tests/online_test.c). Internal (ob_ names, static functions).

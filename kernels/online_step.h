@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online_step.h - the per-stream scalar steps of the online left-NN (online.h),
  * written once for both backends: online.c runs them per job on a CPU thread,
  * online.cu in the job's plan block (the row loops are the backends' own).

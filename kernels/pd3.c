@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pd3.c - PD3 range discords (seed 001) on the CPU: the OpenMP twin of pd3.cu.
  *
  * The N subsequences are cut into segments of seglen consecutive subsequences; one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pd3.cu - PD3 range discords (seed 001 section 3) on the GPU: the CUDA backend of
  * tsm_pd3_range (pd3.h), the twin of the OpenMP code in pd3.c, with the same results.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pd3.h - range and top-k discords by PD3, the parallel DRAG of seed 001.
  *
  * Range discords for r: { i : nn(i) >= r } (DESIGN 3), each with its exact nn

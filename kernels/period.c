@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* period.c - the dominant period by autocorrelation, and the automatic m (period.h). */
 #include "period.h"
 

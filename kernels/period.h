@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* period.h - the dominant period of a series, and the subsequence length m chosen from it
  * (DESIGN 5.3: `subsequence = "auto"` in the daemon, `-m auto` in the batch tool; both
  * call tsm_auto_m, so a stream and a batch run of the same samples choose the same m).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scan.c - prefix sums, stream compaction and vectorised search: argument checks, the
  * dispatch on the ctx's backend, and the OpenMP implementations (see scan.h). */
 #include "scan.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scan.cu - the CUDA backend of scan.h: the C entry points (host arrays, copied to the
  * device and back) and the device-pointer forms, both over the templates of scan.cuh
  * (CUB DeviceScan / DeviceSelect, and a branch-free binary-search kernel). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scan.cuh - the device side of scan.h as C++ templates, for the .cu files that need a
  * scan, a compaction or a bound search inside their own pipelines (scan.cu wraps them
  * for the C interface; sets.cu uses them directly). Everything runs on the ctx's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scan.h - the shared data-parallel primitives (DESIGN 1 and 4.5): prefix sums, stream
  * compaction and vectorised lower/upper-bound search of many keys in a sorted array.
  * One implementation of each, used by the set operations (kernels/sets), by PD3's

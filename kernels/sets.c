@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sets.c - sorted multiset operations: argument checks, the choice of method, the
  * dispatch on the ctx's backend, and the OpenMP implementations (sets.inc, once per
  * key width). See sets.h for the semantics and the methods. */

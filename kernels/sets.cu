@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sets.cu - the CUDA backend of sets.h: both methods on the device, and the host side
  * that copies inputs over (in pieces when they do not fit) and results back.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sets.h - operations on sorted multisets of unsigned integers (DESIGN 4.5, seed 004).
  *
  * A multiset is a sorted (non-decreasing) array of uint32_t or uint64_t keys; a key of

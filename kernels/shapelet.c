@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet.c - shapelet discovery on the CPU (OpenMP); the contract is shapelet.h.
  * On a CUDA ctx a discovery runs whole in shapelet.cu (distances, splits and the
  * choice of the shapelet, with the same split functions of shapelet_split.h) and

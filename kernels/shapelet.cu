@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet.cu - shapelet discovery on the GPU (the CUDA twin of shapelet.c; the
  * contract is shapelet.h, the shared arithmetic shapelet_dist.h and shapelet_split.h).
  *

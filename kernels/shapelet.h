@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet.h - exact shapelet discovery (DESIGN 4.4; seeds 002 and 003).
  *
  * A labelled training set of n series of equal length L. A candidate is a

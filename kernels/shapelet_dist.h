@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_dist.h - the distance arithmetic of shapelet.h that the CPU (shapelet.c)
  * and CUDA (shapelet.cu) backends share: the Euclidean best match from a dot product,
  * the banded DTW of two z-normalised subsequences, and the DTW minimum over a series

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_split.h - the split of one candidate's distances (shapelet.h): sort,
  * information gain, separation gap, the heuristic of seed 003 4.3, and the order of
  * candidates. Internal; plain C usable from CUDA device code, so that the CPU and CUDA

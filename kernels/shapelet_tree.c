@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_tree.c - growing and applying the decision tree of shapelets
  * (shapelet_tree.h). The searches run on the ctx's backend through
  * tsm_shapelet_discover; this file only splits sets and keeps nodes. */

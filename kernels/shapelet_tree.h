@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_tree.h - the decision tree of shapelets (seed 002 Algorithm 2): each node
  * holds the shapelet of the training series that reach it (shapelet.h) and its
  * threshold; series at distance <= threshold go left, the others right. A node

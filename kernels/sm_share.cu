@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_share.cu - confining a ctx's kernels to part of the GPU's multiprocessors (the
  * CUDA side of tsm_ctx_set_sm_share, tsm.h), through a green context: a partition of
  * the device's SMs that shares the primary context's memory, so every allocation of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.c - sliding means, deviations and kinds of all subsequences (CPU). */
 #include "stats.h"
 

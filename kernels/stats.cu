@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.cu - the preprocessing phase on the GPU (seed 001 section 3.3): the mean and
  * centred norm of every subsequence, one thread per subsequence.
  *

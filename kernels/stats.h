@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.h - per-subsequence statistics of a series: the preprocessing every distance
  * kernel shares (seed 001 section 3.3, the "preprocessing phase").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tsm.h - the kernel library's common contract: status codes, backends and the
  * context every kernel entry point takes (DESIGN.md section 2).
  *

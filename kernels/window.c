@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* window.c - the daemon's windowed passes (window.h), CPU backend: OpenMP over the
  * windows, each run by the batch kernels (tsm_stats_new, tsm_pd3_range, tsm_mk_motifs)
  * on a single-threaded CPU ctx of the OpenMP thread, so a window's result is exactly

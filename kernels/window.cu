@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* window.cu - the daemon's windowed passes on the GPU (the CUDA backend of window.h):
  * the two-sided profile of B windows at once, read off on the device into each
  * window's range discords and top-1 motif. Five launches per call whatever B is; no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* window.h - the daemon's windowed passes batched over many streams (DESIGN 5.1: one
  * launch per tick for all due streams, never one per stream).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena.c - the streams' shared window storage and the round's transfers (arena.h):
  * host memory for a CPU ctx, the CUDA side in arena_cuda.cu for a CUDA ctx. */
 #include "arena.h"

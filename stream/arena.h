@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena.h - where the tick's kernels find every stream's window: ONE allocation for
  * all streams (device memory for a CUDA ctx, host memory for a CPU ctx), plus the
  * per-round transfer buffers (DESIGN 5.1).

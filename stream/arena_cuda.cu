@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena_cuda.cu - the CUDA side of the stream arena (arena.h): plain device
  * allocations (cudaMalloc, never managed memory), pinned host transfer buffers,
  * copies on the ctx's stream, and the scatter of a round's samples into the rings.

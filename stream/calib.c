@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calib.c - the calibrated score of a stream's raw scores (calib.h).
  *
  * A bin b stands for the value x(b) = v(b) / 2048 of the scale, v(b) = 2b + 1 (its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calib.h - a stream's calibrated score (DESIGN 5.3): how unusual the raw score of a
  * completed subsequence (its exact left-NN distance, DESIGN 3) is among the stream's
  * own last TSS_CALIB_HISTORY raw scores, as a number in [0, 1] that means the same for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* checkpoint.c - tss_engine_save / tss_engine_load: every stream's state in a
  * versioned, checksummed binary file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* detect.c - a stream's anomaly events from its calibrated scores (detect.h). */
 #include "detect.h"
 

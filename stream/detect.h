@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* detect.h - a stream's anomaly events (DESIGN 5.3): each completed subsequence's raw
  * score (its exact left-NN distance) becomes a calibrated score (calib.h), and the
  * scores become events.

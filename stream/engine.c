@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine.c - the engine's lifecycle, the tick (DESIGN 5.1, 5.3) and its queries.
  * Ingest is in ingest.c, checkpoints in checkpoint.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine.h - the detection engine of tsmined: every stream's window, its online
  * left-NN score and its windowed discord and motif passes (DESIGN.md 5.1, 5.3).
  * No sockets, no protobuf: the daemon decodes messages and calls in; unit tests drive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine_impl.h - the engine object, shared by the files that implement engine.h
  * (engine.c: lifecycle, tick, queries; ingest.c; checkpoint.c). Internal. */
 #ifndef TSS_ENGINE_IMPL_H

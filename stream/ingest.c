@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ingest.c - tss_engine_ingest: validation of a batch and its append to the stream's
  * staging (engine.h, "Sequence numbers"). Nothing is computed on the values here.
  *

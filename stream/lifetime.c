@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lifetime.c - how streams end (engine.h, "Stream lifetime"): idle expiry, eviction
  * when the stream table is full, deletion and reset on request; and the two lists by
  * idleness that make expiry and eviction O(1) per stream. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online_round.c - the online phase of a round: staged samples into the rings (host
  * and arena), the batched left-NN kernel (kernels/online.h), and each new subsequence's
  * distance through its stream's detection (detect.h: events, DESIGN 5.3). Both backends run this

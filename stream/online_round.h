@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online_round.h - per-stream storage of the online left-NN and the per-round step
  * that feeds staged samples through it (DESIGN 5.1 "online, every sample").
  *

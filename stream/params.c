@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* params.c - defaults and validation of a stream's detection parameters. */
 #include "params.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* params.h - the detection parameters of one stream (DESIGN.md 5.3, 5.4). The
  * configuration layer fills them (streams.default and per-stream overrides); the
  * engine takes them as they are once tss_params_check accepts them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* passes.c - PD3 (DISCORD) and MK (MOTIF) over the windows of the due streams,
  * batched (DESIGN 5.3).
  *

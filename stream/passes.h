@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* passes.h - the windowed passes of a round (DESIGN 5.3): PD3 range discords past the
  * threshold (DISCORD), MK top motif (MOTIF), for every stream that is due (a warm
  * window and hop samples since its last pass). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c - see registry.h. */
 #include "registry.h"
 

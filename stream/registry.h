@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.h - the streams of an engine: a hash map from id to stream and the list in
  * creation order (which fixes the order of alerts and of status reports).
  *

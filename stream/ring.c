@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ring.c - the mirrored sample ring (see ring.h). */
 #include "ring.h"
 

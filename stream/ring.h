@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ring.h - one stream's mirrored sample ring (DESIGN 5.1).
  *
  * The ring has room for cap = window + slack samples. Each sample is written at its

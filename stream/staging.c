@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staging.c - see staging.h. */
 #include "staging.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* staging.h - the samples of one stream accepted by ingest and not yet processed by a
  * tick (DESIGN 5.1 "host staging"), with the gaps found between them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.c - a stream's lifecycle: creation, restart, new parameters, alert queue. */
 #include "stream.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.h - one stream's state inside the engine (internal to stream/).
  *
  * Three parts, each advanced by one side of the engine:

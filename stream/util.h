@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* util.h - two small helpers every file of stream/ uses (internal). */
 #ifndef TSS_UTIL_H
 #define TSS_UTIL_H

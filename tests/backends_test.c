@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backends_test.c - the CUDA backend against the CPU backend on the same inputs
  * (DESIGN 2): same profiles, discord sets, motif pairs and neighbour indices, and
  * distances equal within 1e-9 relative to the distance scale. Skips, visibly, where

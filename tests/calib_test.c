@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calib_test.c - the calibrated score (stream/calib.h) against its definition
  * (tests/reference/score_ref.c: the history sorted afresh for every query).
  *

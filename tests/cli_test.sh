@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cli_test.sh TSMINE DATADIR - integration test of the `tsmine` command-line tool
 # (DESIGN 6), driving the real binary through its real interface.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_test.c - tsmined's configuration (config/): embedded defaults, every key,
  * per-stream overrides, each kind of error with its file:line and key, the shipped
  * tsmined.conf, and the reload diff. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctx_test.c - backend selection, thread count, error messages and shape checks. */
 #include "testutil.h"
 

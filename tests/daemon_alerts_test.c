@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_alerts_test.c - alert publishing (daemon/alerts.h) on the daemon's own PUB
  * socket (daemon/sockets.h, inproc endpoints): the two frames and their content,
  * increasing alert ids, and plain PUB semantics: a subscriber that does not read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_checkpoint_test.c - the crash-safe checkpoint file (daemon/checkpoint.h):
  * a failure at any step (a write past a file-size limit too) leaves the old file (or
  * none) and no temporary file; a refused file is moved aside, while one that could not

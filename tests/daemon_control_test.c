@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_control_test.c - the control handler (daemon/control.h) on a daemon with a
  * real CPU engine and no sockets: every request, malformed or not, gets one reply
  * that decodes, with ok and error set as documented. */

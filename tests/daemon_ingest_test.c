@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_ingest_test.c - tsmined's ingest stages (daemon/ingest.h): a table of
  * malformed messages, each mapped to its rejection reason by decode -> validate;
  * the decode budget; random and mutated bytes never crash and never leak the

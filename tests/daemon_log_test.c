@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_log_test.c - the per-reason log rate limiter and the process-wide budget of
  * log lines (daemon/log.h). */
 #include "testutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_metrics_test.c - the Prometheus text of a snapshot (daemon/metrics.h): the
  * values land in the right series, every series has HELP and TYPE, every sample line
  * has the exposition format's shape, and truncation behaves like snprintf. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_security_test.c - CURVE key files (daemon/curve_key.h) and the daemon's CURVE
  * authentication (daemon/security.h): the reader's verdict on good and malformed
  * files, the allow-list's start errors, and real libzmq sockets on loopback: an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* detect_test.c - a stream's events (stream/detect.h) against their definition
  * (tests/reference/score_ref.c), on sequences of raw scores fed straight to
  * tss_detect_step: the ANOMALY, ANOMALY_END and LEFT_DISCORD alerts must be the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dot_test.c - blocks of dot products (tsm_qt_rows, kernels/dot) against brute-force
  * sums on the working series, on the backend under test.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # man_test.sh - the manual pages against the programs they describe (docs/man):
 #   - `cmake --install` puts each page, gzip -9n compressed, under share/man/manN;
 #   - each installed page renders with `man -l` without a warning (lintian's command);

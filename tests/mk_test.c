@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mk_test.c - MK exact motifs (kernels/mk) against the brute-force reference.
  *
  * Every case runs tsm_mk_motifs on the backend of tu_ctx() and compares with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mp_test.c - the matrix profile (kernels/mp) against the brute-force reference.
  *
  * Every case computes the two-sided and the left profile with tsm_mp and checks them

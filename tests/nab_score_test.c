@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nab_score_test.c - the NAB scoring rules (tools/nab_score.h) on small cases whose
  * expected numbers are worked out by hand in the comments.
  *

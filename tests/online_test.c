@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* online_test.c - the batched online left-NN kernel (kernels/online.h) against the
  * brute-force reference and the batch left matrix profile, on either backend (on a
  * CUDA ctx the harness's arrays are copied to the device around each call).

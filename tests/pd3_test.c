@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pd3_test.c - PD3 range discords and the top-k driver against the brute-force
  * reference: random walks, planted anomalies, constant and non-finite
  * stretches, exact ties, edge sizes, segment lengths and invalid arguments. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* period_test.c - the period estimator and the automatic m (kernels/period.h).
  *
  * Periodic series must give their period within PERIOD_TOL (2% of the period, at least

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reference_test.c - the brute-force reference checked on cases whose answers are
  * known in closed form, and against a second, independent formulation (the QT formula
  * of DESIGN 3 in plain loops). A wrong reference would make every other test moot. */

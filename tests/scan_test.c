@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scan_test.c - the shared primitives (kernels/scan): prefix sums, stream compaction and
  * vectorised lower/upper-bound search against plain serial loops, exactly (integers),
  * at sizes 0, 1, 2^k +- 1 and sizes past the CPU's parallel threshold, in place and

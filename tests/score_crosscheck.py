@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """score_crosscheck.py - `tsmine score` against an independent Python scorer.
 
 Writes a synthetic alert stream for a NAB-style corpus (windows file + data folder):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # score_test.sh TSMINE - end-to-end test of `tsmine score`, the NAB scorer, through the
 # real binary: a tiny windows file and data folder made in a temporary folder, alert
 # streams whose scores are worked out by hand below, and the exit code and one-line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sets_test.c - sorted multiset operations (kernels/sets) against a plain serial merge
  * with the semantics of C++ std::set_intersection / set_union / set_difference /
  * set_symmetric_difference, on the six input shapes of seed 004, heavy duplicates,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # shapelet_cli_test.sh TSMINE UCRDIR - `tsmine shapelet train|predict|show` driven
 # through its real interface on the committed UCR data (tests/data/ucr) and on
 # malformed files: exit codes, FILE:LINE messages, the last JSON line of train, the

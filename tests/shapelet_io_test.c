@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_io_test.c - the labelled-set readers (tools/ucr_io: UCR .tsv, sktime/aeon
  * .ts) and the shapelet model files (tools/shapelet_model): well-formed inputs,
  * malformed ones rejected with FILE:LINE, and a save/load round trip that predicts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_test.c - shapelet discovery (kernels/shapelet) against the brute-force
  * reference (tests/reference/shapelet_ref), on the backend under test.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_tree_test.c - the decision tree of shapelets (kernels/shapelet_tree) on
  * planted-pattern sets whose right answers are known, on the backend under test. */
 #include "testutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats_test.c - sliding statistics, subsequence kinds, the distance conventions and
  * the QT recurrence, against direct two-pass computations. */
 #include "testutil.h"

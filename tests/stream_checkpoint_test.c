@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_checkpoint_test.c - tss_engine_save / tss_engine_load.
  *
  * A checkpoint taken mid-stream (with samples still staged, a gap pending, an event

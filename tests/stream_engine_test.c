@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_engine_test.c - the stream engine (stream/engine.h) driven directly and
  * compared with the definitions of DESIGN 5.3 on the same samples.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_fault_test.c - the test-only hook TSMINE_TEST_FAULT (stream/engine.h).
  *
  * device_lost:N: the first N ticks with work succeed (a tick with nothing staged does

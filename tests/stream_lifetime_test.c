@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_lifetime_test.c - what one sender can do to the stream table, and how streams
  * end (stream/engine.h "Sequence numbers" and "Stream lifetime", issue 17 items 4-5):
  * the sequence and time jumps refused, epochs and resets that start a stream over

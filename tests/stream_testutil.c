@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_testutil.c - see stream_testutil.h. */
 #include "stream_testutil.h"
 

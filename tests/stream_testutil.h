@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream_testutil.h - helpers of the stream engine tests: an alert log filled by the
  * engine's callback, a parameters callback from a table, and a feeder that delivers
  * prepared streams to an engine in random batches and ticks (tests/testutil.h rng). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testutil.h - shared test helpers: seeded series generators, the backend under
  * test, and comparisons of fast results with the brute-force reference.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tu_dev.h - device copies of test arrays, for the kernels whose CUDA backend takes
  * device pointers (online.h, window.h): a test builds its inputs on the host and, on
  * a CUDA ctx, moves them to the device around the call. Without a CUDA build the

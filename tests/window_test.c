@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* window_test.c - the batched windowed passes (kernels/window.h) on the backend under
  * test, against the batch kernels run window by window on a CPU ctx (tsm_pd3_range,
  * tsm_mk_motifs k = 1: what the contract says the call returns) and, for small

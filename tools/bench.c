@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.c - `tsmine-bench`, the benchmark driver (DESIGN 7): times the matrix profile,
  * top-10 discords (PD3) and the top motif (MK) on seeded random walks with planted
  * anomalies and on given data files, and prints one JSON object per run:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_shapelet.c - `tsmine-bench shapelet --data FILE... [OPTIONS]`: times one
  * shapelet discovery (tsm_shapelet_discover: every candidate of the whole training
  * set, the root node of a tree) per dataset, band w and backend, and prints one JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_shapelet.h - `tsmine-bench shapelet ...`: shapelet discovery timings
  * (bench_shapelet.c); bench.c hands over the arguments after "tsmine-bench". */
 #ifndef TSMINE_BENCH_SHAPELET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_thrust.cu - the device side of tsmine-bench's set benchmarks (see
  * bench_thrust.h): tsmine's device-array set operations side by side with Thrust's on
  * the same device buffers, and the device's copy bandwidth.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench_thrust.h - the device side of tsmine-bench's set benchmarks (CUDA builds only):
  * tsmine's set operations and Thrust's on the same device arrays, and the device's
  * copy bandwidth that both are measured against. Implemented in bench_thrust.cu. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.c - the option-table parser of every subcommand, and the option table, help,
  * run flow and exit codes of the batch subcommands. */
 #include "cli.h"

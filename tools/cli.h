@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.h - what every subcommand of `tsmine` shares (DESIGN 6).
  *
  * First, the option-table parser of every subcommand, batch or daemon companion

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.c - the option table and help of the daemon companions (replay, alerts,
  * status; parsed by cli_getopt), and the sockets and message helpers they share with
  * tsmine-loadgen. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.h - what the daemon companions of `tsmine` (replay, alerts, status) and the
  * `tsmine-loadgen` benchmark share (DESIGN 5.2, 6): the companions' options (a table
  * parsed by cli_getopt, cli.h), the daemon's default endpoints, ZeroMQ sockets with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_alerts.c - `tsmine alerts`: subscribe to tsmined's alerts (SUB) and print each
  * as one JSON line, flushed at once (DESIGN 5.2, 6). */
 #include "cli.h"

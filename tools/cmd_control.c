@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_control.c - the control requests that change tsmined's streams or configuration:
  * `tsmine reset`, `tsmine delete`, `tsmine recalibrate`, `tsmine reload` (DESIGN 6).
  * Each sends one ControlRequest and prints the daemon's one-line answer. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_detect.c - `tsmine detect`: the daemon's detection run offline over files
  * (DESIGN 5.3). The same stream engine as tsmined (stream/engine.h), no sockets: one
  * stream per file, named after the file's base name without its extension; sample k of

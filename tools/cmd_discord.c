@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_discord.c - `tsmine discord`: top-k discords (tsm_discords_topk), or with -r
  * every range discord (tsm_pd3_range). */
 #include "cli.h"

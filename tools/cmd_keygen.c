@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_keygen.c - `tsmine keygen NAME`: a new CURVE key pair for tsmined or one of its
  * clients, as NAME.key (public) and NAME.key_secret (secret, mode 0600), in the zcert
  * format daemon/curve_key.h reads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_motif.c - `tsmine motif`: top-k motif pairs by MK (tsm_mk_motifs). */
 #include "cli.h"
 #include "commands.h"

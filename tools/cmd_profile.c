@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp). */
 #include "cli.h"
 #include "commands.h"

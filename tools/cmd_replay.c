@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_replay.c - `tsmine replay`: publish a series file as one stream to tsmined's
  * ingest socket (PUSH), batched and optionally paced (DESIGN 6). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_score.c - `tsmine score`: measures an alert stream (JSON lines as `tsmine alerts`
  * and `tsmine detect` print them) against labelled anomaly windows in the format of
  * the Numenta Anomaly Benchmark's combined_windows.json, with NAB's scoring rules

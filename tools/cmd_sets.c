@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_sets.c - `tsmine sets intersect|union|difference|symdiff A B [-o OUT]`: operations
  * on sorted multisets of unsigned integers (kernels/sets, DESIGN 4.5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_shapelet.c - `tsmine shapelet train|predict|show`: a decision tree of shapelets
  * (kernels/shapelet_tree.h, DESIGN 4.4) trained on a labelled UCR set (.tsv or .ts,
  * tools/ucr_io.h), saved as a JSON model (tools/shapelet_model.h), applied to new data

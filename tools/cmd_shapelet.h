@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_shapelet.h - `tsmine shapelet train|predict|show` (cmd_shapelet.c). It has
  * subcommands of its own, so it is neither a cli_command nor a client_command:
  * tsmine.c hands it the arguments after "tsmine". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_status.c - `tsmine status`: ask tsmined's control socket (REQ) for its counters
  * and every stream's state, print them as one JSON object (DESIGN 6). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* commands.h - the subcommands of `tsmine`, one cmd_NAME.c each: the batch commands
  * (cli.h) and, when built with the daemon, its companions (client.h). */
 #ifndef TSMINE_COMMANDS_H

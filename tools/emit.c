@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emit.c - JSON-lines and CSV output of result rows. */
 #include "emit.h"
 

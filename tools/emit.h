@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* emit.h - the tool's result output (DESIGN 6): one JSON object per line, or CSV with
  * a header line, over a fixed list of named fields.
  *

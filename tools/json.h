@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.h - a small JSON reader for the tool's own inputs (shapelet model files, the
  * windows of `tsmine score`, alert streams as JSON lines): the whole text is parsed
  * into a tree of values, each remembering the line it starts on so that callers can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loadgen.c - `tsmine-loadgen`: the end-to-end benchmark of a running tsmined (issue
  * 4, "Figures"). It publishes S random-walk streams with planted anomalies through
  * several PUSH sockets (one per thread), as fast as the daemon takes them or at a

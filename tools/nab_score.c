@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nab_score.c - the scoring rules of the Numenta Anomaly Benchmark (nab_score.h). */
 #include "nab_score.h"
 

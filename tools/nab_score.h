@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nab_score.h - the scoring rules of the Numenta Anomaly Benchmark (Lavin and Ahmad,
  * "Evaluating Real-time Anomaly Detection Algorithms - the Numenta Anomaly Benchmark",
  * 2015, as NAB's sweeper and optimizer apply them), as pure functions over arrays of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* series_io.c - reading series from text, .npy and raw float64 files. */
 #include "series_io.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* series_io.h - reading a series of doubles from the input formats of DESIGN 6:
  * text (.csv/.txt: one value per line, or rows whose LAST column is the value, with an
  * optional header row), NumPy .npy (float64/float32, 1-D) and raw little-endian .f64.

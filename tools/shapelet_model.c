@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_model.c - writing and reading model files (shapelet_model.h). Reading goes
  * through the tool's JSON reader (json.h). */
 #include "shapelet_model.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_model.h - the model file of `tsmine shapelet` (JSON): a shapelet tree
  * (kernels/shapelet_tree.h) with its class names and search parameters, everything
  * that `predict` needs, the shapelets' values included. Numbers are written in their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tsmine.c - the `tsmine` command-line tool: dispatch to a subcommand, global help
  * and version (DESIGN 6). Each subcommand lives in its own cmd_NAME.c: the batch
  * commands run through cli_main, the daemon companions through client_main. */

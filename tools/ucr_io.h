@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ucr_io.h - reading labelled time-series classification sets (DESIGN 6): the UCR
  * archive's .tsv (one series per line, the class label first, then the values,
  * separated by tabs or commas; NaN for missing values) and the sktime/aeon .ts format

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conf_keys.c - build-time generator of tsmined.conf(5): fills in each key's default and
  * whether a reload applies it, from the settings table itself (config/settings.c), so that
  * the manual page cannot drift from the daemon.

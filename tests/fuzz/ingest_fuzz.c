@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ingest_fuzz.c - libFuzzer harness over tsmined's ingest path (daemon/ingest.h): one
  * input is one ingest message, driven through decode -> validate -> apply into a fresh
  * CPU-backend engine, then a tick (ring append and the online kernel). No sockets.

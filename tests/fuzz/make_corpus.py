@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """make_corpus.py - writes the seed corpus of ingest_fuzz (corpus/ingest/): valid
 SampleBatch messages of several shapes, each rejection reason once, and wire-level
 edge cases (non-canonical encodings, unknown fields, truncations).

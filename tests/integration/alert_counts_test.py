@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """alert_counts_test.py - tsmined's alert counters add up, per kind (issue 17 item 11),
 through the real daemon.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """config_files_test.py - tsmined given a configuration path that is not a regular file
 (issue 17 item 7), through its real command line and SIGHUP: the real daemon on free
 loopback ports (harness.py).

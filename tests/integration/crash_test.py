@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """crash_test.py - tsmined's crash-safe state (hardening issue, item 2), through the
 real daemon.
 

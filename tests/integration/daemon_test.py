@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """daemon_test.py - integration tests of tsmined through its real interfaces (DESIGN 5,
 7; issue 4 item 8): the real daemon on free loopback ports, an independent Python
 client (pyzmq + protobuf generated from proto/tsmine.proto) and the real `tsmine`

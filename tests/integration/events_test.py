@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """events_test.py - tsmined's detection semantics end to end (DESIGN 5.3, issue 16):
 alerts are events on a calibrated score, with an automatic m, through the real daemon
 on loopback, an independent ZeroMQ client and the real `tsmine` tool.

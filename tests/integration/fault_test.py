@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fault_test.py - tsmined after a sticky device error (hardening issue, item 6),
 through the real daemon.
 

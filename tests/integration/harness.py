@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """harness.py - what every integration test of tsmined needs: a real daemon on free
 loopback ports with a temporary configuration and state directory, an independent
 ZeroMQ + protobuf client (code generated from proto/tsmine.proto by protoc at run

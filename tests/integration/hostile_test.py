@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """hostile_test.py - tsmined against malformed and hostile input (issue 5 item 3),
 through its real sockets: the real daemon on free loopback ports (harness.py).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """limits_test.py - tsmined gives a hostile peer a bounded share of memory and
 descriptors (issue 17 items 1 and 9), through its real sockets: raw ZMTP peers, pyzmq
 clients and a daemon under `ulimit -n` / `ulimit -v`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """load_test.py - tsmined under a heavy valid load (issue 17 items 2 and 3), through the
 real daemon on the CPU backend with the default stream settings (W 4096, subsequence
 auto, hop 1024).

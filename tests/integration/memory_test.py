@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """memory_test.py - tsmined's memory stays bounded under hostile senders and slow
 subscribers (issue 5 item 4), through its real interfaces:
 

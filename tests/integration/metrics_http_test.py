@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """metrics_http_test.py - tsmined's /metrics server against slow and greedy clients
 (issue 17 item 10), through its real HTTP port: the real daemon on free loopback ports
 (harness.py), attackers that never finish their request headers, and a scraper.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """security_test.py - CURVE authentication of tsmined (issue 5 item 1), through its real
 interfaces: keys made by `tsmine keygen`, the daemon configured with
 security.curve, pyzmq CURVE clients (and the `tsmine` companions) allowed or not, plain

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """service_test.py - what systemd's unit relies on (issue 18 item 5; systemd/tsmined.service.in),
 through the real tsmined:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """streams_test.py - what one sender can do to the stream table of a real tsmined, and
 how streams end (issue 17 items 4 and 5; stream/engine.h "Sequence numbers" and
 "Stream lifetime"), through an independent ZeroMQ client and the real `tsmine` tool.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reference.c - brute-force discords, motifs and profiles (see reference.h). */
 #include "reference.h"
 

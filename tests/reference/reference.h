@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reference.h - brute-force definitions of DESIGN section 3, in plain loops.
  *
  * Everything here is computed straight from the definitions: each distance from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* score_ref.c - the calibrated score and the events, from their definitions. */
 #include "score_ref.h"
 

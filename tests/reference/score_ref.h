@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* score_ref.h - the calibrated score and the events of DESIGN 5.3 straight from their
  * definitions (stream/calib.h, stream/detect.h), in plain loops: the history is an
  * array of raw scores, sorted afresh for every query. Slow and meant to be obviously

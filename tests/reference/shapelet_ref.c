@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_ref.c - brute-force shapelet definitions (shapelet_ref.h). */
 #include "shapelet_ref.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_ref.h - brute-force shapelet definitions (shapelet.h), in plain loops:
  * z-normalisation by two passes, the full DTW cost matrix with a band, and every
  * split threshold tried with entropies computed from scratch. Slow and obviously
