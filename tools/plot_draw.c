@@ -263,9 +263,11 @@ typedef struct {
     char label[32];
 } legend_entry;
 
-/* The legend on the title line: one entry per kind of mark present (each motif pair
- * its own colour, up to the palette's size), right-aligned at x = right. */
-static void draw_legend(cairo_t *cr, const plot_figure *f, double right, double y) {
+/* The legend: one entry per kind of mark present (each motif pair its own colour, up
+ * to the palette's size), right-aligned at x = right on the title's line y, or on the
+ * line below (y + below) where it would run into the title, which ends at title_end. */
+static void draw_legend(cairo_t *cr, const plot_figure *f, double right, double y, double title_end,
+                        double below) {
     legend_entry e[2 + N_MOTIF_RGB];
     int has[3] = {0}, pairs = 0, n = 0;
     for (size_t k = 0; k < f->n_marks; k++) {
@@ -289,6 +291,8 @@ static void draw_legend(cairo_t *cr, const plot_figure *f, double right, double 
         width[i] = 19 + t.x_advance + 16;
         x -= width[i];
     }
+    if (x < title_end)
+        y += below;
     for (int i = 0; i < n; i++) {
         set_rgb(cr, e[i].c, 1);
         cairo_rectangle(cr, x + 16, y - 5, 14, 10);
@@ -352,9 +356,11 @@ static void draw(cairo_t *cr, const plot_figure *f, int width, int height, plot_
 
     set_rgb(cr, &ink, 1);
     cairo_set_font_size(cr, FONT_SIZE + 2);
-    text_at(cr, left, top - 22, f->title ? f->title : "", 0, 0.5);
+    cairo_text_extents_t te;
+    cairo_text_extents(cr, f->title ? f->title : "", &te);
+    text_at(cr, left, top - 28, f->title ? f->title : "", 0, 0.5);
     cairo_set_font_size(cr, FONT_SIZE);
-    draw_legend(cr, f, left + sp.w, top - 22);
+    draw_legend(cr, f, left + sp.w, top - 28, left + te.x_advance, 16);
 }
 
 /* Whether path ends in ext (".png"), ignoring case. */
