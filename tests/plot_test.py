@@ -85,15 +85,16 @@ def svg_bands(path):
 
 def expect_bands(path, fr, want, label):
     """want: (colour, first sample, last sample) of every mark; each has one band in the
-    series panel and one in the profile panel, at exactly its samples' x."""
+    series panel and one in the profile panel (if drawn), at exactly its samples' x."""
     bands = svg_bands(path)
-    check(len(bands) == 2 * len(want),
-          "%s: %d bands, want %d: %s" % (label, len(bands), 2 * len(want), bands))
+    panels = ("series", "profile") if fr["profile"][1] > 0 else ("series",)
+    check(len(bands) == len(panels) * len(want),
+          "%s: %d bands, want %d: %s" % (label, len(bands), len(panels) * len(want), bands))
     for colour, first, last in want:
         x0, x1 = fr["x"](first), fr["x"](last)
         if x1 - x0 < 2:
             x0, x1 = x0 - 1, x1 + 1
-        for panel in ("series", "profile"):
+        for panel in panels:
             y0, y1 = fr[panel]
             hit = [b for b in bands if b[0] == colour and abs(b[1] - x0) < 0.01 and
                    abs(b[2] - x1) < 0.01 and b[3] >= y0 - 0.01 and b[4] <= y1 + 0.01]
@@ -212,6 +213,12 @@ def case_motif(tsmine, work):
                      path)
     if check(rc == 0, "motif: plot exited %d: %s" % (rc, err)):
         expect_bands(pic, frame_of(err), want, "motif")
+    rc, _, err = run(tsmine, "plot", "-m", "64", "-k", "0", "--motifs", "2", "--no-profile",
+                     "-v", "-o", pic, path)
+    if check(rc == 0, "motif --no-profile: plot exited %d: %s" % (rc, err)):
+        fr = frame_of(err)
+        check(fr["profile"] == (0, 0), "motif --no-profile: a profile panel: %s" % err)
+        expect_bands(pic, fr, want, "motif --no-profile")
 
 
 def alert(kind, start, length, **more):

@@ -25,6 +25,7 @@ enum {
     K_EXCL = CLI_KEY_LONG,
     K_MOTIFS,
     K_LEFT,
+    K_NO_PROFILE,
     K_FROM,
     K_TITLE,
     K_INPUT_FORMAT,
@@ -42,6 +43,7 @@ static const cli_option options[] = {
     {NULL, 'k', 1, "K", 1, "mark the top K discords (default 3; 0: none)"},
     {"motifs", K_MOTIFS, 1, "K", 1, "mark the top K motif pairs (default 1; 0: none)"},
     {"left", K_LEFT, 0, NULL, 1, "draw the left matrix profile (neighbours j <= i - E)"},
+    {"no-profile", K_NO_PROFILE, 0, NULL, 1, "draw the series only (no O(n^2) profile to compute)"},
     {"excl", K_EXCL, 1, "E", 1, "exclusion zone (default M)"},
     {"from", K_FROM, 1, "RESULTS", 1, "mark these results (JSON lines; - is standard input)"},
     {"output", 'o', 1, "OUT", 1, "picture to write (required): .png or .svg"},
@@ -59,7 +61,7 @@ static const cli_option options[] = {
 typedef struct {
     const char *file, *from, *output, *title;
     size_t m, excl, discords, motifs;
-    int have_m, have_excl, left, verbose, threads, width, height;
+    int have_m, have_excl, left, no_profile, verbose, threads, width, height;
     tsm_backend backend;
     series_format input_format;
 } plot_args;
@@ -96,6 +98,7 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
         a->threads = (int)v;
         return 0;
     case K_LEFT: a->left = 1; return 0;
+    case K_NO_PROFILE: a->no_profile = 1; return 0;
     case K_FROM: a->from = arg; return 0;
     case K_TITLE: a->title = arg; return 0;
     case 'o': a->output = arg; return 0;
@@ -241,8 +244,12 @@ static int plot_series(const plot_args *a, const series *d) {
         rc = cli_fail_status(ctx, st);
     if (rc == 0)
         rc = a->from ? plot_read_results(a->from, &f) : find_marks(a, ctx, s, &f);
-    if (rc == 0 && !f.profile)
+    if (rc == 0 && a->no_profile) { /* also none read with --from */
+        free(f.profile);
+        f.profile = NULL;
+    } else if (rc == 0 && !f.profile) {
         rc = find_profile(a, ctx, s, &f);
+    }
     if (rc == 0) {
         const char *base = strrchr(a->file, '/');
         snprintf(title, sizeof title, "%s   n = %zu, m = %zu", base ? base + 1 : a->file, d->n,
