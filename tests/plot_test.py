@@ -174,6 +174,13 @@ def case_discord(tsmine, work):
                              stdin="".join(json.dumps(d) + "\n" for d in found))
             check(rc == 0, "discord --from: exited %d: %s" % (rc, err))
             expect_bands(pic + ".from.svg", fr, want, "discord --from")
+            # A left profile given (rows of `tsmine profile`): drawn, nothing marked.
+            rc, prof, err = run(tsmine, "profile", "-m", "50", "--left", path)
+            rc2, _, err2 = run(tsmine, "plot", "-m", "50", "--left", "--from", "-", "-v", "-o",
+                               pic + ".profile.svg", path, stdin=prof)
+            check(rc == 0 and rc2 == 0 and "profile y 0..0" not in err2 and
+                  svg_bands(pic + ".profile.svg") == [],
+                  "profile --from: exited %d/%d: %s%s" % (rc, rc2, err, err2))
             continue
         w, h, rows = read_png(pic)
         check((w, h) == (1200, 600), "discord: PNG is %dx%d, not 1200x600" % (w, h))
