@@ -54,7 +54,7 @@ static const cli_option options[] = {
      "input format (default: by extension)"},
     {"backend", K_BACKEND, 1, "auto|cpu|cuda", 1, "compute backend (default auto)"},
     {"threads", K_THREADS, 1, "N", 1, "CPU threads (default: all)"},
-    {"verbose", 'v', 0, NULL, 1, "report backend, sizes, timings and the plot's frame"},
+    {"verbose", 'v', 0, NULL, 1, "report backend, timings and where the plot put things"},
     {"help", 'h', 0, NULL, 1, "print this help and exit"},
 };
 
