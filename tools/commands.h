@@ -15,6 +15,9 @@ extern const cli_command cmd_sets;
  * runs it with argv[0] = "score" and returns the exit status. */
 int score_main(int argc, char **argv);
 
+/* `tsmine plot` (cmd_plot.c): a picture of a series and its results; options of its own. */
+int plot_main(int argc, char **argv);
+
 #ifdef TSMINE_HAVE_DETECT
 /* `tsmine detect` (cmd_detect.c): the stream engine over files; built with the daemon. */
 int detect_main(int argc, char **argv);

@@ -74,6 +74,7 @@ typedef struct {
 
 static const own_main own_mains[] = {
     {"shapelet", "shapelet-tree classifier: train, predict, show", shapelet_main},
+    {"plot", "PNG/SVG picture of a series, its discords, motifs and profile", plot_main},
     {"score", "NAB score of an alert stream against labelled windows", score_main},
 #ifdef TSMINE_HAVE_DETECT
     {"detect", "tsmined's detection (events) run offline over files", detect_main},
