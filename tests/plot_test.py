@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """plot_test.py - `tsmine plot` renders known cases with their marks where they belong.
 
 Each case builds a series with a known answer (a planted discord, a planted motif pair,

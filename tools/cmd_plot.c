@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_plot.c - `tsmine plot`: a PNG or SVG picture of a series with its top discords
  * and motif pairs (computed here with the same kernels as `tsmine discord|motif`), or
  * the results of discord/motif/profile/detect given as JSON lines (--from), marked,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plot.h - what `tsmine plot` draws (a figure) and how it gets it: the series, the
  * (left) matrix profile beneath it, and marked regions of the series (discords, motif
  * pairs, anomaly events), either computed (cmd_plot.c) or read from the JSON lines

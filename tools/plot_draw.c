@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plot_draw.c - a figure (plot.h) as a PNG or SVG picture, drawn with cairo: the
  * series on top with its marked regions as translucent bands (the marked samples also
  * redrawn in the band's colour), the (left) matrix profile beneath on the same x axis

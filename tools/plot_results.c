@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plot_results.c - a figure's marks, and reading them (with a profile) from the JSON
  * lines of `tsmine discord|motif|profile|detect` (plot.h). */
 #include "cli.h"
