@@ -183,6 +183,16 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
+    if (tsd_am_start(&d->am, cfg, msg, sizeof msg) != 0) { /* a credential file, the build */
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        rc = EX_CONFIG;
+        goto fail;
+    }
+    if (d->am) {
+        tsd_alerts_add_sink(&d->alerts, tsd_am_offer, d->am);
+        tsd_log(TSD_LOG_INFO, "alertmanager: %zu URL(s), first %s, resend every %u s",
+                cfg->n_am_urls, cfg->am_urls[0], cfg->am_resend_interval_s);
+    }
     apply_params(d);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
@@ -212,6 +222,7 @@ fail:
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
+    tsd_am_stop(&d->am);           /* after the publisher thread, its only caller, stopped */
     tsd_sockets_close(&d->sock);
     tss_engine_destroy(&d->engine);
 }
@@ -255,6 +266,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_failures = d->checkpoint_failures;
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     tsd_guard_counters_get(d->guard, &s->guard);
+    tsd_am_counts(d->am, &s->am);
     s->control_reply_drops = d->control_reply_drops;
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sysexits.h>
 
+#include "alertmanager.h"
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
@@ -32,6 +33,7 @@ typedef struct {
     tsd_sockets sock;
     tsd_ingest ingest;
     tsd_alerts alerts;
+    tsd_am *am; /* the Alertmanager sender (alertmanager.h), NULL when off */
     tsd_metrics *metrics;
     tsd_notify notify;
     tsd_resources res; /* the process's limits (resources.h) */
