@@ -17,6 +17,11 @@ the middle of the burst, so that the event stays open until the rest is sent):
   down_then_up   Alertmanager is down when the ANOMALY comes: the failed requests are
                  counted (alertmanager_failures >= 2) and retried with backoff; once it
                  starts the alert arrives (within the 4 s cap of a retry, plus start-up).
+  tls_auth       Alertmanager serves https with a certificate of a test CA (openssl) and
+                 asks for basic auth (bcrypt, --web.config.file): with ca_file, username
+                 and password_file the alert arrives; a wrong password is refused (401:
+                 counted in alertmanager_rejected, nothing arrives); without ca_file the
+                 handshake fails (counted in alertmanager_failures, retried).
   latency        five streams, each fed one sample every 5 ms across its burst: the time
                  from sending the sample that completes the ANOMALY's subsequence to the
                  alert visible in GET /api/v2/alerts (polled every 5 ms); prints
@@ -26,12 +31,14 @@ Needs prometheus-alertmanager (Debian 12: the package of that name); without it
 every case exits 77 (skipped). Prints `ok - NAME` or `not ok - NAME`; exits 0, 1, 77.
 """
 
+import base64
 import http.server
 import json
 import math
 import os
 import random
 import shutil
+import ssl
 import subprocess
 import sys
 import threading
@@ -106,23 +113,40 @@ class Alertmanager:
         with open(self.conf, "w") as f:
             f.write(AM_CONFIG % hook_port)
         self.proc = None
+        self.web_config, self.ctx, self.auth = None, None, None
+
+    def secure(self, ca, cert, key, user, password, hashed):
+        """Serves HTTPS with cert/key and asks for basic auth (--web.config.file)."""
+        self.web_config = os.path.join(self.dir, "web.yml")
+        with open(self.web_config, "w") as f:
+            f.write("tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  %s: '%s'\n" % (cert, key, user, hashed))
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.auth = "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
 
     @property
     def url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.web_config else "http", self.port)
+
+    def get(self, path):
+        req = urllib.request.Request(self.url + path)
+        if self.auth:
+            req.add_header("Authorization", self.auth)
+        return urllib.request.urlopen(req, timeout=2, context=self.ctx)
 
     def start(self):
         self.log = open(os.path.join(self.dir, "alertmanager.log"), "a")
         self.proc = subprocess.Popen(
             [am_binary(), "--config.file", self.conf, "--storage.path",
              os.path.join(self.dir, "data"), "--web.listen-address", "127.0.0.1:%d" % self.port,
-             "--cluster.listen-address="], stdin=subprocess.DEVNULL, stdout=self.log,
-            stderr=self.log)
+             "--cluster.listen-address="] +
+            (["--web.config.file", self.web_config] if self.web_config else []),
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
 
         def ready():
             check(self.proc.poll() is None, "alertmanager exited with %s" % self.proc.returncode)
             try:
-                with urllib.request.urlopen(self.url + "/-/ready", timeout=1) as r:
+                with self.get("/-/ready") as r:
                     return r.status == 200
             except OSError:
                 return False
@@ -131,7 +155,7 @@ class Alertmanager:
 
     def alerts(self):
         """GET /api/v2/alerts: the alerts it holds (resolved ones are not listed)."""
-        with urllib.request.urlopen(self.url + "/api/v2/alerts", timeout=2) as r:
+        with self.get("/api/v2/alerts") as r:
             return json.loads(r.read())
 
     def stop(self):
@@ -160,10 +184,11 @@ def series(rng):
     return values
 
 
-def daemon(env, am_urls, resend=1, instance="it-daemon"):
-    return env.daemon(params=PARAMS, groups={"alertmanager": {
+def daemon(env, am_urls, resend=1, instance="it-daemon", name="d", **more):
+    return env.daemon(name, params=PARAMS, groups={"alertmanager": dict({
         "urls": am_urls, "resend_interval": resend, "timeout": 2, "instance": instance,
-        "generator_url": "http://127.0.0.1:9464/metrics"}}, extra_env={"no_proxy": "*"})
+        "generator_url": "http://127.0.0.1:9464/metrics"}, **more)},
+        extra_env={"no_proxy": "*"})
 
 
 def ours(alerts, stream):
@@ -272,6 +297,70 @@ def case_down_then_up(env):
     return run_with_am(env, body)
 
 
+def make_ca(folder):
+    """A test CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, cwd=folder)
+    ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+         "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=tsmine test CA")
+    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+         "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    with open(os.path.join(folder, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+         "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext")
+    return [os.path.join(folder, n) for n in ("ca.crt", "server.crt", "server.key")]
+
+
+def case_tls_auth(env):
+    try:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import crypt
+        hashed = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH))
+    except (ImportError, AttributeError, TypeError) as e:
+        print("SKIP: no bcrypt from python3's crypt (%s)" % e)
+        return 77
+    if not shutil.which("openssl"):
+        print("SKIP: no openssl to make a test CA")
+        return 77
+
+    def body(hook, am):
+        ca, cert, key = make_ca(env.dir)
+        am.secure(ca, cert, key, "tsmine", "s3cret", hashed)
+        am.start()
+        good, bad = (os.path.join(env.dir, n) for n in ("good.pw", "bad.pw"))
+        for path, pw in ((good, "s3cret\n"), (bad, "wrong\n")):
+            with open(path, "w") as f:
+                f.write(pw)
+        values = series(random.Random(SEED))
+        with daemon(env, [am.url], name="good", username="tsmine", password_file=good,
+                    ca_file=ca) as d:
+            sock = env.pusher(d.ingest)
+            feed_until_anomaly(env, d, sock, "tls/good", values)
+            got = wait_until(lambda: ours(am.alerts(), "tls/good"), 10, "the alert over https")
+            c = counters(d)
+        check(got[0]["status"]["state"] == "active" and c["alertmanager_failures"] == 0,
+              "state %s, counters %s" % (got[0]["status"], c))
+        with daemon(env, [am.url], name="bad", username="tsmine", password_file=bad,
+                    ca_file=ca) as d:
+            sock = env.pusher(d.ingest)
+            feed_until_anomaly(env, d, sock, "tls/bad", values)
+            wait_until(lambda: counters(d)["alertmanager_rejected"] >= 1, 10,
+                       "the refused alert (HTTP 401) to be counted")
+            check(not ours(am.alerts(), "tls/bad"), "an alert with a wrong password got in")
+        with daemon(env, [am.url], name="noca") as d:  # the system's CAs do not know ours
+            sock = env.pusher(d.ingest)
+            feed_until_anomaly(env, d, sock, "tls/noca", values)
+            wait_until(lambda: counters(d)["alertmanager_failures"] >= 1, 10,
+                       "the failed TLS handshake to be counted")
+            check(not ours(am.alerts(), "tls/noca"), "an alert got in without the CA")
+        print("# https with the test CA and basic auth: delivered; wrong password: refused "
+              "(401, counted as rejected); without the CA: failed (counted)")
+    return run_with_am(env, body)
+
+
 def case_latency(env):
     def body(hook, am):
         am.start()
@@ -316,4 +405,5 @@ def case_latency(env):
 if __name__ == "__main__":
     sys.exit(harness.run_cases(__doc__, {"fire_resolve": case_fire_resolve,
                                          "down_then_up": case_down_then_up,
+                                         "tls_auth": case_tls_auth,
                                          "latency": case_latency}))
