@@ -186,7 +186,8 @@ def series(rng):
 
 def daemon(env, am_urls, resend=1, instance="it-daemon", name="d", **more):
     return env.daemon(name, params=PARAMS, groups={"alertmanager": dict({
-        "urls": am_urls, "resend_interval": resend, "timeout": 2, "instance": instance,
+        "urls": am_urls, "resend_interval": resend, "timeout": int(min(300, 10 * harness.SLOW)),
+        "instance": instance,
         "generator_url": "http://127.0.0.1:9464/metrics"}, **more)},
         extra_env={"no_proxy": "*"})
 
@@ -264,7 +265,7 @@ def case_fire_resolve(env):
         fired = [x for x in ours(hook.alerts(), stream) if x["status"] == "firing"]
         check(fired and fired[0]["startsAt"] == res["startsAt"] and res["endsAt"] < ends,
               "firing %s, resolved %s (endsAt while open %s)" % (fired, res, ends))
-        check(c["alertmanager_sent"] >= 3 and c["alertmanager_resolved"] >= 1 and
+        check(c["alertmanager_sent"] >= 2 and c["alertmanager_resolved"] >= 1 and
               c["alertmanager_failures"] == 0 and c["alertmanager_queue_drops"] == 0 and
               c["alertmanager_open"] == 0 and c["alertmanager_last_success_time"] > 0,
               "counters %s" % {k: v for k, v in c.items() if k.startswith("alertmanager")})
@@ -409,7 +410,7 @@ def case_latency(env):
         print("# latency sample->Alertmanager API (5 streams, poll 5 ms): min %.1f ms, median "
               "%.1f ms, max %.1f ms; of which sample->ANOMALY (startsAt, ms clock): median "
               "%.1f ms" % (1e3 * lat[0], 1e3 * lat[2], 1e3 * lat[-1], 1e3 * det[2]))
-        check(lat[-1] < 5.0, "latency %.2f s" % lat[-1])
+        check(lat[-1] < 5.0 * harness.SLOW, "latency %.2f s" % lat[-1])
     return run_with_am(env, body)
 
 
