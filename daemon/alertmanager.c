@@ -12,6 +12,7 @@
 #include "alertmanager.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,6 +462,15 @@ void tsd_am_offer(void *user, const tsd_alert_rec *r) {
         curl_multi_wakeup(am->multi);
 }
 
+void tsd_am_resume(tsd_am *am, const char *stream_id) {
+    tsd_alert_rec r;
+    memset(&r, 0, sizeof r);
+    r.alert = (tss_alert){.kind = TSS_ALERT_ANOMALY, .distance = NAN, .score = NAN};
+    r.detected_at_ns = tsd_realtime_ns();
+    snprintf(r.stream_id, sizeof r.stream_id, "%s", stream_id);
+    tsd_am_offer(am, &r);
+}
+
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out) {
     if (!am) {
         memset(out, 0, sizeof *out);
@@ -499,6 +509,10 @@ int tsd_am_start(tsd_am **out, const tsc_config *cfg, char *err, size_t errlen) 
 
 void tsd_am_offer(void *user, const tsd_alert_rec *r) {
     (void)user, (void)r;
+}
+
+void tsd_am_resume(tsd_am *am, const char *stream_id) {
+    (void)am, (void)stream_id;
 }
 
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out) {

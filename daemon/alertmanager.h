@@ -61,6 +61,11 @@ int tsd_am_start(tsd_am **out, const tsc_config *cfg, char *err, size_t errlen);
  * ANOMALY_END alerts, ignores the other kinds. Never blocks on the network: O(1) under
  * the queue's lock. */
 void tsd_am_offer(void *user, const tsd_alert_rec *r);
+/* Queues an open event for a stream whose event was open in the checkpoint (at start,
+ * after the restore), so that its alert goes on being re-sent across a restart: an
+ * ANOMALY with no details (length 0: only a summary), detected now; Alertmanager keeps
+ * the earlier startsAt of the alert it still holds. Its ANOMALY_END resolves it. */
+void tsd_am_resume(tsd_am *am, const char *stream_id);
 /* A copy of the counters (all 0 when am is NULL). Any thread. */
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out);
 /* Stops the thread (transfers under way are abandoned: open alerts expire at

@@ -62,7 +62,8 @@ static void jnumber(text *t, const char *key, double v) {
 
 /* One event's alert object. The labels are the alert's identity, the same firing and
  * resolved; the annotations describe the ANOMALY while open, the event's peak and
- * extent once closed (the ANOMALY_END carries them). */
+ * extent once closed (the ANOMALY_END carries them), only the summary for an event
+ * resumed from a checkpoint (its ANOMALY's details are not kept there). */
 static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t firing_ends_ns) {
     const tsd_alert_rec *a = e->end ? e->end : e->open;
     put(t, "{\"labels\":{\"alertname\":\"TsmineAnomaly\",\"stream\":");
@@ -71,7 +72,11 @@ static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t 
     jstring(t, id->daemon);
     put(t, "},\"annotations\":{\"summary\":");
     char summary[TSS_MAX_ID + 160];
-    if (e->end)
+    const int resumed = !e->end && a->alert.length == 0; /* tsd_am_resume: no details */
+    if (resumed)
+        snprintf(summary, sizeof summary, "anomaly on %s: open when tsmined restarted",
+                 e->open->stream_id);
+    else if (e->end)
         snprintf(summary, sizeof summary,
                  "anomaly on %s ended: samples %llu to %llu, peak score %.4f at %llu",
                  e->open->stream_id, (unsigned long long)a->alert.event_start_seq,
@@ -82,18 +87,20 @@ static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t 
                  e->open->stream_id, a->alert.score, a->alert.length,
                  (unsigned long long)a->alert.start_seq);
     jstring(t, summary);
-    jnumber(t, "distance", a->alert.distance);
-    jnumber(t, "score", a->alert.score);
-    jnumber(t, "threshold", a->alert.threshold);
-    put(t, ",\"start_seq\":\"%llu\",\"length\":\"%u\"", (unsigned long long)a->alert.start_seq,
-        a->alert.length);
-    if (a->alert.start_timestamp_ns > 0) {
-        put(t, ",\"start_time\":");
-        jtime(t, a->alert.start_timestamp_ns);
+    if (!resumed) {
+        jnumber(t, "distance", a->alert.distance);
+        jnumber(t, "score", a->alert.score);
+        jnumber(t, "threshold", a->alert.threshold);
+        put(t, ",\"start_seq\":\"%llu\",\"length\":\"%u\"", (unsigned long long)a->alert.start_seq,
+            a->alert.length);
+        if (a->alert.start_timestamp_ns > 0) {
+            put(t, ",\"start_time\":");
+            jtime(t, a->alert.start_timestamp_ns);
+        }
+        put(t, ",\"event_start_seq\":\"%llu\"", (unsigned long long)a->alert.event_start_seq);
+        if (e->end)
+            put(t, ",\"event_end_seq\":\"%llu\"", (unsigned long long)a->alert.event_end_seq);
     }
-    put(t, ",\"event_start_seq\":\"%llu\"", (unsigned long long)a->alert.event_start_seq);
-    if (e->end)
-        put(t, ",\"event_end_seq\":\"%llu\"", (unsigned long long)a->alert.event_end_seq);
     put(t, "},\"startsAt\":");
     jtime(t, e->open->detected_at_ns);
     put(t, ",\"endsAt\":");

@@ -95,6 +95,19 @@ static void apply_params(tsd_daemon *d) {
                 "checkpoint: %zu streams of the checkpoint took the configuration's parameters", n);
 }
 
+/* Events the checkpoint left open go on being re-sent to Alertmanager (tsd_am_resume),
+ * after apply_params (a new threshold may have closed some). O(streams). */
+static void resume_alerts(tsd_daemon *d) {
+    size_t open = 0;
+    for (size_t i = 0; d->am && i < tss_engine_stream_count(d->engine); i++) {
+        tss_stream_info info;
+        if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
+            tsd_am_resume(d->am, info.id), open++;
+    }
+    if (open)
+        tsd_log(TSD_LOG_INFO, "alertmanager: %zu events open in the checkpoint, re-sent", open);
+}
+
 tss_limits tsd_limits_of(const tsc_config *c) {
     return (tss_limits){
         .max_seq_jump = c->max_seq_jump,
@@ -194,6 +207,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
                 cfg->n_am_urls, cfg->am_urls[0], cfg->am_resend_interval_s);
     }
     apply_params(d);
+    resume_alerts(d);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;

@@ -1,6 +1,7 @@
 /* daemon_alertmanager_test.c - the JSON that tsmined posts to Alertmanager
  * (daemon/alertmanager.h, tsd_am_body): an open event, its resolution, several
- * events in one body, escaping, clamped times, and truncation like snprintf. The
+ * events in one body, escaping, clamped times, an event resumed from a checkpoint,
+ * and truncation like snprintf. The
  * expected texts are written out by hand; their times were checked with Python's
  * datetime (1700000001.5 s = 2023-11-14T22:13:21.500Z). */
 #include "testutil.h"
@@ -119,6 +120,31 @@ static void test_times_clamped(void **state) {
     assert_non_null(strstr(buf, "\"startsAt\":\"1969-12-31T23:59:58.500Z\""));
 }
 
+static void test_resumed(void **state) {
+    (void)state;
+    tsd_alert_rec a;
+    memset(&a, 0, sizeof a); /* as tsd_am_resume makes it: no details */
+    a.alert = (tss_alert){.kind = TSS_ALERT_ANOMALY, .distance = NAN, .score = NAN};
+    a.detected_at_ns = 1800000000123456789;
+    snprintf(a.stream_id, sizeof a.stream_id, "plant/a");
+    tsd_am_event e = {&a, NULL};
+    char buf[4096];
+    tsd_am_body(buf, sizeof buf, &e, 1, &ident, ENDS);
+    assert_string_equal(
+        buf, "[{\"labels\":{\"alertname\":\"TsmineAnomaly\",\"stream\":\"plant/a\",\"kind\":"
+             "\"anomaly\",\"daemon\":\"edge-7\"},\"annotations\":{\"summary\":\"anomaly on "
+             "plant/a: open when tsmined restarted\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\","
+             "\"endsAt\":\"2027-01-15T08:04:00.123Z\",\"generatorURL\":\"http://127.0.0.1:9464/"
+             "metrics\"}]");
+    /* its ANOMALY_END brings the details */
+    tsd_alert_rec z = anomaly_end("plant/a");
+    e.end = &z;
+    tsd_am_body(buf, sizeof buf, &e, 1, &ident, ENDS);
+    assert_non_null(strstr(buf,
+                           "\"event_end_seq\":\"1560\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\","
+                           "\"endsAt\":\"2027-01-15T08:00:30.999Z\""));
+}
+
 static void test_truncation(void **state) {
     (void)state;
     tsd_alert_rec a = anomaly("plant/a");
@@ -139,6 +165,7 @@ int main(void) {
         cmocka_unit_test(test_resolved),
         cmocka_unit_test(test_several_and_escapes),
         cmocka_unit_test(test_times_clamped),
+        cmocka_unit_test(test_resumed),
         cmocka_unit_test(test_truncation),
     };
     return cmocka_run_group_tests_name("daemon_alertmanager", tests, NULL, NULL);

@@ -17,6 +17,9 @@ the middle of the burst, so that the event stays open until the rest is sent):
   down_then_up   Alertmanager is down when the ANOMALY comes: the failed requests are
                  counted (alertmanager_failures >= 2) and retried with backoff; once it
                  starts the alert arrives (within the 4 s cap of a retry, plus start-up).
+  restart        tsmined stops (SIGTERM) with the event open and starts again from its
+                 checkpoint: the new process re-sends the open alert (Alertmanager keeps
+                 its first startsAt), and the event's ANOMALY_END resolves it.
   tls_auth       Alertmanager serves https with a certificate of a test CA (openssl) and
                  asks for basic auth (bcrypt, --web.config.file): with ca_file, username
                  and password_file the alert arrives; a wrong password is refused (401:
@@ -304,6 +307,39 @@ def iso_seconds(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
+def case_restart(env):
+    def body(hook, am):
+        am.start()
+        values = series(random.Random(SEED))
+        stream = "site/pump-3"
+        with daemon(env, [am.url]) as d:
+            sock = env.pusher(d.ingest)
+            held = feed_until_anomaly(env, d, sock, stream, values)
+            first = wait_until(lambda: ours(am.alerts(), stream), 10, "the alert")[0]
+            sock.close()
+            check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
+            d.start()  # the same state directory: the event is open in the checkpoint
+            check(d.status()["streams"][stream]["event_open"], "the event is not open after "
+                  "the restart")
+            wait_until(lambda: counters(d)["alertmanager_sent"] >= 2, 10,
+                       "the restored event's alert to be re-sent (twice)")
+            now = ours(am.alerts(), stream)
+            check(len(now) == 1 and now[0]["status"]["state"] == "active" and
+                  now[0]["startsAt"] == first["startsAt"],
+                  "after the restart: %s (before: %s)" % (now, first))
+            sock = env.pusher(d.ingest)
+            env.send_series(sock, stream, values[held:], batch=32, first_seq=held)
+            d.wait_samples({stream: N})
+            wait_until(lambda: not ours(am.alerts(), stream), 15, "the alert to resolve")
+            c = counters(d)
+        check(c["alertmanager_open"] == 0 and c["alertmanager_resolved"] >= 1 and
+              c["alertmanager_failures"] == 0, "counters %s" %
+              {k: v for k, v in c.items() if k.startswith("alertmanager")})
+        print("# open across a restart: re-sent %d times by the new process, startsAt kept (%s),"
+              " resolved by its ANOMALY_END" % (c["alertmanager_sent"], first["startsAt"]))
+    return run_with_am(env, body)
+
+
 def make_ca(folder):
     """A test CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
     def ossl(*args):
@@ -418,4 +454,5 @@ if __name__ == "__main__":
     sys.exit(harness.run_cases(__doc__, {"fire_resolve": case_fire_resolve,
                                          "down_then_up": case_down_then_up,
                                          "tls_auth": case_tls_auth,
+                                         "restart": case_restart,
                                          "latency": case_latency}))
