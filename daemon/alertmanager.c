@@ -57,6 +57,9 @@ struct tsd_am {
     size_t cap, head, n;
     int stop;
     tsd_am_counters c;
+    char (*rec_ids)[TSS_MAX_ID + 1]; /* tsd_am_reconcile's list, not yet taken */
+    size_t rec_n;
+    int64_t rec_at; /* 0: none */
     /* the thread's own */
     CURLM *multi;
     pthread_t thread;
@@ -148,6 +151,38 @@ static void apply(tsd_am *am, const tsd_alert_rec *r) {
     }
     if (r->alert.kind == TSS_ALERT_ANOMALY_END)
         e->end = *r, e->ver = 2;
+}
+
+static int by_id(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+/* Resolves the open events, opened before at, of streams not in ids (sorted here): an
+ * ANOMALY_END with no details (length 0), closed now. O(n log n + events log n). */
+static void reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at) {
+    if (n)
+        qsort(ids, n, sizeof *ids, by_id);
+    uint64_t orphaned = 0;
+    for (size_t i = 0; i < am->nev; i++) {
+        event *e = &am->ev[i];
+        if (e->ver != 1 || e->open.detected_at_ns >= at ||
+            (n && bsearch(e->open.stream_id, ids, n, sizeof *ids, by_id)))
+            continue;
+        e->end = e->open;
+        e->end.alert = (tss_alert){.kind = TSS_ALERT_ANOMALY_END, .distance = NAN, .score = NAN};
+        e->end.detected_at_ns = tsd_realtime_ns();
+        e->ver = 2;
+        orphaned++;
+    }
+    if (orphaned) {
+        pthread_mutex_lock(&am->mu);
+        am->c.orphaned += orphaned;
+        pthread_mutex_unlock(&am->mu);
+        tsd_log(TSD_LOG_NOTICE,
+                "alertmanager: %llu open events resolved: their streams have none open now "
+                "(removed, or the ANOMALY_END was lost)",
+                (unsigned long long)orphaned);
+    }
 }
 
 /* Removes the resolved events every URL acknowledged. O(events). */
@@ -295,11 +330,20 @@ static void *run(void *arg) {
             am->taken[n] = am->ring[am->head];
             am->head = am->head + 1 == am->cap ? 0 : am->head + 1;
         }
+        char(*rec_ids)[TSS_MAX_ID + 1] = am->rec_ids;
+        const size_t rec_n = am->rec_n;
+        const int64_t rec_at = am->rec_at;
+        am->rec_ids = NULL, am->rec_n = 0, am->rec_at = 0;
         pthread_mutex_unlock(&am->mu);
-        if (stop)
+        if (stop) {
+            free(rec_ids);
             break;
+        }
         for (size_t i = 0; i < n; i++)
             apply(am, &am->taken[i]);
+        if (rec_at)
+            reconcile(am, rec_ids, rec_n, rec_at);
+        free(rec_ids);
         uint64_t now = tsd_now_ns();
         for (size_t k = 0; k < am->nt; k++)
             start_request(am, k, now);
@@ -319,7 +363,7 @@ static void *run(void *arg) {
             open += am->ev[i].ver == 1;
         pthread_mutex_lock(&am->mu);
         am->c.open = open;
-        const int more = am->n > 0 || am->stop;
+        const int more = am->n > 0 || am->stop || am->rec_at;
         pthread_mutex_unlock(&am->mu);
         if (!more)
             curl_multi_poll(am->multi, NULL, 0, next_wait_ms(am, tsd_now_ns()), NULL);
@@ -368,7 +412,7 @@ static void destroy(tsd_am *am) {
     curl_slist_free_all(am->headers);
     memset(am->password, 0, sizeof am->password);
     pthread_mutex_destroy(&am->mu);
-    free(am->ring), free(am->taken), free(am->ev);
+    free(am->ring), free(am->taken), free(am->ev), free(am->rec_ids);
     free(am);
     curl_global_cleanup();
 }
@@ -471,6 +515,14 @@ void tsd_am_resume(tsd_am *am, const char *stream_id) {
     tsd_am_offer(am, &r);
 }
 
+void tsd_am_reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at_ns) {
+    pthread_mutex_lock(&am->mu);
+    free(am->rec_ids);
+    am->rec_ids = ids, am->rec_n = n, am->rec_at = at_ns;
+    pthread_mutex_unlock(&am->mu);
+    curl_multi_wakeup(am->multi);
+}
+
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out) {
     if (!am) {
         memset(out, 0, sizeof *out);
@@ -513,6 +565,11 @@ void tsd_am_offer(void *user, const tsd_alert_rec *r) {
 
 void tsd_am_resume(tsd_am *am, const char *stream_id) {
     (void)am, (void)stream_id;
+}
+
+void tsd_am_reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at_ns) {
+    (void)am, (void)n, (void)at_ns;
+    free(ids);
 }
 
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out) {

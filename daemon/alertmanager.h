@@ -38,6 +38,7 @@ typedef struct {
     uint64_t rejected;     /* alerts Alertmanager refused (HTTP 4xx but 429): dropped */
     uint64_t queue_drops;  /* events lost before the sender: its queue or table was full */
     uint64_t open;         /* events open now (firing) */
+    uint64_t orphaned;     /* open events resolved: the engine no longer has them */
     double last_success_s; /* when a request last succeeded (since the epoch), 0 = never */
 } tsd_am_counters;
 
@@ -66,6 +67,12 @@ void tsd_am_offer(void *user, const tsd_alert_rec *r);
  * ANOMALY with no details (length 0: only a summary), detected now; Alertmanager keeps
  * the earlier startsAt of the alert it still holds. Its ANOMALY_END resolves it. */
 void tsd_am_resume(tsd_am *am, const char *stream_id);
+/* Which streams have an event open in the engine, at realtime at_ns (the main thread,
+ * every resend_interval): the sender resolves each open event of any other stream that
+ * opened before at_ns, since no ANOMALY_END will come for it (its stream was deleted,
+ * expired or evicted, or the ANOMALY_END was lost to a full queue). Takes ownership of
+ * ids (malloc'd, n entries; NULL when n is 0); a list not yet taken is replaced. */
+void tsd_am_reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at_ns);
 /* A copy of the counters (all 0 when am is NULL). Any thread. */
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out);
 /* Stops the thread (transfers under way are abandoned: open alerts expire at

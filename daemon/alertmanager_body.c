@@ -63,7 +63,8 @@ static void jnumber(text *t, const char *key, double v) {
 /* One event's alert object. The labels are the alert's identity, the same firing and
  * resolved; the annotations describe the ANOMALY while open, the event's peak and
  * extent once closed (the ANOMALY_END carries them), only the summary for an event
- * resumed from a checkpoint (its ANOMALY's details are not kept there). */
+ * resumed from a checkpoint (its ANOMALY's details are not kept there) or closed by
+ * tsd_am_reconcile. */
 static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t firing_ends_ns) {
     const tsd_alert_rec *a = e->end ? e->end : e->open;
     put(t, "{\"labels\":{\"alertname\":\"TsmineAnomaly\",\"stream\":");
@@ -72,9 +73,15 @@ static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t 
     jstring(t, id->daemon);
     put(t, "},\"annotations\":{\"summary\":");
     char summary[TSS_MAX_ID + 160];
-    const int resumed = !e->end && a->alert.length == 0; /* tsd_am_resume: no details */
-    if (resumed)
+    /* length 0: made by the sender, with no details (tsd_am_resume, tsd_am_reconcile) */
+    const int bare = a->alert.length == 0;
+    if (bare && !e->end)
         snprintf(summary, sizeof summary, "anomaly on %s: open when tsmined restarted",
+                 e->open->stream_id);
+    else if (bare)
+        snprintf(summary, sizeof summary,
+                 "anomaly on %s: closed without its end (the stream was removed, or its "
+                 "ANOMALY_END lost)",
                  e->open->stream_id);
     else if (e->end)
         snprintf(summary, sizeof summary,
@@ -87,7 +94,7 @@ static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t 
                  e->open->stream_id, a->alert.score, a->alert.length,
                  (unsigned long long)a->alert.start_seq);
     jstring(t, summary);
-    if (!resumed) {
+    if (!bare) {
         jnumber(t, "distance", a->alert.distance);
         jnumber(t, "score", a->alert.score);
         jnumber(t, "threshold", a->alert.threshold);

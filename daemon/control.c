@@ -204,6 +204,7 @@ static void counters(tsd_daemon *d, reply_builder *b) {
             {"alertmanager_rejected", s.am.rejected},
             {"alertmanager_queue_drops", s.am.queue_drops},
             {"alertmanager_open", s.am.open},
+            {"alertmanager_orphaned", s.am.orphaned},
             {"alertmanager_last_success_time", (uint64_t)s.am.last_success_s},
         };
         for (size_t i = 0; i < sizeof am / sizeof am[0]; i++)

@@ -108,6 +108,25 @@ static void resume_alerts(tsd_daemon *d) {
         tsd_log(TSD_LOG_INFO, "alertmanager: %zu events open in the checkpoint, re-sent", open);
 }
 
+void tsd_daemon_am_reconcile(tsd_daemon *d) {
+    if (!d->am)
+        return;
+    const int64_t at = tsd_realtime_ns(); /* before the walk: what opened later is kept */
+    const size_t streams = tss_engine_stream_count(d->engine);
+    size_t n = 0;
+    tss_stream_info info;
+    for (size_t i = 0; i < streams; i++)
+        n += tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open;
+    char(*ids)[TSS_MAX_ID + 1] = n ? malloc(n * sizeof *ids) : NULL;
+    if (n && !ids)
+        return; /* next time */
+    size_t k = 0;
+    for (size_t i = 0; i < streams && k < n; i++)
+        if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
+            memcpy(ids[k++], info.id, sizeof ids[0]);
+    tsd_am_reconcile(d->am, ids, k, at);
+}
+
 tss_limits tsd_limits_of(const tsc_config *c) {
     return (tss_limits){
         .max_seq_jump = c->max_seq_jump,

@@ -83,6 +83,11 @@ int tsd_daemon_checkpoint(tsd_daemon *d);
  * Returns 0 or -1. */
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
 
+/* Tells the Alertmanager sender which streams have an event open now, so that it
+ * resolves those whose ANOMALY_END will never come (alertmanager.h tsd_am_reconcile);
+ * the loop calls it every alertmanager.resend_interval. O(streams); no-op when off. */
+void tsd_daemon_am_reconcile(tsd_daemon *d);
+
 /* The engine's limits (tss_limits) from the configuration's limits group. */
 tss_limits tsd_limits_of(const tsc_config *cfg);
 

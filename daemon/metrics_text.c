@@ -237,6 +237,10 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
         scalar(&t, "tsmine_alertmanager_queue_drops_total", "counter",
                "Anomaly events lost before the sender: its queue or event table was full.",
                a->queue_drops);
+        scalar(&t, "tsmine_alertmanager_orphaned_alerts_total", "counter",
+               "Open alerts resolved because the engine no longer had their event (the "
+               "stream was removed, or the ANOMALY_END was lost).",
+               a->orphaned);
         scalar(&t, "tsmine_alertmanager_open_alerts", "gauge",
                "Anomaly events open now, re-sent every resend_interval.", a->open);
         header(&t, "tsmine_alertmanager_last_success_timestamp_seconds", "gauge",

@@ -136,6 +136,16 @@ static void test_resumed(void **state) {
              "plant/a: open when tsmined restarted\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\","
              "\"endsAt\":\"2027-01-15T08:04:00.123Z\",\"generatorURL\":\"http://127.0.0.1:9464/"
              "metrics\"}]");
+    /* closed by tsd_am_reconcile: an ANOMALY_END with no details either */
+    tsd_alert_rec gone = a;
+    gone.alert.kind = TSS_ALERT_ANOMALY_END;
+    gone.detected_at_ns = 1800000030999000000;
+    e.end = &gone;
+    tsd_am_body(buf, sizeof buf, &e, 1, &ident, ENDS);
+    assert_non_null(strstr(buf,
+                           "{\"summary\":\"anomaly on plant/a: closed without its end (the "
+                           "stream was removed, or its ANOMALY_END lost)\"},\"startsAt\":"
+                           "\"2027-01-15T08:00:00.123Z\",\"endsAt\":\"2027-01-15T08:00:30.999Z\""));
     /* its ANOMALY_END brings the details */
     tsd_alert_rec z = anomaly_end("plant/a");
     e.end = &z;

@@ -20,6 +20,9 @@ the middle of the burst, so that the event stays open until the rest is sent):
   restart        tsmined stops (SIGTERM) with the event open and starts again from its
                  checkpoint: the new process re-sends the open alert (Alertmanager keeps
                  its first startsAt), and the event's ANOMALY_END resolves it.
+  deleted        `tsmine delete` removes a stream with its event open: no ANOMALY_END
+                 will come, so the sender resolves the alert at its next look at the
+                 engine's open events (every resend_interval); alertmanager_orphaned 1.
   tls_auth       Alertmanager serves https with a certificate of a test CA (openssl) and
                  asks for basic auth (bcrypt, --web.config.file): with ca_file, username
                  and password_file the alert arrives; a wrong password is refused (401:
@@ -340,6 +343,33 @@ def case_restart(env):
     return run_with_am(env, body)
 
 
+def case_deleted(env):
+    def body(hook, am):
+        am.start()
+        values = series(random.Random(SEED))
+        stream = "site/pump-4"
+        with daemon(env, [am.url]) as d:
+            sock = env.pusher(d.ingest)
+            feed_until_anomaly(env, d, sock, stream, values)
+            wait_until(lambda: ours(am.alerts(), stream), 10, "the alert")
+            env.tsmine_run("delete", "--endpoint", d.control, "-s", stream)
+            t0 = time.monotonic()
+            wait_until(lambda: not ours(am.alerts(), stream), 10,
+                       "the deleted stream's alert to resolve")
+            took = time.monotonic() - t0
+            res = wait_until(lambda: [x for x in ours(hook.alerts(), stream)
+                                      if x["status"] == "resolved"], 10,
+                             "the webhook's resolved notification")
+            c = counters(d)
+        check(c["alertmanager_orphaned"] == 1 and c["alertmanager_open"] == 0,
+              "counters %s" % {k: v for k, v in c.items() if k.startswith("alertmanager")})
+        check("closed without its end" in res[-1]["annotations"]["summary"],
+              "resolved notification %s" % res[-1])
+        print("# a deleted stream's open alert resolved %.1f s after `tsmine delete` "
+              "(resend_interval 1 s)" % took)
+    return run_with_am(env, body)
+
+
 def make_ca(folder):
     """A test CA and a server certificate for 127.0.0.1 signed by it (openssl)."""
     def ossl(*args):
@@ -455,4 +485,5 @@ if __name__ == "__main__":
                                          "down_then_up": case_down_then_up,
                                          "tls_auth": case_tls_auth,
                                          "restart": case_restart,
+                                         "deleted": case_deleted,
                                          "latency": case_latency}))
