@@ -19,6 +19,7 @@
 #define TSC_MAX_ENDPOINTS    8
 #define TSC_MAX_STREAM_RULES 64
 #define TSC_ERROR_LEN        512
+#define TSC_MAX_AM_URLS      4 /* alertmanager.urls */
 
 /* An override: streams whose id matches pattern (fnmatch(3) glob) take params. Keys
  * the override leaves out keep the values of streams.default. */
@@ -71,6 +72,19 @@ typedef struct {
     char curve_secret_key_file[512];
     char curve_authorized_keys[512];
     int curve_stream_owners; /* 1: a client key writes only the streams its key file names */
+
+    /* Alertmanager (daemon/alertmanager.h): no url = off */
+    char am_urls[TSC_MAX_AM_URLS][256]; /* http(s)://HOST:PORT[/PREFIX] */
+    size_t n_am_urls;
+    uint32_t am_resend_interval_s; /* open events re-sent this often (default 60) */
+    uint32_t am_timeout_s;         /* one request's limit (default 10) */
+    uint32_t am_queue;             /* events waiting for the sender thread (default 1024) */
+    char am_instance[128];         /* the `daemon` label; "" = the host name */
+    char am_generator_url[256];    /* "" = http://metrics.listen/metrics when metrics are on */
+    char am_username[128];         /* basic auth, with am_password_file */
+    char am_password_file[512];
+    char am_bearer_token_file[512];
+    char am_ca_file[512]; /* CA bundle for https URLs ("" = the system's) */
 
     char source[512]; /* the file it came from, "" for embedded defaults */
 } tsc_config;

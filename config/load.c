@@ -278,8 +278,9 @@ static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_conf
     return 0;
 }
 
-/* Checks across keys: CURVE needs both of its keys, and stream_owners needs CURVE; the
- * sockets tsmined binds must not collide. */
+/* Checks across keys: CURVE needs both of its keys, and stream_owners needs CURVE;
+ * Alertmanager's basic auth needs both of its keys and no bearer token; the sockets
+ * tsmined binds must not collide. */
 static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *cfg) {
     if (!cfg->curve_secret_key_file[0] != !cfg->curve_authorized_keys[0]) {
         const char *given = cfg->curve_secret_key_file[0] ? "secret_key_file" : "authorized_keys";
@@ -294,6 +295,18 @@ static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *
         return fail(p, s ? s : config_root_setting(c), "security.curve.stream_owners",
                     "needs CURVE (secret_key_file and authorized_keys): without client keys "
                     "there is no owner to check (got true)");
+    }
+    if (!cfg->am_username[0] != !cfg->am_password_file[0] ||
+        (cfg->am_username[0] && cfg->am_bearer_token_file[0])) {
+        const char *key = cfg->am_bearer_token_file[0] ? "bearer_token_file"
+                          : cfg->am_username[0]        ? "username"
+                                                       : "password_file";
+        char path[64];
+        snprintf(path, sizeof path, "alertmanager.%s", key);
+        const config_setting_t *s = config_lookup(c, path);
+        return fail(p, s ? s : config_root_setting(c), path,
+                    "basic auth needs both username and password_file, and excludes "
+                    "bearer_token_file");
     }
     const char *bound[TSC_MAX_ENDPOINTS + 2];
     const char *names[TSC_MAX_ENDPOINTS + 2];

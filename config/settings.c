@@ -78,6 +78,22 @@ static int check_path(const char *v, char *why, size_t whylen) {
     return -1;
 }
 
+/* An Alertmanager base URL: http:// or https:// and a host. */
+static int check_http_url(const char *v, char *why, size_t whylen) {
+    const size_t n = strncmp(v, "http://", 7) == 0 ? 7 : strncmp(v, "https://", 8) == 0 ? 8 : 0;
+    if (n && v[n] != '\0' && v[n] != '/' && !strpbrk(v, " \t\r\n\"?#"))
+        return 0;
+    snprintf(why, whylen,
+             "must be a URL http://HOST:PORT or https://HOST:PORT (with an optional "
+             "path prefix, no query)");
+    return -1;
+}
+
+/* "" or a URL, as check_http_url. */
+static int check_http_url_or_empty(const char *v, char *why, size_t whylen) {
+    return *v == '\0' ? 0 : check_http_url(v, why, whylen);
+}
+
 /* ---- the tables ---- */
 
 #define CFG(field) offsetof(tsc_config, field), sizeof(((tsc_config *)0)->field)
@@ -119,6 +135,17 @@ const tsci_setting tsci_settings[] = {
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
     /* issue 17: stream ids bound to client keys (daemon/security.h); live */
     {"security.curve.stream_owners",   TSCI_BOOL,   CFG(curve_stream_owners),   0, 0, 1,          0,       NULL,                   NULL,           0},
+    /* Alertmanager (daemon/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
+    {"alertmanager.urls",          TSCI_STRINGS, CFG_LIST(am_urls, n_am_urls), 0, TSC_MAX_AM_URLS, 0, "",              check_http_url, 1},
+    {"alertmanager.resend_interval", TSCI_U32,   CFG(am_resend_interval_s),  0, 1, 86400,         60,      NULL,                   NULL,           1},
+    {"alertmanager.timeout",       TSCI_U32,     CFG(am_timeout_s),          0, 1, 300,           10,      NULL,                   NULL,           1},
+    {"alertmanager.queue",         TSCI_U32,     CFG(am_queue),              0, 16, 1 << 20,      1024,    NULL,                   NULL,           1},
+    {"alertmanager.instance",      TSCI_STRING,  CFG(am_instance),           0, 0, 0,             0,       "",                     NULL,           1},
+    {"alertmanager.generator_url", TSCI_STRING,  CFG(am_generator_url),      0, 0, 0,             0,       "",                     check_http_url_or_empty, 1},
+    {"alertmanager.username",      TSCI_STRING,  CFG(am_username),           0, 0, 0,             0,       "",                     NULL,           1},
+    {"alertmanager.password_file", TSCI_STRING,  CFG(am_password_file),      0, 0, 0,             0,       "",                     check_path,     1},
+    {"alertmanager.bearer_token_file", TSCI_STRING, CFG(am_bearer_token_file), 0, 0, 0,          0,       "",                     check_path,     1},
+    {"alertmanager.ca_file",       TSCI_STRING,  CFG(am_ca_file),            0, 0, 0,             0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */
     {"streams",                    TSCI_STREAMS, 0, 0,                       0, 0, 0,             0,       NULL,                   NULL,           0},

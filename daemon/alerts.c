@@ -94,10 +94,18 @@ void tsd_alerts_sync(tsd_alerts *a) {
     a->ns_send = sent.ns_send;
 }
 
+int tsd_alerts_add_sink(tsd_alerts *a, tsd_alert_sink_fn fn, void *user) {
+    if (a->nsinks == TSD_ALERT_SINKS)
+        return -1;
+    a->sinks[a->nsinks++] = (tsd_alert_sink){fn, user};
+    return 0;
+}
+
 int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen) {
     if (a->thread)
         return 0;
-    return tsd_publisher_start(&a->thread, a->pub, capacity, a->limit.rate, err, errlen);
+    return tsd_publisher_start(&a->thread, a->pub, a->sinks, a->nsinks, capacity, a->limit.rate,
+                               err, errlen);
 }
 
 void tsd_alerts_stop(tsd_alerts *a) {
@@ -146,6 +154,7 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) 
     a->found[tsd_alert_slot(al->kind)]++;
     if (!a->thread) {
         tsd_alerts_send(a->pub, r, &a->own, &a->limit);
+        tsd_alert_sinks_call(a->sinks, a->nsinks, r);
         tsd_alerts_sync(a);
     }
     a->ns_publish += tsd_now_ns() - t0;

@@ -70,6 +70,23 @@ static inline void tsd_alert_sends_add(tsd_alert_sends *a, const tsd_alert_sends
     a->errors += b->errors, a->ns_send += b->ns_send;
 }
 
+/* A sink besides the PUB socket (DESIGN 5.1: Alertmanager, MQTT): called on the
+ * sending thread (the publisher thread, or the main thread without one) with every
+ * alert right after its PUB send, whatever that send's outcome, in each stream's
+ * order. It must not block: copy what it needs into its own queue and return. */
+typedef void (*tsd_alert_sink_fn)(void *user, const tsd_alert_rec *r);
+typedef struct {
+    tsd_alert_sink_fn fn;
+    void *user;
+} tsd_alert_sink;
+#define TSD_ALERT_SINKS 4
+
+/* Hands r to each of the n sinks. */
+static inline void tsd_alert_sinks_call(const tsd_alert_sink *s, size_t n, const tsd_alert_rec *r) {
+    for (size_t i = 0; i < n; i++)
+        s[i].fn(s[i].user, r);
+}
+
 /* Alerts numbered and kept for one hand-over to the publisher thread. */
 #define TSD_ALERT_BATCH 64
 
@@ -89,12 +106,19 @@ typedef struct {
     tsd_ratelimit limit;                     /* log lines about failed sends */
     tsd_alert_sends own;                     /* sent on this thread (no publisher) */
     tsd_publisher *thread;                   /* the publisher thread, or NULL */
-    tsd_alert_rec batch[TSD_ALERT_BATCH];    /* threaded: numbered, not yet queued */
+    tsd_alert_sink sinks[TSD_ALERT_SINKS];   /* besides the PUB socket (tsd_alerts_add_sink) */
+    size_t nsinks;
+    tsd_alert_rec batch[TSD_ALERT_BATCH]; /* threaded: numbered, not yet queued */
     size_t nbatch;
 } tsd_alerts;
 
 /* log_rate_per_s: the most log lines per second about failed sends. */
 void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s);
+
+/* Adds a sink that gets every alert after the PUB socket; before tsd_alerts_start
+ * (the thread copies the sinks when it starts). 0, or -1 when TSD_ALERT_SINKS are
+ * taken. */
+int tsd_alerts_add_sink(tsd_alerts *a, tsd_alert_sink_fn fn, void *user);
 
 /* Starts the publisher thread with a queue of capacity bytes (publisher.h); from then on only that
  * thread uses the PUB socket, until tsd_alerts_stop. 0, or -1 with a message in err

@@ -96,6 +96,38 @@ static void apply_params(tsd_daemon *d) {
                 "checkpoint: %zu streams of the checkpoint took the configuration's parameters", n);
 }
 
+/* Events the checkpoint left open go on being re-sent to Alertmanager (tsd_am_resume),
+ * after apply_params (a new threshold may have closed some). O(streams). */
+static void resume_alerts(tsd_daemon *d) {
+    size_t open = 0;
+    for (size_t i = 0; d->am && i < tss_engine_stream_count(d->engine); i++) {
+        tss_stream_info info;
+        if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
+            tsd_am_resume(d->am, info.id), open++;
+    }
+    if (open)
+        tsd_log(TSD_LOG_INFO, "alertmanager: %zu events open in the checkpoint, re-sent", open);
+}
+
+void tsd_daemon_am_reconcile(tsd_daemon *d) {
+    if (!d->am)
+        return;
+    const int64_t at = tsd_realtime_ns(); /* before the walk: what opened later is kept */
+    const size_t streams = tss_engine_stream_count(d->engine);
+    size_t n = 0;
+    tss_stream_info info;
+    for (size_t i = 0; i < streams; i++)
+        n += tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open;
+    char(*ids)[TSS_MAX_ID + 1] = n ? malloc(n * sizeof *ids) : NULL;
+    if (n && !ids)
+        return; /* next time */
+    size_t k = 0;
+    for (size_t i = 0; i < streams && k < n; i++)
+        if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
+            memcpy(ids[k++], info.id, sizeof ids[0]);
+    tsd_am_reconcile(d->am, ids, k, at);
+}
+
 tss_limits tsd_limits_of(const tsc_config *c) {
     return (tss_limits){
         .max_seq_jump = c->max_seq_jump,
@@ -184,7 +216,18 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
+    if (tsd_am_start(&d->am, cfg, msg, sizeof msg) != 0) { /* a credential file, the build */
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        rc = EX_CONFIG;
+        goto fail;
+    }
+    if (d->am) {
+        tsd_alerts_add_sink(&d->alerts, tsd_am_offer, d->am);
+        tsd_log(TSD_LOG_INFO, "alertmanager: %zu URL(s), first %s, resend every %u s",
+                cfg->n_am_urls, cfg->am_urls[0], cfg->am_resend_interval_s);
+    }
     apply_params(d);
+    resume_alerts(d);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -213,6 +256,7 @@ fail:
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
+    tsd_am_stop(&d->am);           /* after the publisher thread, its only caller, stopped */
     tsd_sockets_close(&d->sock);
     tss_engine_destroy(&d->engine);
 }
@@ -256,6 +300,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_failures = d->checkpoint_failures;
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     tsd_guard_counters_get(d->guard, &s->guard);
+    tsd_am_counts(d->am, &s->am);
     s->control_reply_drops = d->control_reply_drops;
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;

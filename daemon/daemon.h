@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sysexits.h>
 
+#include "alertmanager.h"
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
@@ -33,6 +34,7 @@ typedef struct {
     tsd_sockets sock;
     tsd_ingest ingest;
     tsd_alerts alerts;
+    tsd_am *am; /* the Alertmanager sender (alertmanager.h), NULL when off */
     tsd_metrics *metrics;
     tsd_notify notify;
     tsd_resources res; /* the process's limits (resources.h) */
@@ -81,6 +83,11 @@ int tsd_daemon_checkpoint(tsd_daemon *d);
  * it is not, keeps the running configuration. msg says what happened (also logged).
  * Returns 0 or -1. */
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
+
+/* Tells the Alertmanager sender which streams have an event open now, so that it
+ * resolves those whose ANOMALY_END will never come (alertmanager.h tsd_am_reconcile);
+ * the loop calls it every alertmanager.resend_interval. O(streams); no-op when off. */
+void tsd_daemon_am_reconcile(tsd_daemon *d);
 
 /* The engine's limits (tss_limits) from the configuration's limits group. */
 tss_limits tsd_limits_of(const tsc_config *cfg);

@@ -62,7 +62,7 @@
 #define PUBLISH_QUEUE (32u << 20)
 
 typedef struct {
-    uint64_t next_tick, next_checkpoint, next_status, next_metrics;
+    uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_am;
     uint64_t status_samples; /* samples at the last STATUS= line */
     int pressure;            /* memory over budget at the last look (guard.h) */
     uint64_t status_at;
@@ -333,6 +333,10 @@ static int run(tsd_daemon *d) {
              * however long ticks take; after an overrun the next tick runs at once
              * (after one drain), without catching up on the ones missed. */
             t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
+        }
+        if (d->am && now >= t.next_am) { /* open alerts whose end will not come */
+            tsd_daemon_am_reconcile(d);
+            t.next_am = now + (uint64_t)d->cfg.am_resend_interval_s * 1000000000ull;
         }
         if (d->metrics && now >= t.next_metrics) {
             tsd_metrics_snapshot snap;

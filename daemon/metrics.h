@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alertmanager.h"
 #include "engine.h"
 #include "guard.h"
 #include "ingest.h"
@@ -92,6 +93,7 @@ typedef struct {
     tsd_guard_counters guard;            /* memory and connections of peers (guard.h) */
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */
     uint64_t log_dropped;                /* log lines over the process-wide budget (log.h) */
+    tsd_am_counters am;                  /* the Alertmanager sender (all zero when off) */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),

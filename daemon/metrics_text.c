@@ -222,5 +222,31 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "subscriber's at a reload that removed keys.",
                s->curve.cut);
     }
+    if (s->am.enabled) { /* the Alertmanager sender (alertmanager.h) */
+        const tsd_am_counters *a = &s->am;
+        scalar(&t, "tsmine_alertmanager_alerts_sent_total", "counter",
+               "Firing alerts Alertmanager accepted, once per URL (re-sends included).", a->sent);
+        scalar(&t, "tsmine_alertmanager_alerts_resolved_total", "counter",
+               "Resolved alerts Alertmanager accepted, once per URL.", a->resolved);
+        scalar(&t, "tsmine_alertmanager_send_failures_total", "counter",
+               "Requests to Alertmanager that failed (no connection, timeout, HTTP 5xx or "
+               "429); their alerts are retried with backoff.",
+               a->failures);
+        scalar(&t, "tsmine_alertmanager_alerts_rejected_total", "counter",
+               "Alerts Alertmanager refused with HTTP 4xx (not 429): dropped for that URL.",
+               a->rejected);
+        scalar(&t, "tsmine_alertmanager_queue_drops_total", "counter",
+               "Anomaly events lost before the sender: its queue or event table was full.",
+               a->queue_drops);
+        scalar(&t, "tsmine_alertmanager_orphaned_alerts_total", "counter",
+               "Open alerts resolved because the engine no longer had their event (the "
+               "stream was removed, or the ANOMALY_END was lost).",
+               a->orphaned);
+        scalar(&t, "tsmine_alertmanager_open_alerts", "gauge",
+               "Anomaly events open now, re-sent every resend_interval.", a->open);
+        header(&t, "tsmine_alertmanager_last_success_timestamp_seconds", "gauge",
+               "When a request to Alertmanager last succeeded (0: never).");
+        put(&t, "tsmine_alertmanager_last_success_timestamp_seconds %.3f\n", a->last_success_s);
+    }
     return t.used;
 }

@@ -47,7 +47,9 @@ struct tsd_publisher {
     tsd_alert_sends sent;   /* under mu */
     atomic_uint *in_bulk;   /* per bucket: bulk entries queued or being sent */
     void *pub;              /* the thread's only */
-    tsd_ratelimit limit;    /* the thread's only */
+    tsd_alert_sink sinks[TSD_ALERT_SINKS]; /* after pub: Alertmanager, ... */
+    size_t nsinks;
+    tsd_ratelimit limit; /* the thread's only */
     pthread_t thread;
 };
 
@@ -77,6 +79,7 @@ static size_t send_entries(tsd_publisher *p, const lane *q, size_t *head, size_t
         }
         const tsd_alert_rec *r = (const tsd_alert_rec *)(q->ring + *head + sizeof size);
         tsd_alerts_send(p->pub, r, sent, &p->limit);
+        tsd_alert_sinks_call(p->sinks, p->nsinks, r);
         if (bulk)
             atomic_fetch_sub_explicit(&p->in_bulk[bucket(r->stream_id)], 1, memory_order_release);
         done += size;
@@ -137,8 +140,8 @@ static int lane_init(lane *q, size_t cap) {
     return q->ring ? 0 : -1;
 }
 
-int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
-                        char *err, size_t errlen) {
+int tsd_publisher_start(tsd_publisher **out, void *pub, const tsd_alert_sink *sinks, size_t nsinks,
+                        size_t capacity, uint32_t log_rate_per_s, char *err, size_t errlen) {
     *out = NULL;
     const size_t urgent = (capacity / URGENT_SHARE) & ~(size_t)7;
     tsd_publisher *p = calloc(1, sizeof *p);
@@ -153,6 +156,8 @@ int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_
         return -1;
     }
     p->pub = pub;
+    p->nsinks = nsinks < TSD_ALERT_SINKS ? nsinks : TSD_ALERT_SINKS;
+    memcpy(p->sinks, sinks, p->nsinks * sizeof *sinks);
     tsd_ratelimit_init(&p->limit, log_rate_per_s);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
@@ -192,10 +197,10 @@ static int push_locked(tsd_publisher *p, const tsd_alert_rec *r) {
     const size_t bytes = offsetof(tsd_alert_rec, stream_id) + strlen(r->stream_id) + 1;
     const uint64_t size = (sizeof size + bytes + 7) & ~(uint64_t)7;
     const uint32_t b = bucket(r->stream_id);
-    const int kind_urgent =
-        r->alert.kind == TSS_ALERT_ANOMALY || r->alert.kind == TSS_ALERT_ANOMALY_END ||
-        r->alert.kind == TSS_ALERT_LEFT_DISCORD || r->alert.kind == TSS_ALERT_GAP ||
-        r->alert.kind == TSS_ALERT_RESET;
+    const int kind_urgent = r->alert.kind == TSS_ALERT_ANOMALY ||
+                            r->alert.kind == TSS_ALERT_ANOMALY_END ||
+                            r->alert.kind == TSS_ALERT_LEFT_DISCORD ||
+                            r->alert.kind == TSS_ALERT_GAP || r->alert.kind == TSS_ALERT_RESET;
     /* the thread decrements a bucket only after sending: 0 = nothing of this stream
      * left in the bulk lane (read under mu, so in order with the pushes) */
     int urgent = kind_urgent && atomic_load_explicit(&p->in_bulk[b], memory_order_acquire) == 0;

@@ -19,10 +19,11 @@
 
 #include "alerts.h"
 
-/* Starts the thread on pub with a queue of capacity bytes; log_rate_per_s bounds its
- * log lines about failed sends. 0, or -1 with a message in err. */
-int tsd_publisher_start(tsd_publisher **out, void *pub, size_t capacity, uint32_t log_rate_per_s,
-                        char *err, size_t errlen);
+/* Starts the thread on pub with a queue of capacity bytes; each alert then goes to the
+ * nsinks sinks (copied; alerts.h tsd_alert_sink); log_rate_per_s bounds its log lines
+ * about failed sends. 0, or -1 with a message in err. */
+int tsd_publisher_start(tsd_publisher **out, void *pub, const tsd_alert_sink *sinks, size_t nsinks,
+                        size_t capacity, uint32_t log_rate_per_s, char *err, size_t errlen);
 /* Queues copies of r[0..n) in order under one lock, waking the thread at most once;
  * returns how many were queued; the others found the queue full and are added to
  * refused[kind slot] (tsd_alert_slot). O(n). */

@@ -307,6 +307,21 @@ static const error_case errors[] = {
      "t.conf:2: security.curve.stream_owners: needs CURVE"},
     {"security = { curve = { stream_owners = 1; }; };",
      "security.curve.stream_owners: must be true or false (got 1)"},
+    /* alertmanager: URLs, credentials in pairs */
+    {"alertmanager = { urls = [ \"127.0.0.1:9093\" ]; };",
+     "alertmanager.urls[0]: must be a URL http://HOST:PORT or https://HOST:PORT"},
+    {"alertmanager = { urls = [ \"http://\" ]; };", "alertmanager.urls[0]: must be a URL"},
+    {"alertmanager = { urls = [ \"http://a:1?x\" ]; };", "alertmanager.urls[0]: must be a URL"},
+    {"alertmanager = { urls = [\"http://a\", \"http://b\", \"http://c\", \"http://d\", "
+     "\"http://e\"]; };",
+     "alertmanager.urls: must have 0 to 4 entries (got 5)"},
+    {"alertmanager = { resend_interval = 0; };", "alertmanager.resend_interval: must be"},
+    {"alertmanager = {\n username = \"u\"; };",
+     "t.conf:2: alertmanager.username: basic auth needs both username and password_file"},
+    {"alertmanager = { password_file = \"/p\";\n bearer_token_file = \"/t\"; };",
+     "alertmanager.bearer_token_file: basic auth needs both"},
+    {"alertmanager = { bearer_token_file = \"token\"; };",
+     "alertmanager.bearer_token_file: must be an absolute path"},
     {"state_dir = "
      "\"/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -468,6 +468,59 @@ static void test_counts_per_kind_add_up(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* A sink (alerts.h) that records the alert ids it gets. */
+typedef struct {
+    uint64_t ids[4096];
+    size_t n;
+} sink_log;
+
+static void record(void *user, const tsd_alert_rec *r) {
+    sink_log *l = user;
+    if (l->n < 4096)
+        l->ids[l->n++] = r->alert_id;
+}
+
+/* Sinks get every alert once, after the PUB send and in order, from the main thread
+ * without a publisher thread and from the thread with one; a fifth sink is refused. */
+static void test_sinks_get_every_alert(void **state) {
+    (void)state;
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
+    static sink_log one, two;
+    tss_alert al = {.kind = TSS_ALERT_ANOMALY, .length = 16, .distance = 3.5};
+    for (int threaded = 0; threaded < 2; threaded++) {
+        one.n = two.n = 0;
+        tsd_alerts a;
+        tsd_alerts_init(&a, pub, 5);
+        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
+        assert_int_equal(tsd_alerts_add_sink(&a, record, &two), 0);
+        char err[256] = "";
+        if (threaded && tsd_alerts_start(&a, 1 << 20, err, sizeof err) != 0)
+            fail_msg("tsd_alerts_start: %s", err);
+        for (int k = 0; k < 1000; k++)
+            tsd_alerts_publish(&a, k % 2 ? "s/odd" : "s/even", &al);
+        tsd_alerts_flush(&a);
+        tsd_alerts_stop(&a);
+        assert_int_equal(a.published[TSS_ALERT_ANOMALY], 1000);
+        assert_int_equal(one.n, 1000);
+        assert_int_equal(two.n, 1000);
+        /* each once, and each stream's in order (ids of s/even are odd, s/odd even) */
+        uint64_t last[2] = {0, 0}, sum = 0;
+        for (size_t i = 0; i < one.n; i++) {
+            assert_int_equal(two.ids[i], one.ids[i]);
+            assert_true(one.ids[i] > last[one.ids[i] % 2]);
+            last[one.ids[i] % 2] = one.ids[i], sum += one.ids[i];
+        }
+        assert_int_equal(sum, 1000 * 1001 / 2);
+        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
+        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
+        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), -1); /* TSD_ALERT_SINKS */
+    }
+    zmq_close(sub);
+    zmq_close(pub);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_subscriber_loses_only_its_own),
@@ -475,6 +528,7 @@ int main(void) {
         cmocka_unit_test(test_publisher_thread_keeps_order),
         cmocka_unit_test(test_publisher_urgent_lane),
         cmocka_unit_test(test_counts_per_kind_add_up),
+        cmocka_unit_test(test_sinks_get_every_alert),
     };
     return cmocka_run_group_tests_name("daemon_alerts", tests, NULL, NULL);
 }

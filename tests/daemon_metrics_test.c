@@ -49,6 +49,13 @@ static tsd_metrics_snapshot sample_snapshot(void) {
     s.busy_ns = 2500000000ull;
     s.phase_ns[TSD_PHASE_DECODE] = 250000000ull;
     s.phase_ns[TSD_PHASE_OTHER] = 1000;
+    s.am = (tsd_am_counters){.enabled = 1,
+                             .sent = 4,
+                             .resolved = 2,
+                             .failures = 3,
+                             .queue_drops = 1,
+                             .open = 2,
+                             .last_success_s = 1700000200.25};
     return s;
 }
 
@@ -115,6 +122,14 @@ static void test_format(void **state) {
         "\ntsmine_pending_samples 12\n",
         "\n# TYPE tsmine_pending_samples gauge\n",
         "\ntsmine_ticks_total 3\n",
+        "\ntsmine_alertmanager_alerts_sent_total 4\n",
+        "\ntsmine_alertmanager_alerts_resolved_total 2\n",
+        "\ntsmine_alertmanager_send_failures_total 3\n",
+        "\ntsmine_alertmanager_alerts_rejected_total 0\n",
+        "\ntsmine_alertmanager_queue_drops_total 1\n",
+        "\ntsmine_alertmanager_open_alerts 2\n",
+        "\n# TYPE tsmine_alertmanager_open_alerts gauge\n",
+        "\ntsmine_alertmanager_last_success_timestamp_seconds 1700000200.250\n",
         "\ntsmine_busy_seconds_total 2.5\n",
         "\ntsmine_phase_seconds_total{phase=\"decode\"} 0.25\n",
         "\ntsmine_phase_seconds_total{phase=\"other\"} 1e-06\n",

@@ -103,10 +103,11 @@ def conf_group(d):
 
 class Daemon:
     """A tsmined on free loopback ports. params: streams.default; overrides: a list of
-    (pattern, dict) pairs; limits: the limits group. Use as a context manager."""
+    (pattern, dict) pairs; limits: the limits group; groups: more top-level groups
+    ({name: dict}, e.g. {"alertmanager": {...}}). Use as a context manager."""
 
     def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None,
-                 alerts=None, backend="cpu"):
+                 alerts=None, backend="cpu", groups=None):
         self.env = env
         self.dir = workdir
         self.state_dir = os.path.join(workdir, "state")
@@ -119,6 +120,7 @@ class Daemon:
         self.extra_env = dict(extra_env or {})
         self.alerts_opts = dict(alerts or {})  # more keys of the alerts group (e.g. hwm)
         self.backend = backend
+        self.groups = dict(groups or {})
         self.proc = None
         self.ports = None
 
@@ -137,6 +139,7 @@ class Daemon:
         ]
         if self.limits:
             lines.append("limits = %s;" % conf_group(self.limits))
+        lines += ["%s = %s;" % (k, conf_group(v)) for k, v in self.groups.items()]
         streams = "streams = { default = %s;" % conf_group(self.params)
         if self.overrides:
             streams += " overrides = ( %s );" % ", ".join(
