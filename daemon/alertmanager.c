@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alertmanager.c - the Alertmanager sender (alertmanager.h): a bounded queue from the
  * publisher thread, a table of events, and one libcurl multi handle driven by a thread
  * of its own.

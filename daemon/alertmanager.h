@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alertmanager.h - ANOMALY / ANOMALY_END events as Prometheus Alertmanager alerts
  * (HTTP API v2, POST /api/v2/alerts), through libcurl on a thread of its own.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alertmanager_body.c - the JSON of Alertmanager's POST /api/v2/alerts for anomaly
  * events (alertmanager.h, tsd_am_body). Pure: no I/O, no clock. */
 #include <math.h>

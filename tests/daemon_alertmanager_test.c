@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_alertmanager_test.c - the JSON that tsmined posts to Alertmanager
  * (daemon/alertmanager.h, tsd_am_body): an open event, its resolution, several
  * events in one body, escaping, clamped times, an event resumed from a checkpoint,
