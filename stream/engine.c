@@ -363,6 +363,11 @@ static void emit_buf(tss_engine *e, tss_stream *s, tss_alert_buf *b) {
     b->n = 0;
 }
 
+void tssi_engine_emit_queued(tss_engine *e, tss_stream *s) {
+    emit_buf(e, s, &s->out);
+    emitted(e);
+}
+
 /* At the join of s's passes: folds their counters into the engine's first (so a
  * callback sees the pass that found its alert counted), then hands their alerts to the
  * callback, then what s's rounds queued since (the passes' come from samples before

@@ -54,8 +54,9 @@
  *
  * Stream lifetime: a stream is created by its first accepted batch and lives until it
  * is idle for limits.idle_expiry_s, deleted, or evicted to make room for a new one
- * (limits.when_full). A new stream's window memory is taken when its samples first
- * enter the window (after an automatic m's warm-up), not at creation. */
+ * (limits.when_full); an event still open then ends first (its ANOMALY_END reaches
+ * the callback at the removal). A new stream's window memory is taken when its samples
+ * first enter the window (after an automatic m's warm-up), not at creation. */
 #ifndef TSS_ENGINE_H
 #define TSS_ENGINE_H
 

@@ -75,6 +75,8 @@ int tssi_engine_reserve_wait(tss_engine *e, size_t more);
 void tssi_engine_unwait(tss_engine *e, tss_stream *s);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
 int tssi_engine_reserve_dirty(tss_engine *e, size_t more);
+/* Hands what s's rounds queued (s->out) to the callback now, then ends the burst. */
+void tssi_engine_emit_queued(tss_engine *e, tss_stream *s);
 
 /* lifetime.c: the engine's clocks (options.now, options.wall_ns, or the system's). */
 double tssi_engine_now(const tss_engine *e);

@@ -64,8 +64,17 @@ static void undirty(tss_engine *e, tss_stream *s) {
 }
 
 /* Removes s (whose passes are not in flight) and everything it holds; its staged
- * samples are counted as dropped, its arena region goes back for reuse. */
+ * samples are counted as dropped, its arena region goes back for reuse. An event still
+ * open ends first (its ANOMALY_END, at the last sample processed, reaches the callback
+ * now), so that no subscriber is left with an anomaly that never closes. */
 static void remove_stream(tss_engine *e, tss_stream *s, uint64_t *counter) {
+    if (s->det.open) {
+        const size_t queued = s->out.n;
+        tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
+        for (size_t q = queued; q < s->out.n; q++)
+            s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);
+        tssi_engine_emit_queued(e, s);
+    }
     tssi_engine_unwait(e, s);
     undirty(e, s);
     const size_t staged = tss_staging_pending(&s->stage);

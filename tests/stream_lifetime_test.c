@@ -290,6 +290,40 @@ static void test_delete(void **state) {
     free(env.log.v);
 }
 
+/* A stream removed with an event open (deleted, expired or evicted) ends the event
+ * first: its ANOMALY_END reaches the callback at the removal, within what was
+ * processed, so no subscriber is left with an anomaly that never closes. */
+static void test_remove_ends_open_event(void **state) {
+    (void)state;
+    tu_case_seed(12);
+    env_t env;
+    env_init(&env);
+    env.p.range = 1e-9; /* every scored subsequence passes: an event opens, stays open */
+    tss_engine *e = engine(&env, 0, (tss_limits){.idle_expiry_s = 100});
+    for (int k = 0; k < 2; k++) {
+        const char *id = k ? "expired" : "deleted";
+        assert_int_equal(feed(e, id, 0, 0, 300), TSS_OK);
+        settle(e);
+        assert_int_equal(count_kind(&env, id, TSS_ALERT_ANOMALY), 1);
+        assert_int_equal(count_kind(&env, id, TSS_ALERT_ANOMALY_END), 0);
+    }
+    const size_t before = env.log.n;
+    assert_int_equal(tss_engine_delete_stream(e, "deleted"), 0);
+    assert_int_equal(env.log.n, before + 1);
+    const tss_alert *end = &env.log.v[before].a;
+    assert_string_equal(env.log.v[before].id, "deleted");
+    assert_int_equal(end->kind, TSS_ALERT_ANOMALY_END);
+    assert_true(end->event_start_seq < end->event_end_seq);
+    assert_true(end->event_end_seq <= 300);
+    assert_int_equal(end->detected_seq, 299);
+    env.now += 101;
+    settle(e);
+    assert_int_equal(tss_engine_stream_count(e), 0);
+    assert_int_equal(count_kind(&env, "expired", TSS_ALERT_ANOMALY_END), 1);
+    tss_engine_destroy(&e);
+    free(env.log.v);
+}
+
 /* Streams idle past idle_expiry_s go at the next tick (looked for at most once a
  * second); a batch keeps a stream alive. */
 static void test_idle_expiry(void **state) {
@@ -528,6 +562,7 @@ int main(void) {
         cmocka_unit_test(test_epoch_restart),
         cmocka_unit_test(test_reset_on_request),
         cmocka_unit_test(test_delete),
+        cmocka_unit_test(test_remove_ends_open_event),
         cmocka_unit_test(test_idle_expiry),
         cmocka_unit_test(test_when_full),
         cmocka_unit_test(test_memory_follows_samples),
