@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define TWO_PI 6.283185307179586
 
@@ -261,8 +260,8 @@ static void test_rejects(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
-/* 10^6 samples: estimated on a bounded prefix, so well under a second (the bound here
- * is loose for slow, shared or instrumented builds; docs give the figure). */
+/* 10^6 samples: estimated on a bounded prefix (kernels/period.h), and still right.
+ * How long it takes is a benchmark's business (docs/detection.md gives the figure). */
 static void test_long_series(void **state) {
     (void)state;
     size_t n = 1000000;
@@ -270,13 +269,7 @@ static void test_long_series(void **state) {
     assert_non_null(x);
     tu_case_seed(23);
     noisy_sine(x, n, 300, 0.5);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     expect_period(x, n, 300, "10^6 samples, P = 300");
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    if (s > 10.0)
-        fail_msg("10^6 samples took %.2f s", s);
     free(x);
 }
 

@@ -486,7 +486,7 @@ static void test_alerts_equal_model(void **state) {
     assert_true(info.period >= 59 && info.period <= 61);
     assert_int_equal(info.params.subsequence, info.period);
     tss_engine_destroy(&e);
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 5; s++)
         st_input_free(&in[s]);
     st_env_free(&env);
     tsm_ctx_destroy(&ctx);
