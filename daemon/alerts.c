@@ -33,8 +33,35 @@ static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, const tsd_alert_
                 (unsigned long long)id, why, (unsigned long long)suppressed);
 }
 
+/* The sinks beside the PUB socket; written before the publisher thread starts. */
+static struct {
+    tsd_alert_sink_fn fn;
+    void *ctx;
+} sinks[TSD_ALERT_SINKS];
+static int n_sinks;
+
+int tsd_alerts_add_sink(tsd_alert_sink_fn fn, void *ctx) {
+    if (n_sinks == TSD_ALERT_SINKS)
+        return -1;
+    sinks[n_sinks].fn = fn, sinks[n_sinks].ctx = ctx;
+    n_sinks++;
+    return 0;
+}
+
+void tsd_alerts_clear_sinks(void) {
+    n_sinks = 0;
+}
+
+static void zmq_sink(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, tsd_ratelimit *limit);
+
 void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
                      tsd_ratelimit *limit) {
+    zmq_sink(pub, r, out, limit);
+    for (int i = 0; i < n_sinks; i++)
+        sinks[i].fn(sinks[i].ctx, r);
+}
+
+void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
     msg.schema_version = TSD_SCHEMA_VERSION;
     msg.alert_id = r->alert_id;
@@ -53,6 +80,14 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
     msg.event_end_seq = r->alert.event_end_seq;
     msg.detected_seq = r->alert.detected_seq;
     msg.tail = (Tsmine__V1__Tail)r->alert.tail;
+    *out = msg;
+}
+
+/* Encodes r and sends it on the PUB socket (topic frame, then the Alert). */
+static void zmq_sink(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
+                     tsd_ratelimit *limit) {
+    Tsmine__V1__Alert msg;
+    tsd_alert_rec_msg(r, &msg);
     /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~150. */
     uint8_t buf[TSS_MAX_ID + 224];
     size_t len = tsmine__v1__alert__get_packed_size(&msg);

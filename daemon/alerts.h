@@ -33,6 +33,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "tsmine.pb-c.h"
 
 typedef struct tsd_publisher tsd_publisher;
 
@@ -120,7 +121,19 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *aler
 void tsd_alerts_flush(void *user);
 
 /* Encodes and sends one numbered alert on pub, counting into *out; failures logged
- * through limit. The sending side of both modes. */
+ * through limit. The sending side of both modes. Then hands it to every sink. */
 void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, tsd_ratelimit *limit);
+
+/* The Alert message of a numbered alert (its stream_id points into r). */
+void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *msg);
+
+/* Other destinations of every alert (DESIGN 5.1 sinks: MQTT, ...): fn(ctx, r) runs on
+ * the sending thread after the ZeroMQ send, for every alert, and must not block. Added
+ * before the publisher thread starts and cleared after it stops (tsd_alerts_clear_sinks).
+ * Returns 0, or -1 when TSD_ALERT_SINKS are already there. */
+#define TSD_ALERT_SINKS 4
+typedef void (*tsd_alert_sink_fn)(void *ctx, const tsd_alert_rec *r);
+int tsd_alerts_add_sink(tsd_alert_sink_fn fn, void *ctx);
+void tsd_alerts_clear_sinks(void);
 
 #endif

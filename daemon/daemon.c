@@ -184,6 +184,12 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     }
     tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
     apply_params(d);
+    if ((rc = tsd_mqtt_open(&d->mqtt, cfg, msg, sizeof msg)) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        goto fail;
+    }
+    if (d->mqtt)
+        tsd_alerts_add_sink(tsd_mqtt_alert, d->mqtt);
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -211,6 +217,8 @@ fail:
 
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
+    tsd_alerts_clear_sinks(); /* the publisher thread has stopped (loop.c) */
+    tsd_mqtt_close(&d->mqtt);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
     tsd_sockets_close(&d->sock);
     tss_engine_destroy(&d->engine);
@@ -256,6 +264,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     tsd_guard_counters_get(d->guard, &s->guard);
     s->control_reply_drops = d->control_reply_drops;
+    tsd_mqtt_counters_get(d->mqtt, &s->mqtt);
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;
     s->backend = d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "";

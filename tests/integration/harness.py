@@ -105,7 +105,7 @@ class Daemon:
     (pattern, dict) pairs; limits: the limits group. Use as a context manager."""
 
     def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None,
-                 alerts=None, backend="cpu"):
+                 alerts=None, backend="cpu", extra=None):
         self.env = env
         self.dir = workdir
         self.state_dir = os.path.join(workdir, "state")
@@ -118,6 +118,7 @@ class Daemon:
         self.extra_env = dict(extra_env or {})
         self.alerts_opts = dict(alerts or {})  # more keys of the alerts group (e.g. hwm)
         self.backend = backend
+        self.extra = extra  # more groups: a function of the daemon -> config lines (e.g. mqtt)
         self.proc = None
         self.ports = None
 
@@ -136,6 +137,8 @@ class Daemon:
         ]
         if self.limits:
             lines.append("limits = %s;" % conf_group(self.limits))
+        if self.extra:
+            lines.extend(self.extra(self))
         streams = "streams = { default = %s;" % conf_group(self.params)
         if self.overrides:
             streams += " overrides = ( %s );" % ", ".join(
