@@ -245,7 +245,7 @@ def case_restart(env):
                     sent["pb"] += 4
                     sent["influx"] += 1
                     while_down[0] += 3 if down.is_set() else 0
-                    time.sleep(0.005)
+                    time.sleep(0.01)  # >= 2 s for the stopped stretch: some of it lands while down
 
             produce(0, n // 4)
             pub.flush()
