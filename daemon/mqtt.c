@@ -317,6 +317,11 @@ int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errle
     int rc = m->efd < 0 ? EX_OSERR : configure(m, cfg, err, errlen);
     if (m->efd < 0)
         snprintf(err, errlen, "mqtt: eventfd: %s", strerror(errno));
+    if (rc == EX_CONFIG && cfg->source[0]) { /* "FILE: key: what", as config errors read */
+        char why[512];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "%s: %s", cfg->source, why);
+    }
     if (rc == 0 && (errno = pthread_create(&m->thread, NULL, run, m)) != 0) {
         snprintf(err, errlen, "mqtt: cannot start its thread: %s", strerror(errno));
         rc = EX_OSERR;

@@ -16,7 +16,8 @@ Cases:
   tls             a CA, a server and a client certificate made with the openssl CLI at
                   test time; the broker requires the client certificate and a password
                   (mosquitto_passwd): samples arrive over TLS; a wrong CA file is counted
-                  as a failed connection, never as a start failure.
+                  as a failed connection, never as a start failure; a CA file that
+                  cannot be read stops the start (78, naming the file and the key).
   broker_restart  the broker (persistence on) is stopped and started again on the same
                   port mid-stream: tsmined reconnects (backoff), the connection loss and
                   the reconnection are counted, and no sample is lost (JSON "seq", so
@@ -365,8 +366,18 @@ def case_tls(env):
                        "two failed TLS connections")
             c = counters(d)
             check(c["mqtt_connects"] == 0 and c["mqtt_connected"] == 0, "connected: %s" % c)
+        # a file that cannot be read is a configuration error: 78, naming file and key
+        conf = mqtt_conf(broker, tls={"ca_file": os.path.join(env.dir, "missing.crt")})
+        d = env.daemon(name="missing_ca", extra=conf).start(wait=False)
+        rc = d.proc.wait(30 * harness.SLOW)
+        d.log.close()
+        with open(d.log_path) as f:
+            log = f.read()
+        check(rc == 78 and "%s: mqtt.tls.ca_file: " % d.conf in log,
+              "a missing CA file: status %d, log %s" % (rc, log[-300:]))
     print("# TLS with a client certificate and a password: 50 of 50 samples; a wrong CA: "
-          "%d failed attempts, no connection" % c["mqtt_connect_errors"])
+          "%d failed attempts, no connection; a missing CA file: exit 78" %
+          c["mqtt_connect_errors"])
 
 
 def case_broker_restart(env):
