@@ -85,6 +85,24 @@ typedef struct {
     char am_password_file[512];
     char am_bearer_token_file[512];
     char am_ca_file[512]; /* CA bundle for https URLs ("" = the system's) */
+    /* MQTT ingest and alerts (issue 20, daemon/mqtt.h): broker "" = off */
+    char mqtt_broker[256];                       /* HOST:PORT */
+    char mqtt_client_id[128];                    /* the persistent session's name */
+    char mqtt_subscribe[TSC_MAX_ENDPOINTS][256]; /* topic filters */
+    size_t n_mqtt_subscribe;
+    int mqtt_qos;                  /* 0, 1 (default) or 2 */
+    int mqtt_clean_session;        /* 0 (default): the broker keeps samples */
+    char mqtt_format[16];          /* auto | protobuf | json | influx */
+    uint32_t mqtt_strip_levels;    /* topic levels dropped from stream ids */
+    char mqtt_stream_prefix[64];   /* put before stream ids from topics */
+    uint32_t mqtt_keepalive_s;     /* default 30 */
+    uint32_t mqtt_reconnect_max_s; /* backoff 1 s doubling up to this (30) */
+    char mqtt_username[128];       /* "" = none */
+    char mqtt_password_file[512];  /* its first line is the password */
+    char mqtt_tls_ca_file[512];    /* "" = no TLS */
+    char mqtt_tls_cert_file[512], mqtt_tls_key_file[512]; /* client certificate */
+    char mqtt_alerts_topic[128];                          /* alerts go to PREFIX/<stream>; "" off */
+    char mqtt_state_topic[128]; /* retained state PREFIX/<stream>; "" off */
 
     char source[512]; /* the file it came from, "" for embedded defaults */
 } tsc_config;

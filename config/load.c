@@ -279,8 +279,9 @@ static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_conf
 }
 
 /* Checks across keys: CURVE needs both of its keys, and stream_owners needs CURVE;
- * Alertmanager's basic auth needs both of its keys and no bearer token; the sockets
- * tsmined binds must not collide. */
+ * Alertmanager's basic auth needs both of its keys and no bearer token; an MQTT client
+ * certificate needs its key and a CA, a password a user name; the sockets tsmined
+ * binds must not collide. */
 static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *cfg) {
     if (!cfg->curve_secret_key_file[0] != !cfg->curve_authorized_keys[0]) {
         const char *given = cfg->curve_secret_key_file[0] ? "secret_key_file" : "authorized_keys";
@@ -307,6 +308,16 @@ static int check_whole(const parse_ctx *p, const config_t *c, const tsc_config *
         return fail(p, s ? s : config_root_setting(c), path,
                     "basic auth needs both username and password_file, and excludes "
                     "bearer_token_file");
+    }
+    if (!cfg->mqtt_tls_cert_file[0] != !cfg->mqtt_tls_key_file[0] ||
+        (cfg->mqtt_tls_cert_file[0] && !cfg->mqtt_tls_ca_file[0])) {
+        const config_setting_t *s = config_lookup(c, "mqtt.tls");
+        return fail(p, s ? s : config_root_setting(c), "mqtt.tls",
+                    "a client certificate needs cert_file, key_file and ca_file (TLS)");
+    }
+    if (cfg->mqtt_password_file[0] && !cfg->mqtt_username[0]) {
+        const config_setting_t *s = config_lookup(c, "mqtt.password_file");
+        return fail(p, s ? s : config_root_setting(c), "mqtt.password_file", "needs mqtt.username");
     }
     const char *bound[TSC_MAX_ENDPOINTS + 2];
     const char *names[TSC_MAX_ENDPOINTS + 2];

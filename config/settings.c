@@ -94,6 +94,55 @@ static int check_http_url_or_empty(const char *v, char *why, size_t whylen) {
     return *v == '\0' ? 0 : check_http_url(v, why, whylen);
 }
 
+/* An MQTT topic filter: levels split by '/', '+' a whole level, '#' only the whole
+ * last one; no NUL, printable ASCII (they become log text). */
+static int check_topic_filter(const char *v, char *why, size_t whylen) {
+    const char *bad = NULL;
+    if (*v == '\0')
+        bad = "is empty";
+    for (const char *p = v; *p && !bad; p++) {
+        const int start = p == v || p[-1] == '/', end = p[1] == '\0' || p[1] == '/';
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e)
+            bad = "holds a byte that is not printable ASCII";
+        else if (*p == '+' && !(start && end))
+            bad = "has '+' that is not a whole level";
+        else if (*p == '#' && !(start && p[1] == '\0'))
+            bad = "has '#' that is not the whole last level";
+    }
+    if (!bad)
+        return 0;
+    snprintf(why, whylen, "an MQTT topic filter %s", bad);
+    return -1;
+}
+
+/* "" (off) or an MQTT topic prefix for publishing: no wildcards, no trailing '/'. */
+static int check_topic_prefix(const char *v, char *why, size_t whylen) {
+    size_t n = strlen(v);
+    if (strpbrk(v, "+#") || (n && v[n - 1] == '/')) {
+        snprintf(why, whylen,
+                 "must be a topic without '+', '#' or a trailing '/', or \"\" for off");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_mqtt_format(const char *v, char *why, size_t whylen) {
+    if (strcmp(v, "auto") == 0 || strcmp(v, "protobuf") == 0 || strcmp(v, "json") == 0 ||
+        strcmp(v, "influx") == 0)
+        return 0;
+    snprintf(why, whylen, "must be \"auto\", \"protobuf\", \"json\" or \"influx\"");
+    return -1;
+}
+
+/* An MQTT client id: 1..23 bytes of [0-9a-zA-Z_-] are what every broker must accept. */
+static int check_client_id(const char *v, char *why, size_t whylen) {
+    size_t n = strspn(v, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-");
+    if (n >= 1 && n <= 23 && v[n] == '\0')
+        return 0;
+    snprintf(why, whylen, "must be 1 to 23 letters, digits, '_' or '-'");
+    return -1;
+}
+
 /* ---- the tables ---- */
 
 #define CFG(field) offsetof(tsc_config, field), sizeof(((tsc_config *)0)->field)
@@ -146,6 +195,24 @@ const tsci_setting tsci_settings[] = {
     {"alertmanager.password_file", TSCI_STRING,  CFG(am_password_file),      0, 0, 0,             0,       "",                     check_path,     1},
     {"alertmanager.bearer_token_file", TSCI_STRING, CFG(am_bearer_token_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"alertmanager.ca_file",       TSCI_STRING,  CFG(am_ca_file),            0, 0, 0,             0,       "",                     check_path,     1},
+    /* MQTT ingest and alerts (issue 20; daemon/mqtt.h): off while broker is "" */
+    {"mqtt.broker",                TSCI_STRING,  CFG(mqtt_broker),           0, 0, 0,             0,       "",                     check_listen,   1},
+    {"mqtt.client_id",             TSCI_STRING,  CFG(mqtt_client_id),        0, 0, 0,             0,       "tsmined",              check_client_id, 1},
+    {"mqtt.subscribe",             TSCI_STRINGS, CFG_LIST(mqtt_subscribe, n_mqtt_subscribe),             0, TSC_MAX_ENDPOINTS, 0, "",                   check_topic_filter, 1},
+    {"mqtt.qos",                   TSCI_INT,     CFG(mqtt_qos),              0, 0, 2,             1,       NULL,                   NULL,           1},
+    {"mqtt.clean_session",         TSCI_BOOL,    CFG(mqtt_clean_session),    0, 0, 1,             0,       NULL,                   NULL,           1},
+    {"mqtt.format",                TSCI_STRING,  CFG(mqtt_format),           0, 0, 0,             0,       "auto",                 check_mqtt_format, 1},
+    {"mqtt.strip_levels",          TSCI_U32,     CFG(mqtt_strip_levels),     0, 0, 64,            0,       NULL,                   NULL,           1},
+    {"mqtt.stream_prefix",         TSCI_STRING,  CFG(mqtt_stream_prefix),    0, 0, 0,             0,       "",                     NULL,           1},
+    {"mqtt.keepalive",             TSCI_U32,     CFG(mqtt_keepalive_s),      0, 5, 65535,         30,      NULL,                   NULL,           1},
+    {"mqtt.reconnect_max",         TSCI_U32,     CFG(mqtt_reconnect_max_s),  0, 1, 3600,          30,      NULL,                   NULL,           1},
+    {"mqtt.username",              TSCI_STRING,  CFG(mqtt_username),         0, 0, 0,             0,       "",                     NULL,           1},
+    {"mqtt.password_file",         TSCI_STRING,  CFG(mqtt_password_file),    0, 0, 0,             0,       "",                     check_path,     1},
+    {"mqtt.tls.ca_file",           TSCI_STRING,  CFG(mqtt_tls_ca_file),      0, 0, 0,             0,       "",                     check_path,     1},
+    {"mqtt.tls.cert_file",         TSCI_STRING,  CFG(mqtt_tls_cert_file),    0, 0, 0,             0,       "",                     check_path,     1},
+    {"mqtt.tls.key_file",          TSCI_STRING,  CFG(mqtt_tls_key_file),     0, 0, 0,             0,       "",                     check_path,     1},
+    {"mqtt.alerts_topic",          TSCI_STRING,  CFG(mqtt_alerts_topic),     0, 0, 0,             0,       "tsmine/alerts",        check_topic_prefix, 1},
+    {"mqtt.state_topic",           TSCI_STRING,  CFG(mqtt_state_topic),      0, 0, 0,             0,       "tsmine/state",         check_topic_prefix, 1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */
     {"streams",                    TSCI_STREAMS, 0, 0,                       0, 0, 0,             0,       NULL,                   NULL,           0},

@@ -34,8 +34,7 @@ static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, const tsd_alert_
                 (unsigned long long)id, why, (unsigned long long)suppressed);
 }
 
-void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
-                     tsd_ratelimit *limit) {
+void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
     msg.schema_version = TSD_SCHEMA_VERSION;
     msg.alert_id = r->alert_id;
@@ -54,6 +53,13 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
     msg.event_end_seq = r->alert.event_end_seq;
     msg.detected_seq = r->alert.detected_seq;
     msg.tail = (Tsmine__V1__Tail)r->alert.tail;
+    *out = msg;
+}
+
+void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
+                     tsd_ratelimit *limit) {
+    Tsmine__V1__Alert msg;
+    tsd_alert_rec_msg(r, &msg);
     /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~150. */
     uint8_t buf[TSS_MAX_ID + 224];
     size_t len = tsmine__v1__alert__get_packed_size(&msg);

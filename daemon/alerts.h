@@ -34,6 +34,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "tsmine.pb-c.h"
 
 typedef struct tsd_publisher tsd_publisher;
 
@@ -145,7 +146,11 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *aler
 void tsd_alerts_flush(void *user);
 
 /* Encodes and sends one numbered alert on pub, counting into *out; failures logged
- * through limit. The sending side of both modes. */
+ * through limit. The sending side of both modes (the sinks come after it). */
 void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, tsd_ratelimit *limit);
+
+/* The Alert message of a numbered alert (its stream_id points into r). */
+void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *msg);
+
 
 #endif

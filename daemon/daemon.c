@@ -228,6 +228,15 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     }
     apply_params(d);
     resume_alerts(d);
+    if ((rc = tsd_mqtt_open(&d->mqtt, cfg, msg, sizeof msg)) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", msg);
+        goto fail;
+    }
+    if (d->mqtt && tsd_alerts_add_sink(&d->alerts, tsd_mqtt_alert, d->mqtt) != 0) {
+        tsd_log(TSD_LOG_ERR, "mqtt: no room for its alert sink");
+        rc = EX_SOFTWARE;
+        goto fail;
+    }
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         rc = EX_UNAVAILABLE;
@@ -255,6 +264,7 @@ fail:
 
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
+    tsd_mqtt_close(&d->mqtt);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
     tsd_am_stop(&d->am);           /* after the publisher thread, its only caller, stopped */
     tsd_sockets_close(&d->sock);
@@ -302,6 +312,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     tsd_guard_counters_get(d->guard, &s->guard);
     tsd_am_counts(d->am, &s->am);
     s->control_reply_drops = d->control_reply_drops;
+    tsd_mqtt_counters_get(d->mqtt, &s->mqtt);
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;
     s->backend = d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "";

@@ -22,6 +22,7 @@
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
+#include "mqtt.h"
 #include "notify.h"
 #include "resources.h"
 #include "sockets.h"
@@ -39,6 +40,7 @@ typedef struct {
     tsd_notify notify;
     tsd_resources res; /* the process's limits (resources.h) */
     tsd_guard *guard;  /* memory and descriptors of peers (guard.h); NULL if it failed */
+    tsd_mqtt *mqtt;    /* MQTT ingest and alerts (mqtt.h); NULL when off */
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */

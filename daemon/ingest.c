@@ -16,6 +16,8 @@ const char *tsd_reason_name(int reason) {
     case TSD_REASON_REVOKED: return "revoked";
     case TSD_REASON_NOT_OWNER: return "not_owner";
     case TSD_REASON_MEMORY: return "memory";
+    case TSD_REASON_JSON: return "json";
+    case TSD_REASON_INFLUX: return "influx";
     default: break;
     }
     if (reason >= 0 && reason < TSS_REJECT_COUNT)
@@ -206,8 +208,12 @@ static int refused(tsd_ingest *in, int reason) {
 
 void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
                        const char *detail) {
-    in->count.messages++;
-    in->count.bytes += len;
+    tsd_ingest_received(in, len);
+    tsd_ingest_reject(in, reason, len, peer, detail);
+}
+
+void tsd_ingest_reject(tsd_ingest *in, int reason, size_t len, const char *peer,
+                       const char *detail) {
     if (refused(in, reason))
         tsd_log(TSD_LOG_WARNING, "ingest: rejected %zu-byte message from %s: %s (%s)", len,
                 peer ? peer : "?", tsd_reason_name(reason), detail);
@@ -239,21 +245,18 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
     return tsd_ingest_message_from(in, e, buf, len, peer, NULL);
 }
 
-int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
-                            const char *peer, const tsd_sender *from) {
+/* The end of every path: validate (unless r already refused), the CURVE owner check
+ * (ZeroMQ only: from NULL skips it; MQTT's senders are the broker's to admit), the
+ * memory admission, apply; then counts and logs the outcome. b may be NULL when r is a
+ * refusal. t0: when the message's decoding began (ns_decode). */
+static int finish(tsd_ingest *in, tss_engine *e, const Tsmine__V1__SampleBatch *b, int r,
+                  uint64_t t0, size_t len, const char *peer, const tsd_sender *from) {
     static const tsd_sender nobody = {NULL, -1, NULL};
+    const int curve = from != NULL;
     from = from ? from : &nobody;
-    in->count.messages++;
-    in->count.bytes += len;
-    Tsmine__V1__SampleBatch *b = NULL;
-    uint64_t t0 = tsd_now_ns();
-    /* CURVE: a key revoked at a reload is refused before its bytes are decoded */
-    int r = in->admit ? in->admit(in->admit_ctx, from, NULL) : TSS_OK;
-    if (r == TSS_OK)
-        r = tsd_decode(&in->dec, buf, len, &b);
     if (r == TSS_OK)
         r = tsd_validate(b);
-    if (r == TSS_OK && in->admit)
+    if (r == TSS_OK && in->admit && curve)
         r = in->admit(in->admit_ctx, from, b->stream_id);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
@@ -280,6 +283,31 @@ int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size
                 b ? (unsigned long long)b->first_seq : 0ull);
         }
     }
+    return r;
+}
+
+int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
+                            const char *peer, const tsd_sender *from) {
+    static const tsd_sender nobody = {NULL, -1, NULL};
+    from = from ? from : &nobody;
+    tsd_ingest_received(in, len);
+    Tsmine__V1__SampleBatch *b = NULL;
+    uint64_t t0 = tsd_now_ns();
+    /* CURVE: a key revoked at a reload is refused before its bytes are decoded */
+    int r = in->admit ? in->admit(in->admit_ctx, from, NULL) : TSS_OK;
+    if (r == TSS_OK)
+        r = tsd_decode(&in->dec, buf, len, &b);
+    r = finish(in, e, b, r, t0, len, peer, from);
     tsd_decoded_free(&in->dec, &b);
     return r;
+}
+
+int tsd_ingest_batch(tsd_ingest *in, tss_engine *e, const Tsmine__V1__SampleBatch *b,
+                     const char *peer) {
+    return finish(in, e, b, TSS_OK, tsd_now_ns(), b->n_values * sizeof(double), peer, NULL);
+}
+
+void tsd_ingest_received(tsd_ingest *in, size_t len) {
+    in->count.messages++;
+    in->count.bytes += len;
 }

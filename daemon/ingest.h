@@ -32,6 +32,8 @@ enum {
     TSD_REASON_REVOKED,   /* CURVE: the sender's key is no longer in the allow-list */
     TSD_REASON_NOT_OWNER, /* CURVE, stream_owners: the key may not write this stream */
     TSD_REASON_MEMORY,    /* a new stream while memory is over budget (guard.h) */
+    TSD_REASON_JSON,      /* MQTT: a JSON payload of the wrong shape (mqtt_payload.h) */
+    TSD_REASON_INFLUX,    /* MQTT: a line-protocol payload that does not parse */
     TSD_REASON_COUNT
 };
 const char *tsd_reason_name(int reason);
@@ -122,6 +124,17 @@ int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t le
 int tsd_ingest_message_from(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,
                             const char *peer, const tsd_sender *from);
 
+/* The stages after decoding for a batch that did not come as protobuf bytes (MQTT's
+ * JSON and line protocol, mqtt_ingest.c): validate, the memory admission, apply;
+ * counts the outcome (accepted and samples, or the reason) like a message, but not
+ * as a message (the caller counts those). peer names the source in log lines. */
+int tsd_ingest_batch(tsd_ingest *in, tss_engine *e, const Tsmine__V1__SampleBatch *b,
+                     const char *peer);
+
+/* Counts one received message of len bytes (sources whose messages hold several
+ * batches: tsd_ingest_batch counts the batches). */
+void tsd_ingest_received(tsd_ingest *in, size_t len);
+
 /* Reports the rejections the per-reason limits held back (a timer's call). */
 void tsd_ingest_flush_log(tsd_ingest *in);
 
@@ -130,6 +143,9 @@ void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx);
 
 /* Counts a message refused before decoding (TSD_REASON_FRAMES) and logs it. */
 void tsd_ingest_refuse(tsd_ingest *in, int reason, size_t len, const char *peer,
+                       const char *detail);
+/* The same for a message already counted (tsd_ingest_received): the refusal only. */
+void tsd_ingest_reject(tsd_ingest *in, int reason, size_t len, const char *peer,
                        const char *detail);
 
 #endif

@@ -164,6 +164,11 @@ static size_t drain_queued(tsd_daemon *d, const timers *t, size_t *dropped, uint
             got += drain(d, d->sock.sub, 1, DRAIN_BATCH, cap, &full);
         n += got;
     } while (got > 0 && tss_engine_pending(d->engine) < cap && tsd_now_ns() - start < STOP_READ_NS);
+    /* MQTT: the broker keeps what it has not delivered; what it delivered was
+     * acknowledged, so all of it goes into staging (the queue is bounded, mqtt.h) */
+    tsd_mqtt_stop_ingest(d->mqtt);
+    while ((got = tsd_mqtt_drain(d->mqtt, &d->ingest, d->engine, DRAIN_BATCH, SIZE_MAX, NULL)))
+        n += got;
     *bytes = 0;
     *dropped = discard(d->sock.ingest, tsd_now_ns() + STOP_DROP_NS, bytes);
     if (d->sock.sub)
@@ -276,12 +281,15 @@ static int stop(tsd_daemon *d, const timers *t) {
 
 /* The loop of tsd_daemon_run, with the publisher thread running. */
 static int run(tsd_daemon *d) {
-    zmq_pollitem_t items[3] = {
+    zmq_pollitem_t items[4] = {
         {.socket = d->sock.ingest, .events = ZMQ_POLLIN},
         {.socket = d->sock.control, .events = ZMQ_POLLIN},
         {.socket = d->sock.sub, .events = ZMQ_POLLIN},
     };
     int nitems = d->sock.sub ? 3 : 2;
+    const int imqtt = d->mqtt ? nitems++ : -1; /* MQTT's queue (mqtt.h) */
+    if (imqtt >= 0)
+        items[imqtt] = (zmq_pollitem_t){.fd = tsd_mqtt_fd(d->mqtt), .events = ZMQ_POLLIN};
     uint64_t now = tsd_now_ns();
     timers t = {.next_tick = now, .status_at = now};
     t.next_checkpoint = now + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
@@ -312,8 +320,13 @@ static int run(tsd_daemon *d) {
         int more = 0; /* a drain stopped at a bound: the socket may hold more */
         if (items[0].revents & ZMQ_POLLIN)
             drain(d, d->sock.ingest, 0, DRAIN_BATCH, drain_cap(&t), &more);
-        if (nitems > 2 && (items[2].revents & ZMQ_POLLIN))
+        if (d->sock.sub && (items[2].revents & ZMQ_POLLIN))
             drain(d, d->sock.sub, 1, DRAIN_BATCH, drain_cap(&t), &more);
+        if (imqtt >= 0 && (items[imqtt].revents & ZMQ_POLLIN)) {
+            const uint64_t t0 = tsd_now_ns();
+            tsd_mqtt_drain(d->mqtt, &d->ingest, d->engine, DRAIN_BATCH, drain_cap(&t), &more);
+            d->ns_drain += tsd_now_ns() - t0;
+        }
         if (items[1].revents & ZMQ_POLLIN) {
             tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);

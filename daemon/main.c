@@ -53,13 +53,18 @@ static void usage(FILE *f) {
 }
 
 static void version(void) {
-    printf("tsmined %s (systemd: %s, metrics: %s)\n", TSMINE_VERSION,
+    printf("tsmined %s (systemd: %s, metrics: %s, mqtt: %s)\n", TSMINE_VERSION,
 #ifdef TSMINE_HAVE_SYSTEMD
            "yes",
 #else
            "no",
 #endif
 #ifdef TSMINE_HAVE_METRICS
+           "yes",
+#else
+           "no",
+#endif
+#ifdef TSMINE_HAVE_MQTT
            "yes"
 #else
            "no"

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "guard.h"
 #include "ingest.h"
+#include "mqtt.h"
 #include "security.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
@@ -94,6 +95,7 @@ typedef struct {
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */
     uint64_t log_dropped;                /* log lines over the process-wide budget (log.h) */
     tsd_am_counters am;                  /* the Alertmanager sender (all zero when off) */
+    tsd_mqtt_counters mqtt;              /* MQTT connection, messages, alerts (mqtt.h) */
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),

@@ -248,5 +248,28 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "When a request to Alertmanager last succeeded (0: never).");
         put(&t, "tsmine_alertmanager_last_success_timestamp_seconds %.3f\n", a->last_success_s);
     }
+    if (s->mqtt.enabled) { /* mqtt.h */
+        scalar(&t, "tsmine_mqtt_connected", "gauge", "1 while the MQTT broker's connection is up.",
+               (uint64_t)s->mqtt.connected);
+        scalar(&t, "tsmine_mqtt_connects_total", "counter",
+               "Connections the MQTT broker accepted (the first, then reconnections).",
+               s->mqtt.connects);
+        scalar(&t, "tsmine_mqtt_connect_errors_total", "counter",
+               "MQTT connection attempts that failed (unreachable, refused, TLS, auth).",
+               s->mqtt.connect_errors);
+        scalar(&t, "tsmine_mqtt_connection_losses_total", "counter",
+               "Accepted MQTT connections lost afterwards.", s->mqtt.losses);
+        scalar(&t, "tsmine_mqtt_messages_total", "counter",
+               "MQTT messages received on the subscribed topics.", s->mqtt.messages);
+        scalar(&t, "tsmine_mqtt_queue_waits_total", "counter",
+               "Times MQTT's receiving thread waited for the main loop (its queue was full).",
+               s->mqtt.queue_waits);
+        scalar(&t, "tsmine_mqtt_alerts_sent_total", "counter",
+               "Alert and state messages the MQTT broker acknowledged.", s->mqtt.alerts_sent);
+        scalar(&t, "tsmine_mqtt_alert_drops_total", "counter",
+               "Alert and state messages not handed to the MQTT broker (not connected, or too "
+               "many unacknowledged).",
+               s->mqtt.alerts_dropped);
+    }
     return t.used;
 }

@@ -322,6 +322,16 @@ static const error_case errors[] = {
      "alertmanager.bearer_token_file: basic auth needs both"},
     {"alertmanager = { bearer_token_file = \"token\"; };",
      "alertmanager.bearer_token_file: must be an absolute path"},
+    {"mqtt = { broker = \"localhost\"; };", "mqtt.broker: must be HOST:PORT"},
+    {"mqtt = { subscribe = [\"a/b#\"]; };", "mqtt.subscribe[0]: an MQTT topic filter has '#'"},
+    {"mqtt = { subscribe = [\"a/+x\"]; };", "mqtt.subscribe[0]: an MQTT topic filter has '+'"},
+    {"mqtt = { qos = 3; };", "mqtt.qos: must be"},
+    {"mqtt = { format = \"xml\"; };", "mqtt.format: must be \"auto\""},
+    {"mqtt = { client_id = \"a b\"; };", "mqtt.client_id: must be 1 to 23"},
+    {"mqtt = { alerts_topic = \"t/#\"; };", "mqtt.alerts_topic: must be a topic without"},
+    {"mqtt = { tls = { cert_file = \"/c.pem\"; key_file = \"/k.pem\"; }; };",
+     "mqtt.tls: a client certificate needs cert_file, key_file and ca_file"},
+    {"mqtt = { password_file = \"/p\"; };", "mqtt.password_file: needs mqtt.username"},
     {"state_dir = "
      "\"/"
      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

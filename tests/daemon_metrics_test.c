@@ -56,6 +56,13 @@ static tsd_metrics_snapshot sample_snapshot(void) {
                              .queue_drops = 1,
                              .open = 2,
                              .last_success_s = 1700000200.25};
+    s.rejected[TSD_REASON_JSON] = 4;
+    s.mqtt = (tsd_mqtt_counters){.enabled = 1,
+                                 .connected = 1,
+                                 .connects = 2,
+                                 .losses = 1,
+                                 .messages = 99,
+                                 .alerts_dropped = 3};
     return s;
 }
 
@@ -136,6 +143,14 @@ static void test_format(void **state) {
         "\ntsmine_phase_seconds_total{phase=\"receive\"} 0\n",
         "\n# TYPE tsmine_streams gauge\n",
         "\n# TYPE tsmine_ingest_samples_total counter\n",
+        "\ntsmine_ingest_messages_rejected_total{reason=\"json\"} 4\n",
+        "\ntsmine_ingest_messages_rejected_total{reason=\"influx\"} 0\n",
+        "\ntsmine_mqtt_connected 1\n",
+        "\n# TYPE tsmine_mqtt_connected gauge\n",
+        "\ntsmine_mqtt_connects_total 2\n",
+        "\ntsmine_mqtt_connection_losses_total 1\n",
+        "\ntsmine_mqtt_messages_total 99\n",
+        "\ntsmine_mqtt_alert_drops_total 3\n",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(buf, want[i]))

@@ -4,6 +4,7 @@
  * tsmine-loadgen. */
 #include "client.h"
 
+#include "alert_json.h"
 #include "cli.h"
 #include "curve_key.h"
 #include "emit.h"
@@ -324,15 +325,7 @@ size_t client_pack_batch(const char *stream_id, uint64_t first_seq, int64_t firs
 }
 
 const char *client_alert_kind_name(int kind) {
-    switch (kind) {
-    case TSMINE__V1__ALERT_KIND__DISCORD: return "DISCORD";
-    case TSMINE__V1__ALERT_KIND__LEFT_DISCORD: return "LEFT_DISCORD";
-    case TSMINE__V1__ALERT_KIND__MOTIF: return "MOTIF";
-    case TSMINE__V1__ALERT_KIND__GAP: return "GAP";
-    case TSMINE__V1__ALERT_KIND__ANOMALY: return "ANOMALY";
-    case TSMINE__V1__ALERT_KIND__ANOMALY_END: return "ANOMALY_END";
-    }
-    return "UNKNOWN";
+    return tsm_alert_kind_name(kind);
 }
 
 void client_print_double(FILE *out, double x) {
@@ -346,26 +339,9 @@ void client_print_double(FILE *out, double x) {
 }
 
 void client_print_alert(FILE *out, const Tsmine__V1__Alert *a) {
-    fprintf(out, "{\"alert_id\":%" PRIu64 ",\"stream_id\":", a->alert_id);
-    emit_json_string(out, a->stream_id);
-    fprintf(out,
-            ",\"kind\":\"%s\",\"start_seq\":%" PRIu64 ",\"start_timestamp_ns\":%" PRId64
-            ",\"length\":%" PRIu32 ",\"distance\":",
-            client_alert_kind_name(a->kind), a->start_seq, a->start_timestamp_ns, a->length);
-    client_print_double(out, a->distance);
-    fprintf(out, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
-    client_print_double(out, a->threshold);
-    fputs(",\"score\":", out);
-    client_print_double(out, a->score);
-    if (a->kind == TSMINE__V1__ALERT_KIND__ANOMALY ||
-        a->kind == TSMINE__V1__ALERT_KIND__ANOMALY_END)
-        fprintf(out, ",\"event_start_seq\":%" PRIu64 ",\"event_end_seq\":%" PRIu64,
-                a->event_start_seq, a->event_end_seq);
-    if (a->tail == TSMINE__V1__TAIL__FAR || a->tail == TSMINE__V1__TAIL__NEAR)
-        fprintf(out, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
-    fprintf(out,
-            ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}\n",
-            a->detected_seq, a->detected_at_ns, a->seq);
+    char buf[TSM_ALERT_JSON_MAX];
+    tsm_alert_json(buf, sizeof buf, a);
+    fprintf(out, "%s\n", buf);
 }
 
 int64_t client_realtime_ns(void) {

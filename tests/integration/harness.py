@@ -107,7 +107,7 @@ class Daemon:
     ({name: dict}, e.g. {"alertmanager": {...}}). Use as a context manager."""
 
     def __init__(self, env, workdir, params=None, overrides=(), limits=None, extra_env=None,
-                 alerts=None, backend="cpu", groups=None):
+                 alerts=None, backend="cpu", groups=None, extra=None):
         self.env = env
         self.dir = workdir
         self.state_dir = os.path.join(workdir, "state")
@@ -121,6 +121,7 @@ class Daemon:
         self.alerts_opts = dict(alerts or {})  # more keys of the alerts group (e.g. hwm)
         self.backend = backend
         self.groups = dict(groups or {})
+        self.extra = extra  # more groups: a function of the daemon -> config lines (e.g. mqtt)
         self.proc = None
         self.ports = None
 
@@ -140,6 +141,8 @@ class Daemon:
         if self.limits:
             lines.append("limits = %s;" % conf_group(self.limits))
         lines += ["%s = %s;" % (k, conf_group(v)) for k, v in self.groups.items()]
+        if self.extra:
+            lines.extend(self.extra(self))
         streams = "streams = { default = %s;" % conf_group(self.params)
         if self.overrides:
             streams += " overrides = ( %s );" % ", ".join(

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mqtt.h - tsmined as an MQTT client (issue 20; docs/integrations.md): samples in
+ * from topic filters (mqtt_ingest.c), alerts out as JSON with a retained per-stream
+ * state (mqtt_alerts.c), over one connection (mqtt.c) through libmosquitto.
+ *
+ * Threads. The connection has a thread of its own (mqtt.c) that connects, runs
+ * libmosquitto's loop and reconnects with backoff: a broker that is slow to answer, a
+ * TLS handshake or a DNS lookup never holds the main loop or its watchdog. Received
+ * messages are copied into a bounded queue (mqtt_ingest.c); the main thread, which
+ * owns the engine, drains it when the queue's eventfd (tsd_mqtt_fd, polled beside the
+ * ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
+ * per-reason counters. A full queue makes the receiving thread wait, so that TCP and
+ * the broker hold the rest: nothing is dropped for want of room. Alerts are published
+ * from the alert publisher thread (publisher.h) with mosquitto_publish, which is
+ * thread-safe (mosquitto_threaded_set).
+ *
+ * Delivery. libmosquitto acknowledges a QoS 1 message (PUBACK) before it hands it over,
+ * so a message is the daemon's once it is in the queue: tsd_mqtt_stop_ingest
+ * disconnects (no more arrive), then the caller drains the queue into the engine
+ * before the final checkpoint, which keeps staged samples. With clean_session false
+ * and a fixed client id the broker keeps what is published while tsmined is down (a
+ * persistent session) and delivers it at the next connection: across a clean restart
+ * nothing is lost. A crash loses the queue, as it loses staged samples. The alerts of
+ * the final tick leave after the disconnection: they reach ZeroMQ, not MQTT (counted
+ * as mqtt alert drops). */
+#ifndef TSD_MQTT_H
+#define TSD_MQTT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alerts.h"
+#include "config.h"
+#include "engine.h"
+#include "ingest.h"
+
+typedef struct tsd_mqtt tsd_mqtt;
+
+/* What STATUS and /metrics say about MQTT (all 0 with enabled 0: no broker set). */
+typedef struct {
+    int enabled;
+    int connected;           /* the broker accepted the connection and it is up */
+    uint64_t connects;       /* connections the broker accepted */
+    uint64_t connect_errors; /* connection attempts that failed (refused, TLS, auth) */
+    uint64_t losses;         /* accepted connections that were lost afterwards */
+    uint64_t messages;       /* messages received (queued for the main loop) */
+    uint64_t queue_waits;    /* times the receiving thread waited for room */
+    uint64_t alerts_sent;    /* alert and state messages the broker acknowledged (QoS 0: sent) */
+    uint64_t alerts_dropped; /* not handed to the broker: not connected, too many unacknowledged */
+} tsd_mqtt_counters;
+
+/* Starts the client from cfg's mqtt group: *out NULL and 0 when cfg->mqtt_broker is ""
+ * or the build has no libmosquitto (then with a warning when a broker is set). The
+ * connection is made by the client's thread: an unreachable broker is retried, not an
+ * error. Returns EX_CONFIG when a file it names cannot be read (password, TLS), or
+ * EX_OSERR when the client or its thread cannot be created, with err. */
+int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
+
+/* The descriptor that becomes readable when messages wait (for zmq_poll); -1 when m
+ * is NULL. */
+int tsd_mqtt_fd(const tsd_mqtt *m);
+
+/* Main thread: ingests up to max queued messages, stopping once max_staged samples
+ * wait in the engine; returns how many were read, *more set when some are left. */
+size_t tsd_mqtt_drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, size_t max_staged,
+                      int *more);
+
+/* Disconnects and stops the client's thread (after it waits up to a second for the
+ * broker to acknowledge the alerts in flight); the queue keeps what arrived. No-op on
+ * NULL or when stopped. */
+void tsd_mqtt_stop_ingest(tsd_mqtt *m);
+
+/* Stops (if needed) and frees; *m_p = NULL. */
+void tsd_mqtt_close(tsd_mqtt **m_p);
+
+/* A consistent copy of the counters (any thread); zeros for NULL. */
+void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out);
+
+/* The alert sink (alerts.h): publishes r as JSON to alerts_topic/STREAM and, for
+ * ANOMALY and ANOMALY_END, the stream's retained state to state_topic/STREAM. Called
+ * on the alert publisher thread; never blocks. ctx: the tsd_mqtt. */
+void tsd_mqtt_alert(void *ctx, const tsd_alert_rec *r);
+
+#endif

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* alert_json.c - an Alert as one JSON object (alert_json.h). */
+#include "alert_json.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "emit.h" /* emit_double */
+
+const char *tsm_alert_kind_name(int kind) {
+    switch (kind) {
+    case TSMINE__V1__ALERT_KIND__DISCORD: return "DISCORD";
+    case TSMINE__V1__ALERT_KIND__LEFT_DISCORD: return "LEFT_DISCORD";
+    case TSMINE__V1__ALERT_KIND__MOTIF: return "MOTIF";
+    case TSMINE__V1__ALERT_KIND__GAP: return "GAP";
+    case TSMINE__V1__ALERT_KIND__ANOMALY: return "ANOMALY";
+    case TSMINE__V1__ALERT_KIND__ANOMALY_END: return "ANOMALY_END";
+    case TSMINE__V1__ALERT_KIND__RESET: return "RESET";
+    }
+    return "UNKNOWN";
+}
+
+/* A growing text in a fixed buffer: what does not fit is counted, not written. */
+typedef struct {
+    char *buf;
+    size_t len, n;
+} text;
+
+static void put(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k =
+        vsnprintf(t->n < t->len ? t->buf + t->n : NULL, t->n < t->len ? t->len - t->n : 0, fmt, ap);
+    va_end(ap);
+    t->n += k > 0 ? (size_t)k : 0;
+}
+
+/* A JSON number, or null when x is not finite. */
+static void number(text *t, double x) {
+    char num[40];
+    if (isfinite(x)) {
+        emit_double(num, sizeof num, x);
+        put(t, "%s", num);
+    } else {
+        put(t, "null");
+    }
+}
+
+/* A JSON string: quotes and backslashes escaped, control bytes as \u00XX. */
+static void string(text *t, const char *s) {
+    put(t, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            put(t, "\\%c", c);
+        else if (c < 0x20)
+            put(t, "\\u%04x", c);
+        else
+            put(t, "%c", c);
+    }
+    put(t, "\"");
+}
+
+size_t tsm_alert_json(char *buf, size_t len, const Tsmine__V1__Alert *a) {
+    text t = {buf, len, 0};
+    if (len)
+        buf[0] = '\0';
+    put(&t, "{\"alert_id\":%" PRIu64 ",\"stream_id\":", a->alert_id);
+    string(&t, a->stream_id ? a->stream_id : "");
+    put(&t,
+        ",\"kind\":\"%s\",\"start_seq\":%" PRIu64 ",\"start_timestamp_ns\":%" PRId64
+        ",\"length\":%" PRIu32 ",\"distance\":",
+        tsm_alert_kind_name(a->kind), a->start_seq, a->start_timestamp_ns, a->length);
+    number(&t, a->distance);
+    put(&t, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
+    number(&t, a->threshold);
+    put(&t, ",\"score\":");
+    number(&t, a->score);
+    if (a->kind == TSMINE__V1__ALERT_KIND__ANOMALY ||
+        a->kind == TSMINE__V1__ALERT_KIND__ANOMALY_END)
+        put(&t, ",\"event_start_seq\":%" PRIu64 ",\"event_end_seq\":%" PRIu64, a->event_start_seq,
+            a->event_end_seq);
+    if (a->tail == TSMINE__V1__TAIL__FAR || a->tail == TSMINE__V1__TAIL__NEAR)
+        put(&t, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
+    put(&t, ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
+        a->detected_seq, a->detected_at_ns, a->seq);
+    return t.n;
+}
