@@ -152,5 +152,4 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, ts
 /* The Alert message of a numbered alert (its stream_id points into r). */
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *msg);
 
-
 #endif

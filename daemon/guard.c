@@ -91,7 +91,7 @@ struct tsd_guard {
      * just when a peer floods) */
     uint64_t scan_end, scan_cost, rss_at_scan, shed_after, pressure_since;
     uint64_t trim_next, trim_until; /* malloc_trim after cuts */
-    int lowest_free;                           /* the lowest free descriptor at the last look */
+    int lowest_free;                /* the lowest free descriptor at the last look */
     tsd_ratelimit limit;
 };
 
