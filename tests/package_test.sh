@@ -15,8 +15,15 @@
 #      succeeds, SIGTERM checkpoints; an upgrade to a later version keeps the edited
 #      conffile and the state, and the restarted daemon restores the stream; remove
 #      keeps /var/lib/tsmine and the conffile; purge deletes both and the enablement,
-#      and keeps the user.
-# Without root or mmdebstrap, step 3 is skipped, saying so. The chroot comes from
+#      and keeps the user;
+#   4. with systemd-nspawn: the same chroot booted as a container (its own systemd, a
+#      private network): `dpkg -i` enables and starts tsmined.service with the packaged
+#      configuration, `tsmine status` answers, a replayed feed is counted, `systemctl
+#      reload` succeeds, and fails on an invalid configuration while the service runs
+#      on; an upgrade restarts it and it restores its checkpoint; `systemctl stop`,
+#      remove (the state, in /var/lib/private/tsmine with DynamicUser, stays), purge.
+# Without root or mmdebstrap, steps 3 and 4 are skipped, saying so; step 4 without
+# systemd-nspawn, or where the container does not boot (its log shown). The chroot comes from
 # Debian's mirror (about 1.5 min, network needed); TSM_PACKAGE_CHROOT_TAR=FILE keeps it
 # in FILE and reuses it on later runs. Exit 0, or 1 at the first failure, saying what.
 set -euo pipefail
@@ -71,11 +78,14 @@ if dpkg-deb -c "$deb" | grep -q 'usr/bin/tsmine-\|usr/local'; then
 fi
 [ "$(dpkg-deb -I "$deb" conffiles)" = /etc/tsmine/tsmined.conf ] || fail "the conffile is not /etc/tsmine/tsmined.conf"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tsmine-package.XXXXXX")
-root="" pid=""
+root="" pid="" nspawn=""
 # cleanup: stops a daemon left running, unmounts the chroot's /proc, deletes WORK
 cleanup() {
     if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
         wait "$pid" || true
+    fi
+    if [ -n "$nspawn" ] && kill -TERM "$nspawn" 2>/dev/null; then
+        wait "$nspawn" || true # the container halts on SIGTERM
     fi
     if [ -n "$root" ] && mountpoint -q "$root/proc"; then
         umount "$root/proc" || {
@@ -122,11 +132,12 @@ fi
 mount -t proc proc "$root/proc"
 # in_root CMD...: CMD in the chroot with a clean environment
 in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
-cp "$deb" "$bench" "$root/tmp/"
-head -n 2001 "$source/tests/data/art_daily_jumpsup.csv" >"$root/tmp/feed.csv"
+# (/var/tmp: a booted container mounts a tmpfs on /tmp)
+cp "$deb" "$bench" "$root/var/tmp/"
+head -n 2001 "$source/tests/data/art_daily_jumpsup.csv" >"$root/var/tmp/feed.csv"
 
 step "install: dpkg -i $(basename "$deb") $(basename "$bench")"
-in_root dpkg -i "/tmp/$(basename "$deb")" "/tmp/$(basename "$bench")"
+in_root dpkg -i "/var/tmp/$(basename "$deb")" "/var/tmp/$(basename "$bench")"
 in_root getent passwd tsmine >/dev/null || fail "no tsmine user after install"
 in_root id -nG tsmine | grep -qw video || fail "tsmine is not in the video group"
 # (stat in the chroot: its own user and group names)
@@ -197,7 +208,7 @@ samples() {
 
 step "start as the unit would, replay 2000 samples, reload, stop"
 start_daemon
-in_root tsmine replay --endpoint "tcp://127.0.0.1:${port[0]}" --stream pkg/test /tmp/feed.csv
+in_root tsmine replay --endpoint "tcp://127.0.0.1:${port[0]}" --stream pkg/test /var/tmp/feed.csv
 for _ in $(seq 40); do
     [ "$(samples)" = 2000 ] && break
     sleep 0.25
@@ -213,9 +224,9 @@ for f in "$deb" "$bench"; do
     rm -rf "$work/up"
     dpkg-deb -R "$f" "$work/up"
     sed -i 's/^Version: .*/&+up1/' "$work/up/DEBIAN/control"
-    dpkg-deb -b "$work/up" "$root/tmp/up-$(basename "$f")" >/dev/null
+    dpkg-deb -b "$work/up" "$root/var/tmp/up-$(basename "$f")" >/dev/null
 done
-in_root sh -c 'dpkg -i /tmp/up-*.deb'
+in_root sh -c 'dpkg -i /var/tmp/up-*.deb'
 in_root dpkg-query -W -f "\${Version}" tsmine | grep -q '+up1$' || fail "tsmine was not upgraded"
 grep -q "127.0.0.1:${port[2]}" "$root/etc/tsmine/tsmined.conf" ||
     fail "the upgrade lost the conffile's local edit"
@@ -231,11 +242,99 @@ in_root dpkg -r tsmine-bench tsmine
 [ -f "$root/etc/tsmine/tsmined.conf" ] || fail "remove deleted the conffile"
 
 step "purge"
-in_root dpkg -P tsmine-bench tsmine
+in_root dpkg -P tsmine # (tsmine-bench, without conffiles, is gone with remove)
 [ ! -e "$root/var/lib/tsmine" ] || fail "purge left /var/lib/tsmine"
 [ ! -e "$root/etc/tsmine" ] || fail "purge left /etc/tsmine"
 if [ -e "$wants" ] || [ -L "$wants" ]; then
     fail "purge left tsmined.service enabled"
 fi
 in_root getent passwd tsmine >/dev/null || fail "purge removed the tsmine user"
+
+# ---- 4. the same under systemd: the chroot booted as a container ----
+if ! command -v systemd-nspawn >/dev/null; then
+    step "SKIP the booted container: no systemd-nspawn (Debian package systemd-container)"
+    step "PASS"
+    exit 0
+fi
+umount "$root/proc"
+step "boot the chroot: systemd-nspawn -b --private-network"
+systemd-nspawn --register=no --keep-unit --quiet --private-network -D "$root" -b \
+    >"$work/boot.log" 2>&1 &
+nspawn=$!
+leader=""
+# in_boot CMD...: CMD in the booted container (its namespaces and root)
+in_boot() {
+    nsenter --target "$leader" --mount --uts --ipc --net --pid --root --wd -- \
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+}
+# boot: up to 90 s for the container's systemd to finish starting (its first process
+# is nspawn's own child until it execs systemd, hence the leader is looked up anew)
+state=""
+for _ in $(seq 180); do
+    leader=$(ps -o pid= --ppid "$nspawn" | head -n 1 | tr -d ' ' || true)
+    if [ -n "$leader" ]; then
+        state=$(in_boot systemctl is-system-running 2>/dev/null || true)
+        case "$state" in running | degraded) break ;; esac
+    fi
+    kill -0 "$nspawn" 2>/dev/null || break
+    sleep 0.5
+done
+if [ "$state" != running ] && [ "$state" != degraded ]; then
+    tail -n 20 "$work/boot.log"
+    step "SKIP the booted container: systemd-nspawn did not boot it (state '$state', log above)"
+    step "PASS"
+    exit 0
+fi
+step "booted ($state); install: postinst enables and starts tsmined.service"
+in_boot dpkg -i "/var/tmp/$(basename "$deb")" "/var/tmp/$(basename "$bench")" >/dev/null
+[ "$(in_boot systemctl is-enabled tsmined)" = enabled ] || fail "tsmined.service not enabled"
+# active: the service, with the packaged configuration (loopback, the container's own)
+active() {
+    in_boot systemctl is-active --quiet tsmined ||
+        { in_boot journalctl -u tsmined --no-pager -n 30 >&2; fail "tsmined.service: $1"; }
+}
+active "not active after install"
+in_boot tsmine status >/dev/null || fail "tsmine status: no answer from the service"
+in_boot tsmine replay --stream pkg/test /var/tmp/feed.csv
+boot_samples() {
+    in_boot tsmine status --stream pkg/test 2>/dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["streams"]["pkg/test"]["samples"])' ||
+        echo 0
+}
+for _ in $(seq 40); do
+    [ "$(boot_samples)" = 2000 ] && break
+    sleep 0.25
+done
+[ "$(boot_samples)" = 2000 ] || fail "the service counted $(boot_samples) of 2000 samples"
+
+step "systemctl reload: a good configuration, then a refused one"
+in_boot systemctl reload tsmined || fail "systemctl reload tsmined failed"
+conf=$root/etc/tsmine/tsmined.conf
+cp "$conf" "$work/conf.good"
+echo 'backend = "no-such-backend";' >>"$conf"
+if in_boot systemctl reload tsmined 2>/dev/null; then
+    fail "systemctl reload succeeded with an invalid configuration"
+fi
+active "stopped by a refused reload"
+cp "$work/conf.good" "$conf"
+
+step "upgrade: postinst restarts the service, which restores its checkpoint"
+in_boot sh -c 'dpkg -i /var/tmp/up-*.deb' >/dev/null
+active "not active after the upgrade"
+[ "$(boot_samples)" = 2000 ] || fail "after the upgrade the stream has $(boot_samples) samples"
+
+step "systemctl stop, remove, purge"
+in_boot systemctl stop tsmined
+if in_boot systemctl is-active --quiet tsmined; then
+    fail "tsmined.service still active after systemctl stop"
+fi
+in_boot dpkg -r tsmine-bench tsmine >/dev/null
+[ -e "$root/var/lib/private/tsmine" ] || fail "remove deleted the service's state"
+in_boot dpkg -P tsmine >/dev/null
+if [ -e "$root/var/lib/private/tsmine" ] || [ -L "$root/var/lib/tsmine" ]; then
+    fail "purge left the service's state"
+fi
+kill -TERM "$nspawn"
+wait "$nspawn" || true
+nspawn=""
 step "PASS"
