@@ -126,7 +126,8 @@ if [ -n "$tar" ] && [ -s "$tar" ]; then
     tar -C "$root" -xf "$tar"
 else
     step "chroot: mmdebstrap $suite (minbase, systemd, $deps)"
-    mmdebstrap --quiet --variant=minbase --include="systemd,$deps" "$suite" "${tar:-$root}"
+    mmdebstrap --quiet --variant=minbase --include="systemd,$deps" "$suite" "${tar:-$root}" ||
+        fail "mmdebstrap could not make the chroot (Debian's mirror unreachable? not root?)"
     [ -z "$tar" ] || tar -C "$root" -xf "$tar"
 fi
 mount -t proc proc "$root/proc"
