@@ -7,25 +7,27 @@
 #      under /usr/local, the programs stripped, their symbols in the -dbgsym packages
 #      under their build IDs;
 #   3. as root, with mmdebstrap: in a fresh Debian chroot (minbase, systemd and the
-#      packages' dependencies) `dpkg -i` both packages: the tsmine user exists, /etc/tsmine
-#      is 0750 root:tsmine, the unit is enabled and passes `systemd-analyze verify`;
-#      tsmined starts as its unit starts it (no systemd runs in a chroot: ExecStartPre's
-#      check, then ExecStart as user tsmine with the unit's state and runtime
-#      directories), `tsmine status` answers, a replayed feed is counted, ExecReload
-#      succeeds, SIGTERM checkpoints; an upgrade to a later version keeps the edited
-#      conffile and the state, and the restarted daemon restores the stream; remove
-#      keeps /var/lib/tsmine and the conffile; purge deletes both and the enablement,
-#      and keeps the user;
+#      packages' dependencies) `dpkg -i` both packages: the tsmine user exists,
+#      /etc/tsmine is 0750 root:tsmine, the unit is enabled and passes `systemd-analyze
+#      verify`; tsmined starts as its unit starts it (no systemd runs in a chroot:
+#      ExecStartPre's check, then ExecStart as user tsmine with the unit's state and
+#      runtime directories), `tsmine status` answers, a replayed feed is counted,
+#      ExecReload succeeds, SIGTERM checkpoints; an upgrade to a later version keeps the
+#      edited conffile and the state, and the restarted daemon restores the stream;
+#      remove keeps /var/lib/tsmine and the conffile; purge deletes both and the
+#      enablement, and keeps the user;
 #   4. with systemd-nspawn: the same chroot booted as a container (its own systemd, a
-#      private network): `dpkg -i` enables and starts tsmined.service with the packaged
-#      configuration, `tsmine status` answers, a replayed feed is counted, `systemctl
-#      reload` succeeds, and fails on an invalid configuration while the service runs
-#      on; an upgrade restarts it and it restores its checkpoint; `systemctl stop`,
-#      remove (the state, in /var/lib/private/tsmine with DynamicUser, stays), purge.
+#      private network): `apt install` enables and starts tsmined.service with the
+#      packaged configuration, `tsmine status` answers, a replayed feed is counted,
+#      `systemctl reload` succeeds, and fails on an invalid configuration while the
+#      service runs on; an upgrade (dpkg -i) restarts it and it restores its
+#      checkpoint; `systemctl stop`, `apt remove` (the state, in
+#      /var/lib/private/tsmine with DynamicUser, stays), `apt purge`.
 # Without root or mmdebstrap, steps 3 and 4 are skipped, saying so; step 4 without
-# systemd-nspawn, or where the container does not boot (its log shown). The chroot comes from
-# Debian's mirror (about 1.5 min, network needed); TSM_PACKAGE_CHROOT_TAR=FILE keeps it
-# in FILE and reuses it on later runs. Exit 0, or 1 at the first failure, saying what.
+# systemd-nspawn, or where the container does not boot (its log shown). The chroot
+# comes from Debian's mirror (about 50 s, network needed); TSM_PACKAGE_CHROOT_TAR=FILE
+# keeps it in FILE and reuses it on later runs. Exit 0, or 1 at the first failure,
+# saying what.
 set -euo pipefail
 
 pkgs=$(cd "${1:?usage: package_test.sh PACKAGES}" && pwd)
@@ -286,8 +288,11 @@ if [ "$state" != running ] && [ "$state" != degraded ]; then
     step "PASS"
     exit 0
 fi
-step "booted ($state); install: postinst enables and starts tsmined.service"
-in_boot dpkg -i "/var/tmp/$(basename "$deb")" "/var/tmp/$(basename "$bench")" >/dev/null
+# apt: the README's commands (the dependencies are there already: no download)
+apt=(env DEBIAN_FRONTEND=noninteractive apt-get -y -q)
+step "booted ($state); apt install: postinst enables and starts tsmined.service"
+in_boot "${apt[@]}" install "/var/tmp/$(basename "$deb")" "/var/tmp/$(basename "$bench")" \
+    >/dev/null
 [ "$(in_boot systemctl is-enabled tsmined)" = enabled ] || fail "tsmined.service not enabled"
 # active: the service, with the packaged configuration (loopback, the container's own)
 active() {
@@ -324,14 +329,14 @@ in_boot sh -c 'dpkg -i /var/tmp/up-*.deb' >/dev/null
 active "not active after the upgrade"
 [ "$(boot_samples)" = 2000 ] || fail "after the upgrade the stream has $(boot_samples) samples"
 
-step "systemctl stop, remove, purge"
+step "systemctl stop, apt remove, apt purge"
 in_boot systemctl stop tsmined
 if in_boot systemctl is-active --quiet tsmined; then
     fail "tsmined.service still active after systemctl stop"
 fi
-in_boot dpkg -r tsmine-bench tsmine >/dev/null
+in_boot "${apt[@]}" remove tsmine-bench tsmine >/dev/null
 [ -e "$root/var/lib/private/tsmine" ] || fail "remove deleted the service's state"
-in_boot dpkg -P tsmine >/dev/null
+in_boot "${apt[@]}" purge tsmine >/dev/null
 if [ -e "$root/var/lib/private/tsmine" ] || [ -L "$root/var/lib/tsmine" ]; then
     fail "purge left the service's state"
 fi
