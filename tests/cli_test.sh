@@ -431,6 +431,27 @@ if [ "$have_python" -eq 1 ]; then
         "$tmp/profile.json" >"$tmp/json_as_csv"
     same "profile csv rows equal the json values" "$tmp/json_as_csv" "$tmp/csv_body"
 
+    # Progress (progress.h): forced onto a file it prints lines with the share done
+    # and a last line; -q silences it; the results stay the same.
+    for cmd in profile discord motif; do
+        run "$cmd" -m $M --progress --threads 1 "$tmp/walk.txt"
+        cp "$tmp/out" "$tmp/with_progress"
+        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: $cmd: ([a-z]+ [0-9]+: )?[0-9.]+% \(" "$tmp/err" &&
+            tail -1 "$tmp/err" | grep -Eq "^tsmine: $cmd: done in [0-9.]+ s$"; then
+            ok "$cmd --progress: lines with the share done, then the time"
+        else
+            not_ok "$cmd --progress: lines with the share done, then the time" \
+                "exit $rc: $(errtext)"
+        fi
+        run "$cmd" -m $M -q --progress --threads 1 "$tmp/walk.txt"
+        if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ]; then
+            ok "$cmd -q: no progress"
+        else
+            not_ok "$cmd -q: no progress" "exit $rc: $(errtext)"
+        fi
+        same "$cmd --progress: the same results" "$tmp/out" "$tmp/with_progress"
+    done
+
     # Binary arrays: the same distances and neighbours as the text lines, bit for bit
     # (numpy.load when python3-numpy is there, else the .npy header parsed here).
     run profile -m $M --left --format npy -o "$tmp/p.npy" "$tmp/walk.csv"

@@ -66,6 +66,12 @@ int cli_emit_end(emitter *e) {
     return 0;
 }
 
+void cli_progress_end(cli_session *s) {
+    progress_end(&s->prog);
+    if (s->ctx)
+        tsm_ctx_set_progress(s->ctx, NULL, NULL);
+}
+
 size_t cli_nfields(const cli_session *s, size_t n, size_t timed) {
     return s->data.time_at ? n : n - timed;
 }
@@ -245,6 +251,7 @@ enum {
     KEY_COLUMN,
     KEY_DELIMITER,
     KEY_DECIMAL_COMMA,
+    KEY_PROGRESS,
 };
 
 #define CLI_OPT_TEXT_FORMAT (1u << 29) /* --format json|csv: series commands without arrays */
@@ -284,6 +291,9 @@ static const cli_option options[] = {
     {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
     {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
     {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
+    {"progress", KEY_PROGRESS, 0, NULL, CLI_OPT_COMMON,
+     "progress and ETA on stderr also when it is not a terminal"},
+    {"quiet", 'q', 0, NULL, CLI_OPT_COMMON, "no progress line (default: on a terminal)"},
     {"help", 'h', 0, NULL, CLI_OPT_COMMON, "print this help and exit"},
 };
 
@@ -408,6 +418,8 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case 'o': a->output = arg; return 0;
     case KEY_LEFT: a->left = 1; return 0;
     case 'v': a->verbose = 1; return 0;
+    case KEY_PROGRESS: a->progress = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
     case KEY_FORMAT:
         a->arrays = SERIES_FMT_AUTO;
         if (emit_format_parse(arg, &a->format) == 0)
@@ -587,7 +599,11 @@ int cli_main(const cli_command *cmd, int argc, char **argv) {
     rc = session_open(cmd, &a, &s);
     if (rc == 0) {
         double t0 = cli_now();
+        progress_begin(&s.prog, cmd->name, a.progress, a.quiet);
+        if (s.prog.on) /* no hook, no counting in the kernels */
+            tsm_ctx_set_progress(s.ctx, progress_update, &s.prog);
         rc = cmd->run(&a, &s);
+        cli_progress_end(&s);
         if (a.verbose && rc == 0)
             cli_error("%s: %.3f s", cmd->name, cli_now() - t0);
     }

@@ -18,6 +18,7 @@
 #define TSMINE_CLI_H
 
 #include "emit.h"
+#include "progress.h"
 #include "series_io.h"
 #include "stats.h"
 #include "tsm.h"
@@ -123,6 +124,7 @@ typedef struct {
     size_t m, excl, k, seglen, refs;
     double r;
     int have_k, have_r, left, threads, verbose;
+    int progress, quiet; /* --progress forces the progress line, -q silences it */
     /* -m auto: m is chosen from the series by tsm_auto_m once it is read (and excl with
      * it unless given); period is the period found then, 0 when the default was used. */
     int auto_m, excl_is_m;
@@ -140,6 +142,7 @@ typedef struct {
     series data;
     tsm_ctx *ctx;
     tsm_stats *stats;
+    progress_line prog; /* fed by the ctx's progress hook while the command runs */
 } cli_session;
 
 typedef struct cli_command {
@@ -171,6 +174,10 @@ size_t cli_nfields(const cli_session *s, size_t n, size_t timed);
  * value, else `otherwise`. The exit status stays 0: an empty result is a result. */
 void cli_say_empty(const char *cmd, const cli_args *a, const cli_session *s, const char *what,
                    const char *otherwise);
+
+/* Ends the progress line (clears it on a terminal): a command calls it once its
+ * kernels are done, before it prints results. */
+void cli_progress_end(cli_session *s);
 
 /* Finishes output; returns 0, or reports the write error and returns EX_IOERR. */
 int cli_emit_end(emitter *e);

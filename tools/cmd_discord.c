@@ -34,6 +34,7 @@ static int run(const cli_args *a, cli_session *s) {
         free(found);
         return cli_fail_status(s->ctx, st);
     }
+    cli_progress_end(s);
     if (a->verbose)
         cli_error("discord: %zu found, %" PRIu64 " distances, %" PRIu64 " passes, last r = %.17g",
                   count, counters.distances, counters.passes, counters.r);

@@ -29,6 +29,7 @@ static int run(const cli_args *a, cli_session *s) {
         free(found);
         return cli_fail_status(s->ctx, st);
     }
+    cli_progress_end(s);
     if (a->verbose)
         cli_error("motif: %zu found, %" PRIu64 " distances, %" PRIu64 " offsets, %zu references",
                   count, counters.distances, counters.offsets, counters.refs);

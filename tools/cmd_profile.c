@@ -73,6 +73,7 @@ static int run(const cli_args *a, cli_session *s) {
                             : tsm_mp(s->ctx, s->stats, a->excl, dist, nbr, NULL, NULL);
     int rc = st == TSM_OK ? 0 : cli_fail_status(s->ctx, st);
     double t1 = cli_now();
+    cli_progress_end(s);
     if (rc == 0) {
         size_t defined = 0;
         for (size_t i = 0; i < N && !defined; i++)
