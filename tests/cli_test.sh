@@ -436,7 +436,7 @@ if [ "$have_python" -eq 1 ]; then
     for cmd in profile discord motif; do
         run "$cmd" -m $M --progress --threads 1 "$tmp/walk.txt"
         cp "$tmp/out" "$tmp/with_progress"
-        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: $cmd: ([a-z]+ [0-9]+: )?[0-9.]+% \(" "$tmp/err" &&
+        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: $cmd: ([a-z]+( [0-9]+)?: )?[0-9.]+% \(" "$tmp/err" &&
             tail -1 "$tmp/err" | grep -Eq "^tsmine: $cmd: done in [0-9.]+ s$"; then
             ok "$cmd --progress: lines with the share done, then the time"
         else
@@ -451,6 +451,16 @@ if [ "$have_python" -eq 1 ]; then
         fi
         same "$cmd --progress: the same results" "$tmp/out" "$tmp/with_progress"
     done
+
+    if "$TSMINE" --help | grep -q "^  detect "; then
+        run detect --progress "$tmp/walk.txt"
+        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: detect: walk: [0-9.]+% \(" "$tmp/err" &&
+            tail -1 "$tmp/err" | grep -Eq "^tsmine: detect: done in [0-9.]+ s$"; then
+            ok "detect --progress: the samples fed, then the time"
+        else
+            not_ok "detect --progress: the samples fed, then the time" "exit $rc: $(errtext)"
+        fi
+    fi
 
     # Binary arrays: the same distances and neighbours as the text lines, bit for bit
     # (numpy.load when python3-numpy is there, else the .npy header parsed here).

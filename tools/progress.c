@@ -61,7 +61,7 @@ void progress_update(void *user, const char *stage, uint64_t done, uint64_t tota
     if (strcmp(p->stage, p->command) == 0)
         label[0] = '\0'; /* the command's one stage: its name once is enough */
     else
-        snprintf(label, sizeof label, "%s %u: ", p->stage, p->round);
+        snprintf(label, sizeof label, p->round > 1 ? "%s %u: " : "%s: ", p->stage, p->round);
     fprintf(stderr, "%stsmine: %s: %s%.1f%% (%s%s)%s", p->tty ? "\r" : "", p->command, label,
             100 * share, spent, eta, p->tty ? "\033[K" : "\n");
     fflush(stderr);
