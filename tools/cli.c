@@ -279,7 +279,7 @@ static const cli_option options[] = {
     {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_TEXT_FORMAT,
      "output: one JSON object per line (default), or CSV with a header"},
     {"format", KEY_FORMAT, 1, "json|csv|npy|f64", CLI_OPT_ARRAYS,
-     "output: JSON lines (default), CSV, or arrays into -o OUT (see below)"},
+     "output: JSON lines (default), CSV, or arrays into -o OUT (see above)"},
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
      "input format (default: from FILE's extension; text for - and others)"},
     {"column", KEY_COLUMN, 1, "N|NAME", CLI_OPT_SERIES,

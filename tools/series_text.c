@@ -28,8 +28,8 @@
 #include <strings.h>
 #include <sys/types.h>
 
-#define NO_COLUMN SIZE_MAX
-#define NAME_MAX_ 64 /* room for a column name in messages */
+#define NO_COLUMN   SIZE_MAX
+#define COLNAME_MAX 64 /* room for a column name in messages */
 
 /* One field of a row: a span of the line, trimmed of blanks and enclosing quotes. */
 typedef struct {
@@ -45,14 +45,14 @@ typedef struct {
     size_t cap;        /* room in out->v (and out->time_at when there are timestamps) */
     size_t tcap, tlen; /* room and use of out->times */
     size_t lineno;
-    int decided;           /* the first non-blank row was seen: the layout is known */
-    int columns;           /* rows of fields (1), or a flow of blank-separated values (0) */
-    char delim;            /* columns: the delimiter, ' ' for runs of blanks */
-    size_t width;          /* columns: fields in the first row */
-    size_t vcol, tcol;     /* columns: the value column; the timestamp column or NO_COLUMN */
-    int tcol_known;        /* tcol is decided (by the header, or at the first data row) */
-    char vname[NAME_MAX_]; /* the value column's header name, "" when none */
-    field *f;              /* the fields of the current row */
+    int decided;             /* the first non-blank row was seen: the layout is known */
+    int columns;             /* rows of fields (1), or a flow of blank-separated values (0) */
+    char delim;              /* columns: the delimiter, ' ' for runs of blanks */
+    size_t width;            /* columns: fields in the first row */
+    size_t vcol, tcol;       /* columns: the value column; the timestamp column or NO_COLUMN */
+    int tcol_known;          /* tcol is decided (by the header, or at the first data row) */
+    char vname[COLNAME_MAX]; /* the value column's header name, "" when none */
+    field *f;                /* the fields of the current row */
     size_t fcap;
     size_t pending_blank; /* blank rows since the last value, once a row was seen */
     int seen_row;
@@ -219,7 +219,7 @@ static series_status push(reader *r, double x, const char *t, size_t tlen) {
 /* The error for a value field that is not a number; col is its 0-based column in
  * columns, NO_COLUMN in a flow. */
 static series_status bad_value(const reader *r, size_t col, field f, field_result fr) {
-    char q[64], where[NAME_MAX_ + 48] = "";
+    char q[64], where[COLNAME_MAX + 48] = "";
     quote_field(q, sizeof q, f.s, f.len);
     if (col != NO_COLUMN)
         snprintf(where, sizeof where, " in column %zu%s%s%s", col + 1, r->vname[0] ? " (" : "",
@@ -254,7 +254,7 @@ static void list_fields(const reader *r, size_t n, char *dst, size_t dstlen) {
     }
 }
 
-/* Is s[0..len) a name of a timestamp column? */
+/* Is f the header name of a timestamp column (timestamp, time, date, datetime)? */
 static int is_time_name(const field *f) {
     static const char *names[] = {"timestamp", "time", "date", "datetime"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
