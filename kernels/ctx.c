@@ -20,6 +20,8 @@ struct tsm_ctx {
     int device;   /* CUDA device ordinal (CUDA backend) */
     void *stream; /* cudaStream_t of this ctx (CUDA backend) */
     char error[512];
+    tsm_progress_fn progress; /* tsm_ctx_set_progress: NULL when off */
+    void *progress_user;
 };
 
 /* Whether a usable CUDA device is present. */
@@ -121,6 +123,20 @@ int tsm_backend_parse(const char *s, tsm_backend *out) {
             return 0;
         }
     return -1;
+}
+
+void tsm_ctx_set_progress(tsm_ctx *ctx, tsm_progress_fn fn, void *user) {
+    ctx->progress = fn;
+    ctx->progress_user = user;
+}
+
+int tsmi_progress_on(const tsm_ctx *ctx) {
+    return ctx->progress != NULL;
+}
+
+void tsmi_progress(const tsm_ctx *ctx, const char *stage, uint64_t done, uint64_t total) {
+    if (ctx->progress)
+        ctx->progress(ctx->progress_user, stage, done, total);
 }
 
 void tsm_ctx_set_threads(tsm_ctx *ctx, int threads) {

@@ -125,6 +125,7 @@ static int mk_key_cmp(const void *x, const void *y) {
 
 /* Everything the searches need; P's rows are in SD order (row 0 = Z). */
 typedef struct {
+    const tsm_ctx *ctx; /* for its progress hook (tsm_ctx_set_progress) */
     const tsm_stats *s;
     size_t excl, R, N;
     double margin;
@@ -280,6 +281,8 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
             w += ms->chunk_live[c];
         }
         nL = w;
+        /* Progress: the share of positions k retired (their pairs all bounded out). */
+        tsmi_progress(ms->ctx, "search", (Ne - 1) - nL, Ne - 1);
         o0 = o1;
         width = width * 2 < MK_BATCH_MAX ? width * 2 : MK_BATCH_MAX;
     }
@@ -469,7 +472,7 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
 
     const size_t N = s->N;
     const int threads = tsm_ctx_threads(ctx);
-    mk_search ms = {.s = s, .excl = excl, .N = N, .margin = tsmi_mk_margin(s->m)};
+    mk_search ms = {.ctx = ctx, .s = s, .excl = excl, .N = N, .margin = tsmi_mk_margin(s->m)};
     size_t *finite = NULL, nfinite = 0;
     size_t *order = NULL;
     mk_key *keys = NULL;

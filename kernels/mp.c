@@ -393,6 +393,11 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
                               "tsm_mp: out of memory for a profile of %zu subsequences", N);
     }
 
+    /* Progress (tsm_ctx_set_progress): rows of the blocks' tiles done, of all. */
+    const int prog = tsmi_progress_on(ctx);
+    uint64_t work = 0, done = 0;
+    for (size_t blk = 0; prog && blk < nblk; blk++)
+        work += N - (excl + blk * MP_W);
     int team = 1; /* threads that actually ran, and have partial results */
     /* The AVX-512 tile where this CPU has it (dispatch.h), else the portable one. */
     const int wide = tsmi_cpu_avx512();
@@ -425,6 +430,13 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
                 else
 #endif
                     tile_portable(&p, &b, k0, i0, i1, rows);
+            }
+            if (prog) {
+                uint64_t now;
+#pragma omp atomic capture
+                now = done += N - k0;
+                if (tid == 0) /* one thread reports: the hook is called one at a time */
+                    tsmi_progress(ctx, "profile", now, work);
             }
         }
         /* Merge the threads' partial results and finish each subsequence. */

@@ -68,6 +68,7 @@
 #define MPG_NONE  0x7fffffff                        /* index of an empty slot */
 #define MPG_FLOOR (-2.0)                            /* below every correlation of normal pairs */
 #define MPG_CHUNK (1ll << 30)                       /* work items per launch at most */
+#define MPG_STEPS 100                               /* launches when progress is reported */
 #define MPG_MAX_N ((size_t)0x7fffffff - (1u << 16)) /* indices are int on the device */
 
 static_assert(MPG_D == 4 && MPG_U == 4, "the 16-byte loads and slot merges assume 4 x 4 blocks");
@@ -510,14 +511,26 @@ extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl
         TSM_CUDA_TRY(
             ctx, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     }
-    for (long long base = 0; base < items; base += MPG_CHUNK) {
-        const unsigned grid = (unsigned)(items - base < MPG_CHUNK ? items - base : MPG_CHUNK);
-        a.item0 = base;
-        if (rows)
-            tile_kernel<true><<<grid, MPG_B, smem, stream>>>(a);
-        else
-            tile_kernel<false><<<grid, MPG_B, smem, stream>>>(a);
-        TSM_CUDA_LAUNCHED(ctx);
+    /* With a progress hook (tsm_ctx_set_progress), about 100 launches with a wait after
+     * each, so the progress reported is work the device finished; the launch gaps cost
+     * microseconds against seconds of work. Without one, as few launches as fit. */
+    { /* a scope of its own: the TSM_CUDA_TRY gotos above must not jump into it */
+        const int prog = tsmi_progress_on(ctx);
+        long long chunk = prog ? (items + MPG_STEPS - 1) / MPG_STEPS : MPG_CHUNK;
+        chunk = chunk < 1 ? 1 : chunk > MPG_CHUNK ? MPG_CHUNK : chunk;
+        for (long long base = 0; base < items; base += chunk) {
+            const unsigned grid = (unsigned)(items - base < chunk ? items - base : chunk);
+            a.item0 = base;
+            if (rows)
+                tile_kernel<true><<<grid, MPG_B, smem, stream>>>(a);
+            else
+                tile_kernel<false><<<grid, MPG_B, smem, stream>>>(a);
+            TSM_CUDA_LAUNCHED(ctx);
+            if (prog) {
+                TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+                tsmi_progress(ctx, "profile", (uint64_t)(base + grid), (uint64_t)items);
+            }
+        }
     }
     unpack_kernel<<<tsmi_blocks(2 * N, 256), 256, 0, stream>>>(key, idx, 2 * N, corr, nbr);
     TSM_CUDA_LAUNCHED(ctx);

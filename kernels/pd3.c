@@ -44,6 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* Rows whose chain-start dot products are computed together. */
 #define COL_BLOCK 64
 
@@ -254,6 +258,16 @@ static void refine_segment(segment *g, const tsm_stats *s, size_t excl, double r
     }
 }
 
+/* Counts one segment of a pass done and, on the reporting thread, reports the pass's
+ * progress (tsm_ctx_set_progress). */
+static void segment_done(const tsm_ctx *ctx, uint64_t *done, int reporter, uint64_t total) {
+    uint64_t now;
+#pragma omp atomic capture
+    now = *done += 1;
+    if (reporter)
+        tsmi_progress(ctx, "pass", now, total);
+}
+
 tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
                          tsm_discord **out, size_t *count, tsm_pd3_stats *counters) {
     *out = NULL;
@@ -285,9 +299,16 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
         neighbor[i] = 1;
     }
 
+    /* Progress (tsm_ctx_set_progress): segments of both phases done, of 2 nseg. */
+    const int prog = tsmi_progress_on(ctx);
+    uint64_t segs_done = 0;
 #pragma omp parallel num_threads(tsm_ctx_threads(ctx)) reduction(+ : distances)
     {
         segment g;
+        int reporter = 1; /* one thread reports: the hook is called one at a time */
+#ifdef _OPENMP
+        reporter = omp_get_thread_num() == 0;
+#endif
         int ok = segment_alloc(&g, seglen) == 0;
         if (!ok) {
 #pragma omp atomic write
@@ -301,6 +322,8 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
             size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
             segment_load(&g, s, c0, len, subseq);
             select_segment(&g, s, excl, r2, subseq, neighbor, nn_d2, nn_j);
+            if (prog)
+                segment_done(ctx, &segs_done, reporter, 2 * nseg);
         }
         /* The conjunction: candidates that are someone's close neighbour go too. */
 #pragma omp for schedule(static)
@@ -310,10 +333,15 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
 #pragma omp for schedule(dynamic, 1)
         for (size_t seg = 0; seg < nseg; seg++) {
             size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
-            if (!ok || !memchr(subseq + c0, 1, len))
+            if (!ok || !memchr(subseq + c0, 1, len)) {
+                if (prog)
+                    segment_done(ctx, &segs_done, reporter, 2 * nseg);
                 continue;
+            }
             segment_load(&g, s, c0, len, subseq);
             refine_segment(&g, s, excl, r2, subseq, nn_d2, nn_j);
+            if (prog)
+                segment_done(ctx, &segs_done, reporter, 2 * nseg);
         }
         if (ok) {
             distances += g.distances;

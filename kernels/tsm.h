@@ -70,6 +70,20 @@ tsm_status tsm_ctx_set_sm_share(tsm_ctx *ctx, double share, int *sms);
 void tsm_ctx_set_threads(tsm_ctx *ctx, int threads);
 int tsm_ctx_threads(const tsm_ctx *ctx);
 
+/* Progress of long kernels: fn is called as work completes, with the stage's name
+ * ("profile", "pass"), the units of work done and the stage's total; done rises
+ * within a run of a stage and starts again from 0 when the stage runs again (the next
+ * pass of a search). Called from one thread at a time, at chunk boundaries only (so it
+ * costs nothing measurable), never after the kernel returned; it must return quickly.
+ * NULL (the default) turns it off. */
+typedef void (*tsm_progress_fn)(void *user, const char *stage, uint64_t done, uint64_t total);
+void tsm_ctx_set_progress(tsm_ctx *ctx, tsm_progress_fn fn, void *user);
+
+/* Internal (tsmi_): whether ctx has a progress hook, and the call to it (a no-op
+ * without one). */
+int tsmi_progress_on(const tsm_ctx *ctx);
+void tsmi_progress(const tsm_ctx *ctx, const char *stage, uint64_t done, uint64_t total);
+
 /* The message of the last failure on this ctx ("" when none). */
 const char *tsm_ctx_error(const tsm_ctx *ctx);
 

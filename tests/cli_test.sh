@@ -190,6 +190,18 @@ write("trunc.npy", npy(t)[:-8], "wb")
 write("extra.npy", npy(t) + b"\0" * 8, "wb")
 write("short.npy", b"\x93NUM", "wb")
 write("odd.f64", b"\0" * 12, "wb")
+# Layouts of text that must be read right or refused (series_text.c).
+write("walk_semicolon.csv", "time;value\n" + "".join(
+    "2024-01-01 %d;%s\n" % (i, repr(v).replace(".", ",")) for i, v in enumerate(t)))
+write("walk_oneline.txt", " ".join(repr(v) for v in t) + "\n")
+write("walk_tabs.txt", "".join("\t".join(repr(v) for v in t[i:i + 7]) + "\n"
+                               for i in range(0, n, 7)))
+write("walk_label.csv", "timestamp,value,label\n" + "".join(
+    "%d,%r,%d\n" % (i, v, i % 2) for i, v in enumerate(t)))
+write("walk_tsv.txt", "timestamp\tvalue\n" + "".join(
+    "2024-01-01 %d\t%r\n" % (i, v) for i, v in enumerate(t)))
+write("label_last.csv", "value,label\n1.5,normal\n2.5,anomaly\n")
+write("ragged.csv", "a,b\n1,2\n3,4,5\n")
 write("empty.f64", b"", "wb")
 EOF
     have_python=1
@@ -254,6 +266,36 @@ if [ "$have_python" -eq 1 ]; then
     expect "npy from stdin with --input-format, bad magic -> 65" 65 \
         profile -m 8 --input-format npy - <"$tmp/badmagic.npy"
 
+    # ---- text that could be misread is refused (series_text.c) ------------------------
+    expect_err "decimal comma in a ;-separated csv -> 65 naming it" 65 \
+        "walk_semicolon.csv:2: \"[-0-9]+,[0-9e-]+\" in column 2 \(value\) has a decimal comma" \
+        profile -m 8 "$tmp/walk_semicolon.csv"
+    expect_err "three columns without --column -> 65 listing them" 65 \
+        "walk_label.csv:1: 3 columns \(timestamp, value, label\): .*--column" \
+        profile -m 8 "$tmp/walk_label.csv"
+    expect_err "a non-numeric last column -> 65 naming it" 65 \
+        "label_last.csv:2: not a number in column 2 \(label\): \"normal\"" \
+        profile -m 8 "$tmp/label_last.csv"
+    expect_err "rows of differing widths -> 65" 65 "ragged.csv:3: 3 fields, expected 2" \
+        profile -m 8 "$tmp/ragged.csv"
+    expect_err "--column beyond the last -> 64" 64 "--column 4: the rows have 3 columns" \
+        profile -m 8 --column 4 "$tmp/walk_label.csv"
+    expect_err "--column with an unknown name -> 64" 64 "no such column.*timestamp, value, label" \
+        profile -m 8 --column price "$tmp/walk_label.csv"
+    expect_err "--column on .npy -> 64" 64 "text input only" profile -m 8 --column 1 "$tmp/walk.npy"
+    expect "--decimal-comma with --delimiter , -> 64" 64 \
+        profile -m 8 --decimal-comma --delimiter , "$tmp/walk.csv"
+    expect "--delimiter of two characters -> 64" 64 profile -m 8 --delimiter ';;' "$tmp/walk.csv"
+    # ... and the same text read right when told how.
+    expect_n "--decimal-comma reads the ;-separated csv" "$N" "$tmp/walk_semicolon.csv" \
+        --decimal-comma
+    expect_n "--column value picks the column by name" "$N" "$tmp/walk_label.csv" --column value
+    expect_n "--column 2 picks the column by number" "$N" "$tmp/walk_label.csv" --column 2
+    expect_n "blank-separated values on one line" "$N" "$tmp/walk_oneline.txt"
+    expect_n "tab-separated values on many lines" "$N" "$tmp/walk_tabs.txt"
+    expect_n "tab-separated columns under a header" "$N" "$tmp/walk_tsv.txt"
+    expect_n "--delimiter tab" "$N" "$tmp/walk_tsv.txt" --delimiter tab
+
     # ---- parameters that do not fit the data -----------------------------------------
     expect_err "m < 3 -> 64" 64 "m = 2" profile -m 2 "$tmp/walk.csv"
     expect_err "m > n -> 64" 64 "n = $N" discord -m $((N + 1)) "$tmp/walk.csv"
@@ -293,9 +335,16 @@ fi
 # ---- results (need the kernels) ----------------------------------------------------
 
 NUM='-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?'
-PROFILE_LINE="^\{\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+\}$"
-DISCORD_LINE="^\{\"rank\":[0-9]+,\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+\}$"
-MOTIF_LINE="^\{\"rank\":[0-9]+,\"a\":[0-9]+,\"b\":[0-9]+,\"distance\":$NUM\}$"
+# The timestamps that follow when the input has a timestamp column (NAB, walk.csv).
+TS='(,"[a-z_]*timestamp":("[^"]*"|null)){2}'
+PROFILE_LINE="^\{\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+($TS)?\}$"
+DISCORD_LINE="^\{\"rank\":[0-9]+,\"index\":[0-9]+,\"distance\":$NUM,\"neighbor\":[0-9]+($TS)?\}$"
+MOTIF_LINE="^\{\"rank\":[0-9]+,\"a\":[0-9]+,\"b\":[0-9]+,\"distance\":$NUM($TS)?\}$"
+
+# strip_ts FILE: removes the timestamp fields from JSON lines, in place.
+strip_ts() {
+    sed 's/,"[a-z_]*timestamp":\("[^"]*"\|null\)//g' "$1" >"$1.tmp" && mv "$1.tmp" "$1"
+}
 
 # lines_are NAME COUNT REGEX: the last run succeeded and printed COUNT lines, each
 # matching REGEX (grep -E).
@@ -343,11 +392,24 @@ if [ "$have_python" -eq 1 ]; then
     holds "profile indices are 0..N-1 in order" '$2 != NR - 1 { bad = 1 }'
     holds "profile neighbours are non-self-matches" \
         '{ d = $2 - $6; if (d < 0) d = -d; if (d < m) bad = 1 }'
+    holds "profile of a csv with a timestamp column: each row names the timestamps" \
+        '$8 != "\"2024-01-01 " $2 "\"" || $10 != "\"2024-01-01 " $6 "\"" { bad = 1 }'
+    strip_ts "$tmp/profile.json"
 
     # The same values in every input format give byte-identical output.
     for f in walk_crlf.csv walk.txt walk.npy walk_v2.npy walk_v3.npy walk.f64; do
         run profile -m $M "$tmp/$f"
+        strip_ts "$tmp/out"
         same "profile of $f equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
+    done
+    # Text layouts read with their options give the same values.
+    for args in "--decimal-comma $tmp/walk_semicolon.csv" "--column value $tmp/walk_label.csv" \
+        "$tmp/walk_oneline.txt" "$tmp/walk_tabs.txt" "$tmp/walk_tsv.txt"; do
+        # shellcheck disable=SC2086 # the words are options and a path without blanks
+        run profile -m $M $args
+        strip_ts "$tmp/out"
+        same "profile of $(basename "${args##* }") (${args%% *}) equals that of walk.csv" \
+            "$tmp/profile.json" "$tmp/out"
     done
     run profile -m $M --input-format f64 "$tmp/walk.raw"
     same "profile of --input-format f64 equals that of walk.csv" "$tmp/profile.json" "$tmp/out"
@@ -361,15 +423,98 @@ if [ "$have_python" -eq 1 ]; then
     same "float32 npy gives the profile of its values as text" "$tmp/profile32.json" "$tmp/out"
 
     run profile -m $M --format csv "$tmp/walk.csv"
+    csv_header_is "profile --format csv with timestamps: header and n-m+1 rows" \
+        "index,distance,neighbor,timestamp,neighbor_timestamp" "$SUBS"
+    run profile -m $M --format csv "$tmp/walk.txt"
     csv_header_is "profile --format csv: header and n-m+1 rows" "index,distance,neighbor" "$SUBS"
     sed 1d "$tmp/out" >"$tmp/csv_body"
     sed 's/{"index":\([^,]*\),"distance":\([^,]*\),"neighbor":\([^}]*\)}/\1,\2,\3/' \
         "$tmp/profile.json" >"$tmp/json_as_csv"
     same "profile csv rows equal the json values" "$tmp/json_as_csv" "$tmp/csv_body"
 
+    # Progress (progress.h): forced onto a file it prints lines with the share done
+    # and a last line; -q silences it; the results stay the same.
+    for cmd in profile discord motif; do
+        run "$cmd" -m $M --progress --threads 1 "$tmp/walk.txt"
+        cp "$tmp/out" "$tmp/with_progress"
+        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: $cmd: ([a-z]+( [0-9]+)?: )?[0-9.]+% \(" "$tmp/err" &&
+            tail -1 "$tmp/err" | grep -Eq "^tsmine: $cmd: done in [0-9.]+ s$"; then
+            ok "$cmd --progress: lines with the share done, then the time"
+        else
+            not_ok "$cmd --progress: lines with the share done, then the time" \
+                "exit $rc: $(errtext)"
+        fi
+        run "$cmd" -m $M -q --progress --threads 1 "$tmp/walk.txt"
+        if [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ]; then
+            ok "$cmd -q: no progress"
+        else
+            not_ok "$cmd -q: no progress" "exit $rc: $(errtext)"
+        fi
+        same "$cmd --progress: the same results" "$tmp/out" "$tmp/with_progress"
+    done
+
+    if "$TSMINE" --help | grep -q "^  detect "; then
+        run detect --progress "$tmp/walk.txt"
+        if [ "$rc" -eq 0 ] && grep -Eq "^tsmine: detect: walk: [0-9.]+% \(" "$tmp/err" &&
+            tail -1 "$tmp/err" | grep -Eq "^tsmine: detect: done in [0-9.]+ s$"; then
+            ok "detect --progress: the samples fed, then the time"
+        else
+            not_ok "detect --progress: the samples fed, then the time" "exit $rc: $(errtext)"
+        fi
+    fi
+
+    # Binary arrays: the same distances and neighbours as the text lines, bit for bit
+    # (numpy.load when python3-numpy is there, else the .npy header parsed here).
+    run profile -m $M --left --format npy -o "$tmp/p.npy" "$tmp/walk.csv"
+    run profile -m $M --left --format f64 -o "$tmp/p.f64" "$tmp/walk.csv"
+    run profile -m $M --left --format json "$tmp/walk.txt"
+    if [ "$rc" -eq 0 ] && python3 - "$tmp" <<'EOF3'; then
+import json, math, struct, sys
+d = sys.argv[1]
+rows = [json.loads(line) for line in open(d + "/out")]
+want_d = [r["distance"] for r in rows]
+want_i = [r["neighbor"] for r in rows]
+
+def load_npy(path):
+    try:
+        import numpy
+        return numpy.load(path).tolist()
+    except ImportError:
+        b = open(path, "rb").read()
+        assert b[:8] == b"\x93NUMPY\x01\x00"
+        hlen = struct.unpack("<H", b[8:10])[0]
+        head = eval(b[10:10 + hlen].decode("latin1"))
+        assert (10 + hlen) % 64 == 0 and head["fortran_order"] is False
+        code = {"<f8": "d", "<i8": "q"}[head["descr"]]
+        return list(struct.unpack("<%d%s" % (head["shape"][0], code), b[10 + hlen:]))
+
+def raw(path):
+    b = open(path, "rb").read()
+    return list(struct.unpack("<%dd" % (len(b) // 8), b))
+
+def same_d(got):  # null in JSON: inf (no left neighbour yet) in the arrays
+    return len(got) == len(want_d) and all(
+        (w is None and math.isinf(g)) or w == g for g, w in zip(got, want_d))
+
+ok = same_d(load_npy(d + "/p.npy")) and load_npy(d + "/p.neighbor.npy") == want_i
+ok = ok and same_d(raw(d + "/p.f64")) and raw(d + "/p.neighbor.f64") == [float(i) for i in want_i]
+sys.exit(0 if ok else 1)
+EOF3
+        ok "profile --format npy|f64 -o: the arrays hold the text lines' values exactly"
+    else
+        not_ok "profile --format npy|f64 -o: the arrays hold the text lines' values exactly" \
+            "exit $rc: $(errtext)"
+    fi
+    expect_err "profile --format npy without -o -> 64" 64 "give -o OUT" \
+        profile -m $M --format npy "$tmp/walk.txt"
+    expect "profile -o without --format npy|f64 -> 64" 64 profile -m $M -o "$tmp/x" "$tmp/walk.txt"
+    expect "discord --format npy -> 64" 64 discord -m $M --format npy -o "$tmp/x" "$tmp/walk.txt"
+    expect_err "profile -o into a missing folder -> 73" 73 "cannot create" \
+        profile -m $M --format npy -o "$tmp/no/dir/p.npy" "$tmp/walk.txt"
+
     run profile -m $M --left "$tmp/walk.csv"
     lines_are "profile --left prints n-m+1 lines" "$SUBS" \
-        "^\{\"index\":[0-9]+,\"distance\":($NUM|null),\"neighbor\":-?[0-9]+\}$"
+        "^\{\"index\":[0-9]+,\"distance\":($NUM|null),\"neighbor\":-?[0-9]+($TS)?\}$"
     holds "profile --left: undefined before excl, neighbours to the left" \
         'NR <= m && ($4 != "null" || $6 != -1) { bad = 1 } NR > m && $6 > $2 - m { bad = 1 }'
 
@@ -382,6 +527,7 @@ if [ "$have_python" -eq 1 ]; then
 
     run discord -m $M -k 3 "$tmp/walk.csv"
     cp "$tmp/out" "$tmp/discord.json"
+    strip_ts "$tmp/discord.json"
     lines_are "discord -k 3 prints 3 lines of rank, index, distance, neighbor" 3 "$DISCORD_LINE"
     holds "discord ranks are 1..3, best first" \
         '$2 != NR || (NR > 1 && $6 > prev) { bad = 1 } { prev = $6 }'
@@ -402,15 +548,34 @@ if [ "$have_python" -eq 1 ]; then
     holds "discord -r includes the top discord" \
         "\$4 == ${top:--1} { seen = 1 } END { if (!seen) bad = 1 }"
 
+    # An empty result says why on stderr, and exits 0.
+    head -$M "$tmp/walk.txt" >"$tmp/just_m.txt"
+    for cmd in discord motif; do
+        run "$cmd" -m $M "$tmp/just_m.txt"
+        if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] &&
+            grep -q "^tsmine: $cmd: no .*: n = $M values give 1 subsequence of length $M" "$tmp/err"; then
+            ok "$cmd with n = m: no result, and a line on stderr says why"
+        else
+            not_ok "$cmd with n = m: no result, and a line on stderr says why" "exit $rc: $(errtext)"
+        fi
+    done
+    run discord -m $M -r 1000 "$tmp/walk.txt"
+    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && grep -q "distance >= 1000" "$tmp/err"; then
+        ok "discord -r above every distance: says so"
+    else
+        not_ok "discord -r above every distance: says so" "exit $rc: $(errtext)"
+    fi
+
     run discord -m $M -k 3 --format csv "$tmp/walk.csv"
-    csv_header_is "discord --format csv: header and 3 rows" "rank,index,distance,neighbor" 3
+    csv_header_is "discord --format csv: header and 3 rows" \
+        "rank,index,distance,neighbor,timestamp,neighbor_timestamp" 3
 
     run motif -m $M -k 2 "$tmp/walk.csv"
     lines_are "motif -k 2 prints 2 lines of rank, a, b, distance" 2 "$MOTIF_LINE"
     holds "motif pairs: ranks 1.., a < b, b - a >= excl, best first" \
         '$2 != NR || !($4 < $6 && $6 - $4 >= m) || (NR > 1 && $8 < prev) { bad = 1 } { prev = $8 }'
     run motif -m $M --format csv "$tmp/walk.csv"
-    csv_header_is "motif --format csv: header and 1 row" "rank,a,b,distance" 1
+    csv_header_is "motif --format csv: header and 1 row" "rank,a,b,distance,a_timestamp,b_timestamp" 1
 fi
 
 # The bundled NAB series (a header row, 22695 values).
@@ -421,7 +586,8 @@ holds "NAB machine temperature: discord ranks 1..3" '$2 != NR { bad = 1 }'
 run motif -m $M "$NAB"
 lines_are "NAB machine temperature: motif" 1 "$MOTIF_LINE"
 run profile -m $M --format csv "$NAB"
-csv_header_is "NAB machine temperature: profile csv rows" "index,distance,neighbor" \
+csv_header_is "NAB machine temperature: profile csv rows" \
+    "index,distance,neighbor,timestamp,neighbor_timestamp" \
     $((22695 - M + 1))
 
 # ---- -m auto: m from the series' dominant period (kernels/period.h) ------------------

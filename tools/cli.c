@@ -51,7 +51,12 @@ int cli_input_status(series_status st, const char *err) {
     if (st == SERIES_OK)
         return 0;
     cli_error("%s", err);
-    return st == SERIES_EOPEN ? EX_NOINPUT : st == SERIES_EDATA ? EX_DATAERR : EX_SOFTWARE;
+    switch (st) {
+    case SERIES_EOPEN: return EX_NOINPUT;
+    case SERIES_EDATA: return EX_DATAERR;
+    case SERIES_EUSAGE: return EX_USAGE;
+    default: return EX_SOFTWARE;
+    }
 }
 
 int cli_emit_end(emitter *e) {
@@ -60,6 +65,30 @@ int cli_emit_end(emitter *e) {
         return EX_IOERR;
     }
     return 0;
+}
+
+void cli_progress_end(cli_session *s) {
+    progress_end(&s->prog);
+    if (s->ctx)
+        tsm_ctx_set_progress(s->ctx, NULL, NULL);
+}
+
+size_t cli_nfields(const cli_session *s, size_t n, size_t timed) {
+    return s->data.time_at ? n : n - timed;
+}
+
+void cli_say_empty(const char *cmd, const cli_args *a, const cli_session *s, const char *what,
+                   const char *otherwise) {
+    size_t N = s->stats->N;
+    if (N <= a->excl)
+        cli_error("%s: no %s: n = %zu values give %zu subsequence%s of length %zu, none a "
+                  "non-self-match of another (|i - j| >= %zu)",
+                  cmd, what, s->data.n, N, N == 1 ? "" : "s", a->m, a->excl);
+    else if (s->stats->n_nonfinite == N)
+        cli_error("%s: no %s: every subsequence of length %zu holds a missing value", cmd, what,
+                  a->m);
+    else
+        cli_error("%s: no %s: %s", cmd, what, otherwise);
 }
 
 /* ---- Option tables ------------------------------------------------------------ */
@@ -220,7 +249,13 @@ enum {
     KEY_REFS,
     KEY_SEED,
     KEY_KEY_WIDTH,
+    KEY_COLUMN,
+    KEY_DELIMITER,
+    KEY_DECIMAL_COMMA,
+    KEY_PROGRESS,
 };
+
+#define CLI_OPT_TEXT_FORMAT (1u << 29) /* --format json|csv: series commands without arrays */
 
 /* Every option of every batch subcommand, once. */
 static const cli_option options[] = {
@@ -241,13 +276,25 @@ static const cli_option options[] = {
      "result file: .u32, .u64 or text by extension (default: text on stdout)"},
     {"key-width", KEY_KEY_WIDTH, 1, "32|64", CLI_OPT_WIDTH,
      "key width (default: from .u32/.u64 names, else 64)"},
-    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_SERIES,
+    {"output", 'o', 1, "OUT", CLI_OPT_ARRAYS, "result file (needed by --format npy and f64)"},
+    {"format", KEY_FORMAT, 1, "json|csv", CLI_OPT_TEXT_FORMAT,
      "output: one JSON object per line (default), or CSV with a header"},
+    {"format", KEY_FORMAT, 1, "json|csv|npy|f64", CLI_OPT_ARRAYS,
+     "output: JSON lines (default), CSV, or arrays into -o OUT (see above)"},
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
      "input format (default: from FILE's extension; text for - and others)"},
+    {"column", KEY_COLUMN, 1, "N|NAME", CLI_OPT_SERIES,
+     "text: the column of values, by number (1 first) or header name"},
+    {"delimiter", KEY_DELIMITER, 1, "C", CLI_OPT_SERIES,
+     "text: the column delimiter: , ; tab space or one character (default: detect)"},
+    {"decimal-comma", KEY_DECIMAL_COMMA, 0, NULL, CLI_OPT_SERIES,
+     "text: read 1,5 as 1.5 (refused otherwise)"},
     {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
     {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
     {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
+    {"progress", KEY_PROGRESS, 0, NULL, CLI_OPT_COMMON,
+     "progress and ETA on stderr also when it is not a terminal"},
+    {"quiet", 'q', 0, NULL, CLI_OPT_COMMON, "no progress line (default: on a terminal)"},
     {"help", 'h', 0, NULL, CLI_OPT_COMMON, "print this help and exit"},
 };
 
@@ -255,7 +302,7 @@ static const cli_option options[] = {
 static cli_optable table_of(const cli_command *cmd) {
     unsigned accept = CLI_OPT_COMMON | cmd->options;
     if (!(cmd->options & CLI_NO_SERIES))
-        accept |= CLI_OPT_SERIES;
+        accept |= CLI_OPT_SERIES | (cmd->options & CLI_OPT_ARRAYS ? 0 : CLI_OPT_TEXT_FORMAT);
     return (cli_optable){cmd->name, options, sizeof options / sizeof options[0], accept, 22};
 }
 
@@ -268,16 +315,24 @@ static void usage(const cli_command *cmd) {
                "[%d, min(%d, n/4)], or M = %d where it shows none; a line on stderr says which,\n"
                "e.g. \"tsmine: %s: -m auto: m = 96 (period 96)\".\n",
                AUTO_M_MIN, AUTO_M_MAX, AUTO_M_DEFAULT, cmd->name);
-        printf("\nFILE is .csv/.txt (one value per line, or the last column of each row; a "
-               "header\nrow is skipped; empty or nan is a missing value), .npy (1-D "
-               "float64/float32) or\n.f64 (raw little-endian float64); - reads standard "
-               "input.\n");
+        printf("\nFILE is .csv/.txt, .npy (1-D float64/float32) or .f64 (raw little-endian "
+               "float64);\n- reads standard input. Text is values separated by blanks on one "
+               "or many lines,\nor rows of columns separated by ';', ',' or tabs (detected from "
+               "the first row, or\n--delimiter): the values are the only column, the second of "
+               "two, or --column's;\nthree or more columns need --column. A first row that is "
+               "not a number is a\nheader; empty or nan is a missing value. Refused with exit "
+               "65: a non-numeric value,\na decimal comma (unless --decimal-comma), rows of "
+               "differing widths. A timestamp\ncolumn (named timestamp/time/date/datetime, or a "
+               "non-numeric first column) adds\nthe timestamps of the subsequences to every "
+               "result line.\n");
     } else {
         printf("\n");
     }
     printf("Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
            "open input, 69 backend unavailable, 70 internal error%s.\n",
-           cmd->options & CLI_OPT_OUTPUT ? ",\n73 cannot create OUT, 74 write error" : "");
+           cmd->options & (CLI_OPT_OUTPUT | CLI_OPT_ARRAYS)
+               ? ",\n73 cannot create OUT, 74 write error"
+               : "");
 }
 
 /* What parse_args collects: the arguments, and which defaults were overridden. */
@@ -285,6 +340,24 @@ typedef struct {
     cli_args *a;
     int have_m, have_excl;
 } batch_parse;
+
+/* Parses --delimiter: ",", ";", "tab" (or a tab), "space" (runs of blanks) or any
+ * other single printable character but '"' and digits; 0 or EX_USAGE. */
+static int parse_delimiter(const cli_optable *t, const char *arg, char *out) {
+    if (strcmp(arg, "tab") == 0 || strcmp(arg, "\\t") == 0)
+        arg = "\t";
+    else if (strcmp(arg, "space") == 0 || strcmp(arg, "whitespace") == 0)
+        arg = " ";
+    unsigned char c = (unsigned char)arg[0];
+    if (c && !arg[1] && c != '"' && c != '.' && c != '-' && c != '+' && !(c >= '0' && c <= '9') &&
+        (c == '\t' || (c >= ' ' && c < 127))) {
+        *out = (char)c;
+        return 0;
+    }
+    cli_error("%s: --delimiter: invalid delimiter '%s' (one character, tab or space)", t->command,
+              arg);
+    return EX_USAGE;
+}
 
 /* Applies one parsed option (cli_apply_fn; dest is a batch_parse). */
 static int apply(const cli_optable *t, const cli_option *o, const char *arg, void *dest) {
@@ -346,13 +419,30 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case 'o': a->output = arg; return 0;
     case KEY_LEFT: a->left = 1; return 0;
     case 'v': a->verbose = 1; return 0;
+    case KEY_PROGRESS: a->progress = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
     case KEY_FORMAT:
-        if (emit_format_parse(arg, &a->format) != 0) {
-            cli_error("%s: --format: unknown format '%s' (json or csv)", t->command, arg);
+        a->arrays = SERIES_FMT_AUTO;
+        if (emit_format_parse(arg, &a->format) == 0)
+            return 0;
+        if ((t->accept & CLI_OPT_ARRAYS) && (strcmp(arg, "npy") == 0 || strcmp(arg, "f64") == 0)) {
+            a->arrays = arg[0] == 'n' ? SERIES_FMT_NPY : SERIES_FMT_F64;
+            return 0;
+        }
+        cli_error("%s: --format: unknown format '%s' (%s)", t->command, arg,
+                  t->accept & CLI_OPT_ARRAYS ? "json, csv, npy or f64" : "json or csv");
+        return EX_USAGE;
+    case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input.fmt);
+    case KEY_COLUMN:
+        if (!*arg || strcmp(arg, "0") == 0) {
+            cli_error("%s: --column: invalid column '%s' (a number from 1, or a header name)",
+                      t->command, arg);
             return EX_USAGE;
         }
+        a->input.column = arg;
         return 0;
-    case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
+    case KEY_DELIMITER: return parse_delimiter(t, arg, &a->input.delimiter);
+    case KEY_DECIMAL_COMMA: a->input.decimal_comma = 1; return 0;
     case KEY_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) != 0) {
             cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", t->command, arg);
@@ -403,6 +493,20 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         return EX_USAGE;
     }
     a->file = argv[optind];
+    if (a->input.decimal_comma && a->input.delimiter == ',') {
+        cli_error("%s: --decimal-comma needs a delimiter other than ','", cmd->name);
+        return EX_USAGE;
+    }
+    if (a->arrays != SERIES_FMT_AUTO && !a->output) {
+        cli_error("%s: --format %s writes arrays: give -o OUT", cmd->name,
+                  a->arrays == SERIES_FMT_NPY ? "npy" : "f64");
+        return EX_USAGE;
+    }
+    if (a->output && a->arrays == SERIES_FMT_AUTO && (cmd->options & CLI_OPT_ARRAYS)) {
+        cli_error("%s: -o OUT is for --format npy or f64 (text goes to standard output)",
+                  cmd->name);
+        return EX_USAGE;
+    }
     if (!p.have_excl)
         a->excl = a->m, a->excl_is_m = 1;
     return 0;
@@ -440,7 +544,7 @@ static int session_open(const cli_command *cmd, cli_args *a, cli_session *s) {
     int series = !(cmd->options & CLI_NO_SERIES);
     if (series) {
         int rc =
-            cli_input_status(series_read(a->file, a->input_format, &s->data, err, sizeof err), err);
+            cli_input_status(series_read_with(a->file, &a->input, &s->data, err, sizeof err), err);
         if (rc != 0)
             return rc;
     }
@@ -496,7 +600,11 @@ int cli_main(const cli_command *cmd, int argc, char **argv) {
     rc = session_open(cmd, &a, &s);
     if (rc == 0) {
         double t0 = cli_now();
+        progress_begin(&s.prog, cmd->name, a.progress, a.quiet);
+        if (s.prog.on) /* no hook, no counting in the kernels */
+            tsm_ctx_set_progress(s.ctx, progress_update, &s.prog);
         rc = cmd->run(&a, &s);
+        cli_progress_end(&s);
         if (a.verbose && rc == 0)
             cli_error("%s: %.3f s", cmd->name, cli_now() - t0);
     }

@@ -19,6 +19,7 @@
 #define TSMINE_CLI_H
 
 #include "emit.h"
+#include "progress.h"
 #include "series_io.h"
 #include "stats.h"
 #include "tsm.h"
@@ -106,6 +107,7 @@ enum {
     CLI_OPT_SEED = 1u << 5,   /* --seed S */
     CLI_OPT_OUTPUT = 1u << 6, /* -o, --output FILE */
     CLI_OPT_WIDTH = 1u << 7,  /* --key-width 32|64 */
+    CLI_OPT_ARRAYS = 1u << 9, /* --format npy|f64 with -o OUT: results as binary arrays */
     /* Not an option: the command does not read a series. It takes none of -m, --excl,
      * --format, --input-format; its operands (cli_command.operands of them) are left
      * in cli_args.operand for it to read. */
@@ -123,6 +125,7 @@ typedef struct {
     size_t m, excl, k, seglen, refs;
     double r;
     int have_k, have_r, left, threads, verbose;
+    int progress, quiet; /* --progress forces the progress line, -q silences it */
     /* -m auto: m is chosen from the series by tsm_auto_m once it is read (and excl with
      * it unless given); period is the period found then, 0 when the default was used. */
     int auto_m, excl_is_m;
@@ -130,7 +133,9 @@ typedef struct {
     uint64_t seed;
     tsm_backend backend;
     emit_format format;
-    series_format input_format;
+    series_options input; /* --input-format, --column, --delimiter, --decimal-comma */
+    /* --format npy|f64 (CLI_OPT_ARRAYS): SERIES_FMT_NPY or SERIES_FMT_F64; AUTO for text */
+    series_format arrays;
 } cli_args;
 
 /* What a command runs on; built and freed by cli_main. */
@@ -138,6 +143,7 @@ typedef struct {
     series data;
     tsm_ctx *ctx;
     tsm_stats *stats;
+    progress_line prog; /* fed by the ctx's progress hook while the command runs */
 } cli_session;
 
 typedef struct cli_command {
@@ -159,6 +165,20 @@ int cli_main(const cli_command *cmd, int argc, char **argv);
  * EINVAL -> EX_USAGE (bad parameters for this data), EBACKEND/EDEVICE ->
  * EX_UNAVAILABLE, ENOMEM/EINTERNAL -> EX_SOFTWARE. */
 int cli_fail_status(const tsm_ctx *ctx, tsm_status st);
+
+/* How many of a command's n output fields to print when its last `timed` fields are
+ * timestamps (series_time): all n when the series has timestamps, else n - timed. */
+size_t cli_nfields(const cli_session *s, size_t n, size_t timed);
+
+/* Says on stderr why a command found no `what` ("discords", "motif pairs"): no
+ * subsequence has a non-self-match (n, m and excl given), or every one has a missing
+ * value, else `otherwise`. The exit status stays 0: an empty result is a result. */
+void cli_say_empty(const char *cmd, const cli_args *a, const cli_session *s, const char *what,
+                   const char *otherwise);
+
+/* Ends the progress line (clears it on a terminal): a command calls it once its
+ * kernels are done, before it prints results. */
+void cli_progress_end(cli_session *s);
 
 /* Finishes output; returns 0, or reports the write error and returns EX_IOERR. */
 int cli_emit_end(emitter *e);

@@ -33,7 +33,7 @@
 
 #define BATCH 256
 
-enum { K_BACKEND = CLI_KEY_LONG, K_THREADS, K_PERIOD, K_SCORES };
+enum { K_BACKEND = CLI_KEY_LONG, K_THREADS, K_PERIOD, K_SCORES, K_PROGRESS };
 
 static const cli_option options[] = {
     {"config", 'c', 1, "FILE", 1, "stream settings, backend and threads from tsmined.conf FILE"},
@@ -43,6 +43,9 @@ static const cli_option options[] = {
     {"scores", K_SCORES, 1, "FILE", 1, "also write every subsequence's raw and calibrated score"},
     {"input-format", 'f', 1, "FMT", 1, "csv|txt|npy|f64 (default: by extension)"},
     {"verbose", 'v', 0, NULL, 1, "say what was chosen (m, backend) on stderr"},
+    {"progress", K_PROGRESS, 0, NULL, 1,
+     "progress and ETA on stderr also when it is not a terminal"},
+    {"quiet", 'q', 0, NULL, 1, "no progress line (default: on a terminal)"},
     {"help", 'h', 0, NULL, 1, "print this help and exit"},
 };
 
@@ -52,7 +55,7 @@ typedef struct {
     int threads;         /* -1: the config's */
     int64_t period_ns;
     series_format input_format;
-    int verbose;
+    int verbose, progress, quiet;
 } detect_args;
 
 static int apply(const cli_optable *t, const cli_option *o, const char *arg, void *dest) {
@@ -62,6 +65,8 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case 'c': a->config = arg; return 0;
     case K_SCORES: a->scores = arg; return 0;
     case 'v': a->verbose = 1; return 0;
+    case K_PROGRESS: a->progress = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
     case 'f': return cli_parse_input_format(t, arg, &a->input_format);
     case K_BACKEND:
         if (strcmp(arg, "auto") && strcmp(arg, "cpu") && strcmp(arg, "cuda")) {
@@ -146,8 +151,10 @@ static void stream_name(const char *path, char *out, size_t len) {
 }
 
 /* Feeds one file's finite runs to the engine as stream id, in batches of at most batch
- * samples, a tick after each. Returns 0 or an exit status (after saying why). */
-static int feed(tss_engine *e, const char *id, const series *s, int64_t period, size_t batch) {
+ * samples, a tick after each, reporting the samples fed to pl. Returns 0 or an exit
+ * status (after saying why). */
+static int feed(tss_engine *e, const char *id, const series *s, int64_t period, size_t batch,
+                progress_line *pl) {
     char err[512];
     for (size_t i = 0; i < s->n;) {
         if (!isfinite(s->v[i])) {
@@ -169,6 +176,7 @@ static int feed(tss_engine *e, const char *id, const series *s, int64_t period, 
             return EX_SOFTWARE;
         }
         i = j;
+        progress_update(pl, id, i, s->n);
     }
     if (tss_engine_flush(e, err, sizeof err) != 0) {
         cli_error("detect: %s: %s", id, err);
@@ -237,6 +245,8 @@ int detect_main(int argc, char **argv) {
             fclose(st.scores);
         return EX_UNAVAILABLE;
     }
+    progress_line pl;
+    progress_begin(&pl, "detect", a.progress, a.quiet);
     for (int i = optind; i < argc && rc == 0; i++) {
         series s = {0};
         char id[TSS_MAX_ID + 1];
@@ -245,7 +255,7 @@ int detect_main(int argc, char **argv) {
             break;
         stream_name(argv[i], id, sizeof id);
         const uint32_t window = tsc_stream_params_for(&cfg, id).window;
-        rc = feed(e, id, &s, a.period_ns, window < BATCH ? window : BATCH);
+        rc = feed(e, id, &s, a.period_ns, window < BATCH ? window : BATCH, &pl);
         series_free(&s);
         if (rc == 0 && a.verbose) {
             tss_stream_info info;
@@ -260,6 +270,7 @@ int detect_main(int argc, char **argv) {
             rc = EX_IOERR;
         }
     }
+    progress_end(&pl);
     tss_engine_destroy(&e);
     if (st.scores && (fclose(st.scores) != 0 || st.write_failed) && rc == 0) {
         cli_error("detect: writing %s failed", a.scores);

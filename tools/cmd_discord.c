@@ -6,6 +6,7 @@
 #include "pd3.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sysexits.h>
 
@@ -13,7 +14,8 @@
  * first for top-k, index order for a range). */
 static int run(const cli_args *a, cli_session *s) {
     static const emit_field fields[] = {
-        {"rank", EMIT_INT}, {"index", EMIT_INT}, {"distance", EMIT_DIST}, {"neighbor", EMIT_INT}};
+        {"rank", EMIT_INT},     {"index", EMIT_INT},      {"distance", EMIT_DIST},
+        {"neighbor", EMIT_INT}, {"timestamp", EMIT_TEXT}, {"neighbor_timestamp", EMIT_TEXT}};
     tsm_pd3_stats counters = {0};
     tsm_discord *found = NULL;
     size_t count = 0;
@@ -33,17 +35,26 @@ static int run(const cli_args *a, cli_session *s) {
         free(found);
         return cli_fail_status(s->ctx, st);
     }
+    cli_progress_end(s);
     if (a->verbose)
         cli_error("discord: %zu found, %" PRIu64 " distances, %" PRIu64 " passes, last r = %.17g",
                   count, counters.distances, counters.passes, counters.r);
 
+    if (count == 0) {
+        char why[96];
+        snprintf(why, sizeof why, "no subsequence has a nearest-neighbour distance >= %.17g", a->r);
+        cli_say_empty("discord", a, s, "discords", why);
+    }
+
     emitter e;
-    emit_begin(&e, stdout, a->format, fields, sizeof fields / sizeof fields[0]);
+    emit_begin(&e, stdout, a->format, fields, cli_nfields(s, sizeof fields / sizeof fields[0], 2));
     for (size_t i = 0; i < count; i++) {
         emit_value row[] = {{.i = (int64_t)i + 1},
                             {.i = found[i].index},
                             {.d = found[i].distance},
-                            {.i = found[i].neighbor}};
+                            {.i = found[i].neighbor},
+                            {.s = series_time(&s->data, found[i].index)},
+                            {.s = series_time(&s->data, found[i].neighbor)}};
         emit_row(&e, row);
     }
     free(found);
@@ -58,7 +69,8 @@ const cli_command cmd_discord = {
         "Prints the K subsequences of length M farthest from their nearest non-self-match\n"
         "(chosen greedily, each a non-self-match of those before it), best first; with -r,\n"
         "every subsequence whose nearest-neighbour distance is >= R, in index order. One\n"
-        "line per discord: {\"rank\":1,\"index\":I,\"distance\":D,\"neighbor\":J}.",
+        "line per discord: {\"rank\":1,\"index\":I,\"distance\":D,\"neighbor\":J}, and\n"
+        "\"timestamp\" and \"neighbor_timestamp\" when the input has a timestamp column.",
     .options = CLI_OPT_K | CLI_OPT_R | CLI_OPT_SEGLEN,
     .run = run,
 };

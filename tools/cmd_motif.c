@@ -10,8 +10,12 @@
 
 /* Finds the top-k motif pairs and prints them best first, a < b. */
 static int run(const cli_args *a, cli_session *s) {
-    static const emit_field fields[] = {
-        {"rank", EMIT_INT}, {"a", EMIT_INT}, {"b", EMIT_INT}, {"distance", EMIT_DIST}};
+    static const emit_field fields[] = {{"rank", EMIT_INT},
+                                        {"a", EMIT_INT},
+                                        {"b", EMIT_INT},
+                                        {"distance", EMIT_DIST},
+                                        {"a_timestamp", EMIT_TEXT},
+                                        {"b_timestamp", EMIT_TEXT}};
     size_t k = a->k < s->stats->N ? a->k : s->stats->N; /* no more pairs than that */
     tsm_motif *found = malloc(k * sizeof *found);
     if (!found) {
@@ -26,16 +30,25 @@ static int run(const cli_args *a, cli_session *s) {
         free(found);
         return cli_fail_status(s->ctx, st);
     }
+    cli_progress_end(s);
     if (a->verbose)
         cli_error("motif: %zu found, %" PRIu64 " distances, %" PRIu64 " offsets, %zu references",
                   count, counters.distances, counters.offsets, counters.refs);
 
+    if (count == 0)
+        cli_say_empty("motif", a, s, "motif pairs", "no two subsequences without a missing value");
+
     emitter e;
-    emit_begin(&e, stdout, a->format, fields, sizeof fields / sizeof fields[0]);
+    emit_begin(&e, stdout, a->format, fields, cli_nfields(s, sizeof fields / sizeof fields[0], 2));
     for (size_t i = 0; i < count; i++) {
         int64_t lo = found[i].a < found[i].b ? found[i].a : found[i].b;
         int64_t hi = found[i].a < found[i].b ? found[i].b : found[i].a;
-        emit_value row[] = {{.i = (int64_t)i + 1}, {.i = lo}, {.i = hi}, {.d = found[i].distance}};
+        emit_value row[] = {{.i = (int64_t)i + 1},
+                            {.i = lo},
+                            {.i = hi},
+                            {.d = found[i].distance},
+                            {.s = series_time(&s->data, lo)},
+                            {.s = series_time(&s->data, hi)}};
         emit_row(&e, row);
     }
     free(found);
@@ -49,7 +62,8 @@ const cli_command cmd_motif = {
     .description =
         "Prints the K closest pairs of subsequences of length M (|a-b| >= E), best first,\n"
         "each pair non-overlapping with the pairs before it. One line per pair:\n"
-        "{\"rank\":1,\"a\":I,\"b\":J,\"distance\":D} with I < J.",
+        "{\"rank\":1,\"a\":I,\"b\":J,\"distance\":D} with I < J, and \"a_timestamp\" and\n"
+        "\"b_timestamp\" when the input has a timestamp column.",
     .options = CLI_OPT_K | CLI_OPT_REFS | CLI_OPT_SEED,
     .run = run,
 };

@@ -44,6 +44,8 @@ typedef struct {
     uint32_t *v32;
     uint64_t *v64;
     size_t n;
+    progress_line *prog; /* the command's progress line: text parsing reports to it */
+    const char *stage;   /* its stage while this input is parsed: "reading A" */
 } keys;
 
 static void keys_free(keys *k) {
@@ -86,6 +88,8 @@ static int parse_text(keys *k, uint64_t max, int width) {
             s++;
         while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
             e--;
+        if ((line & 0xfffff) == 0) /* every 2^20 lines: bytes parsed, of all */
+            progress_update(k->prog, k->stage, (uint64_t)(p - (const char *)k->raw), k->rawlen);
         if (s == e)
             continue;
         uint64_t x = 0;
@@ -186,10 +190,13 @@ static size_t line_of(const keys *k, size_t i) {
     return line;
 }
 
-/* Reads one input at the working width and checks that it is sorted. Returns 0 or the
- * exit status after printing why. */
-static int read_keys(tsm_ctx *ctx, const char *path, int width, keys *k) {
+/* Reads one input at the working width (text parsing reported to the session's
+ * progress line as stage) and checks that it is sorted. Returns 0 or the exit status
+ * after printing why. */
+static int read_keys(cli_session *ss, const char *stage, const char *path, int width, keys *k) {
     char err[512];
+    tsm_ctx *ctx = ss->ctx;
+    k->prog = &ss->prog, k->stage = stage;
     k->path = strcmp(path, "-") == 0 ? "<stdin>" : path;
     k->fmt = format_of(path);
     int rc = cli_input_status(series_read_bytes(path, &k->raw, &k->rawlen, err, sizeof err), err);
@@ -296,8 +303,8 @@ static int run(const cli_args *a, cli_session *s) {
     FILE *f = stdout;
     key_format ofmt = a->output && strcmp(a->output, "-") != 0 ? format_of(a->output) : KEYS_TEXT;
     double t0 = cli_now();
-    if ((rc = read_keys(s->ctx, a->operand[1], width, &ka)) != 0 ||
-        (rc = read_keys(s->ctx, a->operand[2], width, &kb)) != 0)
+    if ((rc = read_keys(s, "reading A", a->operand[1], width, &ka)) != 0 ||
+        (rc = read_keys(s, "reading B", a->operand[2], width, &kb)) != 0)
         goto done;
     double t1 = cli_now();
 
@@ -320,6 +327,7 @@ static int run(const cli_args *a, cli_session *s) {
         goto done;
     }
     double t2 = cli_now();
+    cli_progress_end(s);
     if (a->verbose)
         cli_error("sets: %s of %zu and %zu %d-bit keys: %zu keys; reading %.3f s, computing "
                   "%.3f s",

@@ -7,7 +7,8 @@
  *   train   --train FILE [--test FILE] [--min-len N] [--max-len N] [--step N]
  *           [--dtw-window W] [--heuristic] [--logical] [--max-depth D] [--min-node N]
  *           [--budget-mb MB] [--seed S] [--backend B] [--threads N] [-o MODEL] [-v]
- *           progress on stderr; last on stdout one JSON line
+ *           [--progress | -q]
+ *           progress on stderr (progress.h); last on stdout one JSON line
  *           {"train_accuracy":A,"test_accuracy":B,"seconds":S,"shapelets":K}
  *   predict --model MODEL DATA   one label per line, then {"accuracy":A} when DATA
  *                                has labels
@@ -53,6 +54,7 @@ enum {
     K_MODEL,
     K_FORMAT,
     K_INPUT_FORMAT,
+    K_PROGRESS,
 };
 
 static const cli_option options[] = {
@@ -77,13 +79,16 @@ static const cli_option options[] = {
     {"input-format", K_INPUT_FORMAT, 1, "F", SH_TRAIN | SH_PREDICT,
      "tsv or ts (default: by extension)"},
     {"verbose", 'v', 0, NULL, SH_ALL, "more messages on stderr"},
+    {"progress", K_PROGRESS, 0, NULL, SH_TRAIN,
+     "progress and ETA on stderr also when it is not a terminal"},
+    {"quiet", 'q', 0, NULL, SH_TRAIN, "no progress line (default: on a terminal)"},
     {"help", 'h', 0, NULL, SH_ALL, "this help"},
 };
 
 typedef struct {
     const char *train, *test, *model, *output;
     uint64_t min_len, max_len, step, w, max_depth, min_node, budget_mb, seed;
-    int heuristic, logical, threads, verbose, json;
+    int heuristic, logical, threads, verbose, json, progress, quiet;
     tsm_backend backend;
     ucr_format input_format;
 } sh_args;
@@ -100,6 +105,8 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case K_HEURISTIC: a->heuristic = 1; return 0;
     case K_LOGICAL: a->logical = 1; return 0;
     case 'v': a->verbose = 1; return 0;
+    case K_PROGRESS: a->progress = 1; return 0;
+    case 'q': a->quiet = 1; return 0;
     case K_MIN_LEN: return cli_parse_count(t, o, arg, 3, SIZE_MAX, &a->min_len);
     case K_MAX_LEN: return cli_parse_count(t, o, arg, 3, SIZE_MAX, &a->max_len);
     case K_STEP: return cli_parse_count(t, o, arg, 1, SIZE_MAX, &a->step);
@@ -171,23 +178,9 @@ static double accuracy(const int *pred, const int *y, size_t n) {
     return n ? (double)ok / (double)n : 0.0;
 }
 
-/* Progress of the search on stderr: at most one line a second. */
-typedef struct {
-    double last, t0;
-    size_t searches;
-} progress_state;
-
-static void progress(void *arg, size_t done, size_t total) {
-    progress_state *p = arg;
-    double now = cli_now();
-    if (done == total)
-        p->searches++;
-    if (now - p->last >= 1.0) {
-        cli_error("shapelet train: search %zu: %zu of %zu candidates (%.0f%%), %.1f s",
-                  p->searches + (done != total), done, total, 100.0 * (double)done / (double)total,
-                  now - p->t0);
-        p->last = now;
-    }
+/* The search's progress hook (one search per tree node), fed to the progress line. */
+static void search_progress(void *arg, size_t done, size_t total) {
+    progress_update(arg, "search", done, total);
 }
 
 /* Predicts set s with the tree; labels into pred (s->n). Returns an exit status. */
@@ -238,8 +231,8 @@ static int run_train(const sh_args *a) {
     if (!(ctx = open_ctx(a, &rc)))
         goto done;
     tsm_shapelet_data data = {tr.n, tr.len, tr.x, y, (int)nc};
-    progress_state ps = {cli_now(), cli_now(), 0};
-    ps.last -= a->verbose ? 1.0 : 0.0;
+    progress_line pl;
+    progress_begin(&pl, "shapelet train", a->progress, a->quiet);
     tsm_shapelet_opts so = {.min_len = a->min_len,
                             .max_len = a->max_len ? a->max_len : tr.len,
                             .step = a->step,
@@ -247,8 +240,8 @@ static int run_train(const sh_args *a) {
                             .heuristic = a->heuristic,
                             .seed = a->seed,
                             .budget = (size_t)a->budget_mb << 20,
-                            .progress = progress,
-                            .progress_arg = &ps};
+                            .progress = search_progress,
+                            .progress_arg = &pl};
     tsm_stree_opts to = {.max_depth = a->max_depth, .min_node = a->min_node, .logical = a->logical};
     cli_error("shapelet train: %s: %zu series of length %zu, %zu classes; lengths %zu..%zu step "
               "%zu, w = %zu, backend %s",
@@ -257,6 +250,7 @@ static int run_train(const sh_args *a) {
     double t0 = cli_now();
     tsm_status st = tsm_stree_train(ctx, &data, &so, &to, &tree);
     double seconds = cli_now() - t0;
+    progress_end(&pl);
     if (st != TSM_OK) {
         rc = cli_fail_status(ctx, st);
         goto done;

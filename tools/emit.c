@@ -56,10 +56,33 @@ void emit_begin(emitter *e, FILE *out, emit_format fmt, const emit_field *fields
     }
 }
 
+/* Prints s as a CSV field: as it is, or double-quoted (quotes doubled) when it holds a
+ * comma, a quote or a line end. */
+static void emit_csv_string(FILE *out, const char *s) {
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
 /* Prints one value in the emitter's format. */
 static void emit_value_out(const emitter *e, const emit_field *f, emit_value v) {
     char buf[40];
-    if (f->type == EMIT_INT) {
+    if (f->type == EMIT_TEXT) {
+        if (v.s && e->fmt == EMIT_JSON)
+            emit_json_string(e->out, v.s);
+        else if (v.s)
+            emit_csv_string(e->out, v.s);
+        else if (e->fmt == EMIT_JSON)
+            fputs("null", e->out);
+    } else if (f->type == EMIT_INT) {
         fprintf(e->out, "%" PRId64, v.i);
     } else if (isfinite(v.d)) {
         emit_double(buf, sizeof buf, v.d);

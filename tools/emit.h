@@ -17,6 +17,8 @@ typedef enum { EMIT_JSON = 0, EMIT_CSV } emit_format;
 typedef enum {
     EMIT_INT,  /* int64_t */
     EMIT_DIST, /* double; null / empty when not finite */
+    EMIT_TEXT, /* const char *: a JSON string (a CSV field, quoted when it must be); null /
+                  empty when NULL */
 } emit_type;
 
 typedef struct {
@@ -27,6 +29,7 @@ typedef struct {
 typedef union {
     int64_t i;
     double d;
+    const char *s;
 } emit_value;
 
 typedef struct {

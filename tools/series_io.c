@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* series_io.c - reading series from text, .npy and raw float64 files. */
-#include "series_io.h"
+#include "series_input.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,18 +16,7 @@
 
 #define NPY_MAX_HEADER (1u << 20) /* far above anything numpy writes */
 
-/* An open input: the stream, the name used in messages and the error buffer. */
-typedef struct {
-    FILE *f;
-    const char *name;
-    char *err;
-    size_t errlen;
-} input;
-
-/* Writes a message to the input's error buffer and returns st. */
-static series_status fail(const input *in, series_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static series_status fail(const input *in, series_status st, const char *fmt, ...) {
+series_status series_fail(const series_input *in, series_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(in->err, in->errlen, fmt, ap);
@@ -35,10 +24,9 @@ static series_status fail(const input *in, series_status st, const char *fmt, ..
     return st;
 }
 
-/* The error for a failed read (errno set by stdio). */
-static series_status read_error(const input *in) {
+series_status series_read_error(const series_input *in) {
     int e = errno ? errno : EIO;
-    return fail(in, SERIES_EOPEN, "%s: %s", in->name, strerror(e));
+    return series_fail(in, SERIES_EOPEN, "%s: %s", in->name, strerror(e));
 }
 
 int series_format_parse(const char *s, series_format *out) {
@@ -76,155 +64,34 @@ series_format series_format_for(const char *path, series_format want) {
 
 void series_free(series *s) {
     free(s->v);
-    s->v = NULL;
-    s->n = 0;
+    free(s->times);
+    free(s->time_at);
+    *s = (series){0};
 }
 
-/* ---- text --------------------------------------------------------------------- */
-
-/* Appends x to the growing array (capacity doubles). Returns -1 when out of memory. */
-static int push(series *s, size_t *cap, double x) {
-    if (s->n == *cap) {
-        size_t ncap = *cap ? 2 * *cap : 4096;
-        double *nv = realloc(s->v, ncap * sizeof *nv);
-        if (!nv)
-            return -1;
-        s->v = nv;
-        *cap = ncap;
-    }
-    s->v[s->n++] = x;
-    return 0;
-}
-
-/* Copies at most 40 characters of s[0..len-1] into dst for a message, replacing
- * unprintable bytes with '?' and marking a cut with "...". */
-static void quote_field(char *dst, size_t dstlen, const char *s, size_t len) {
-    size_t k = 0, max = len > 40 ? 40 : len;
-    for (size_t i = 0; i < max && k + 4 < dstlen; i++)
-        dst[k++] = isprint((unsigned char)s[i]) ? s[i] : '?';
-    if (max < len && k + 4 < dstlen)
-        dst[k++] = '.', dst[k++] = '.', dst[k++] = '.';
-    dst[k] = '\0';
-}
-
-typedef enum { FIELD_OK, FIELD_NOT_NUMBER, FIELD_RANGE } field_result;
-
-/* Parses one trimmed field: empty is NaN; otherwise strtod must consume all of it
- * (which accepts nan/NaN, inf/-inf/infinity). A finite value too large for a double
- * is FIELD_RANGE; underflow to a denormal or zero is accepted. */
-static field_result parse_field(char *s, size_t len, double *out) {
-    if (len == 0) {
-        *out = NAN;
-        return FIELD_OK;
-    }
-    char saved = s[len];
-    s[len] = '\0';
-    errno = 0;
-    char *end;
-    double x = strtod(s, &end);
-    int range = errno == ERANGE && isinf(x);
-    int whole = end == s + len && len == strlen(s); /* an embedded NUL is not a number */
-    s[len] = saved;
-    if (!whole)
-        return FIELD_NOT_NUMBER;
-    if (range)
-        return FIELD_RANGE;
-    *out = x;
-    return FIELD_OK;
-}
-
-/* Reads rows of text: the value is the last comma-separated field of each row (the
- * whole row when there is no comma), trimmed of blanks, optionally double-quoted.
- * The first row is a header when its value field is not a number. Blank rows inside
- * the data are missing values (NaN); blank rows before the first and after the last
- * row are ignored. CRLF line ends are accepted. */
-static series_status read_text(const input *in, series *out) {
-    char *line = NULL;
-    size_t linecap = 0, cap = 0, lineno = 0, pending_blank = 0;
-    int seen_row = 0;
-    ssize_t got;
-    series_status st = SERIES_OK;
-
-    errno = 0;
-    while ((got = getline(&line, &linecap, in->f)) != -1) {
-        lineno++;
-        char *row = line;
-        size_t len = (size_t)got;
-        if (lineno == 1 && len >= 3 && memcmp(row, "\xEF\xBB\xBF", 3) == 0)
-            row += 3, len -= 3; /* a UTF-8 byte-order mark */
-        while (len > 0 && (row[len - 1] == '\n' || row[len - 1] == '\r'))
-            len--;
-        size_t start = len;
-        while (start > 0 && row[start - 1] != ',')
-            start--;
-        char *field = row + start;
-        size_t flen = len - start;
-        while (flen > 0 && (*field == ' ' || *field == '\t'))
-            field++, flen--;
-        while (flen > 0 && (field[flen - 1] == ' ' || field[flen - 1] == '\t'))
-            flen--;
-        if (flen >= 2 && field[0] == '"' && field[flen - 1] == '"')
-            field++, flen -= 2;
-
-        int blank = 1;
-        for (size_t i = 0; i < len && blank; i++)
-            blank = row[i] == ' ' || row[i] == '\t';
-        if (blank) {
-            pending_blank += seen_row;
-            continue;
-        }
-
-        double x;
-        field_result fr = parse_field(field, flen, &x);
-        if (fr == FIELD_NOT_NUMBER && !seen_row) {
-            seen_row = 1; /* a header row such as NAB's "timestamp,value" */
-            continue;
-        }
-        seen_row = 1;
-        if (fr != FIELD_OK) {
-            char q[64];
-            quote_field(q, sizeof q, field, flen);
-            st = fail(in, SERIES_EDATA, "%s:%zu: %s \"%s\"", in->name, lineno,
-                      fr == FIELD_RANGE ? "value out of range for a double:"
-                                        : "not a number (expected a value in the last column):",
-                      q);
-            goto done;
-        }
-        for (; pending_blank > 0; pending_blank--)
-            if (push(out, &cap, NAN) != 0)
-                goto nomem;
-        if (push(out, &cap, x) != 0)
-            goto nomem;
-        errno = 0;
-    }
-    if (ferror(in->f)) {
-        st = read_error(in);
-        goto done;
-    }
-    goto done;
-
-nomem:
-    st = fail(in, SERIES_ENOMEM, "%s: out of memory after %zu values", in->name, out->n);
-done:
-    free(line);
-    return st;
+const char *series_time(const series *s, int64_t i) {
+    if (!s->time_at || i < 0 || (uint64_t)i >= s->n)
+        return NULL;
+    return s->times + s->time_at[i];
 }
 
 /* ---- binary ------------------------------------------------------------------- */
 
 /* Reads everything left in the stream into a malloc'ed buffer (*buf, *len), starting
  * with room for hint bytes and doubling as needed. */
-static series_status read_rest(const input *in, size_t hint, unsigned char **buf, size_t *len) {
+static series_status read_rest(const series_input *in, size_t hint, unsigned char **buf,
+                               size_t *len) {
     size_t cap = hint > 0 ? hint + 1 : 1u << 16, n = 0;
     unsigned char *b = malloc(cap);
     if (!b)
-        return fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
+        return series_fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
     for (;;) {
         if (n == cap) {
             unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
             if (!nb) {
                 free(b);
-                return fail(in, SERIES_ENOMEM, "%s: out of memory after %zu bytes", in->name, n);
+                return series_fail(in, SERIES_ENOMEM, "%s: out of memory after %zu bytes", in->name,
+                                   n);
             }
             b = nb, cap *= 2;
         }
@@ -232,7 +99,7 @@ static series_status read_rest(const input *in, size_t hint, unsigned char **buf
         n += fread(b + n, 1, cap - n, in->f);
         if (ferror(in->f)) {
             free(b);
-            return read_error(in);
+            return series_read_error(in);
         }
         if (feof(in->f))
             break;
@@ -283,7 +150,7 @@ static void f32_to_f64(unsigned char *b, size_t n) {
 }
 
 /* Raw little-endian float64: the whole file is the data. */
-static series_status read_f64(const input *in, series *out) {
+static series_status read_f64(const series_input *in, series *out) {
     unsigned char *b;
     size_t len;
     series_status st = read_rest(in, remaining_hint(in->f), &b, &len);
@@ -291,9 +158,9 @@ static series_status read_f64(const input *in, series *out) {
         return st;
     if (len % 8 != 0) {
         free(b);
-        return fail(in, SERIES_EDATA,
-                    "%s: size %zu bytes is not a multiple of 8 (raw float64 expected)", in->name,
-                    len);
+        return series_fail(in, SERIES_EDATA,
+                           "%s: size %zu bytes is not a multiple of 8 (raw float64 expected)",
+                           in->name, len);
     }
     f64_from_le(b, len / 8);
     out->v = (double *)(void *)b;
@@ -401,59 +268,60 @@ static const char *parse_npy_header(const char *p, npy_header *h) {
 
 /* NumPy .npy, format versions 1.0, 2.0 and 3.0: a 1-D C-order array of little-endian
  * float64 ('<f8') or float32 ('<f4', widened to double). */
-static series_status read_npy(const input *in, series *out) {
+static series_status read_npy(const series_input *in, series *out) {
     unsigned char pre[12];
     size_t got = fread(pre, 1, 10, in->f);
     if (got < 10) {
         if (ferror(in->f))
-            return read_error(in);
-        return fail(in, SERIES_EDATA, "%s: not a .npy file (too short)", in->name);
+            return series_read_error(in);
+        return series_fail(in, SERIES_EDATA, "%s: not a .npy file (too short)", in->name);
     }
     if (memcmp(pre, "\x93NUMPY", 6) != 0)
-        return fail(in, SERIES_EDATA, "%s: not a .npy file (bad magic)", in->name);
+        return series_fail(in, SERIES_EDATA, "%s: not a .npy file (bad magic)", in->name);
     int major = pre[6], minor = pre[7];
     if (major < 1 || major > 3 || minor != 0)
-        return fail(in, SERIES_EDATA, "%s: unsupported .npy format version %d.%d", in->name, major,
-                    minor);
+        return series_fail(in, SERIES_EDATA, "%s: unsupported .npy format version %d.%d", in->name,
+                           major, minor);
     size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
     if (major >= 2) {
         if (fread(pre + 10, 1, 2, in->f) != 2)
-            return fail(in, SERIES_EDATA, "%s: .npy header is truncated", in->name);
+            return series_fail(in, SERIES_EDATA, "%s: .npy header is truncated", in->name);
         hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     }
     if (hlen > NPY_MAX_HEADER)
-        return fail(in, SERIES_EDATA, "%s: .npy header is implausibly long (%zu bytes)", in->name,
-                    hlen);
+        return series_fail(in, SERIES_EDATA, "%s: .npy header is implausibly long (%zu bytes)",
+                           in->name, hlen);
     char *text = malloc(hlen + 1);
     if (!text)
-        return fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
+        return series_fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
     if (fread(text, 1, hlen, in->f) != hlen) {
         free(text);
-        return fail(in, SERIES_EDATA, "%s: .npy header is truncated", in->name);
+        return series_fail(in, SERIES_EDATA, "%s: .npy header is truncated", in->name);
     }
     text[hlen] = '\0';
     npy_header h;
     const char *bad = strlen(text) == hlen ? parse_npy_header(text, &h) : "header contains NUL";
     free(text);
     if (bad)
-        return fail(in, SERIES_EDATA, "%s: malformed .npy file: %s", in->name, bad);
+        return series_fail(in, SERIES_EDATA, "%s: malformed .npy file: %s", in->name, bad);
 
     size_t item = strcmp(h.descr, "<f8") == 0 ? 8 : strcmp(h.descr, "<f4") == 0 ? 4 : 0;
     if (!item)
-        return fail(in, SERIES_EDATA,
-                    "%s: .npy dtype '%s' is not supported (need little-endian float64 '<f8' or "
-                    "float32 '<f4')",
-                    in->name, h.descr);
+        return series_fail(
+            in, SERIES_EDATA,
+            "%s: .npy dtype '%s' is not supported (need little-endian float64 '<f8' or "
+            "float32 '<f4')",
+            in->name, h.descr);
     if (h.ndim != 1)
-        return fail(in, SERIES_EDATA, "%s: .npy array has %zu dimensions (need a 1-D array)",
-                    in->name, h.ndim);
+        return series_fail(in, SERIES_EDATA, "%s: .npy array has %zu dimensions (need a 1-D array)",
+                           in->name, h.ndim);
     if (h.fortran)
-        return fail(in, SERIES_EDATA, "%s: .npy array is in Fortran order (need C order)",
-                    in->name);
+        return series_fail(in, SERIES_EDATA, "%s: .npy array is in Fortran order (need C order)",
+                           in->name);
     uint64_t n = h.shape[0];
     if (n > SIZE_MAX / 8)
-        return fail(in, SERIES_EDATA, "%s: .npy array of %llu values is too large", in->name,
-                    (unsigned long long)n);
+        return series_fail(in, SERIES_EDATA, "%s: .npy array of %llu values is too large", in->name,
+                           (unsigned long long)n);
 
     unsigned char *b;
     size_t len;
@@ -463,16 +331,16 @@ static series_status read_npy(const input *in, series *out) {
     size_t want = (size_t)n * item;
     if (len != want) {
         free(b);
-        return fail(in, SERIES_EDATA,
-                    len < want ? "%s: .npy data is truncated (%zu of %zu bytes)"
-                               : "%s: .npy file has %zu bytes of data, expected %zu",
-                    in->name, len, want);
+        return series_fail(in, SERIES_EDATA,
+                           len < want ? "%s: .npy data is truncated (%zu of %zu bytes)"
+                                      : "%s: .npy file has %zu bytes of data, expected %zu",
+                           in->name, len, want);
     }
     if (item == 4) {
         unsigned char *wide = realloc(b, n ? (size_t)n * 8 : 1);
         if (!wide) {
             free(b);
-            return fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
+            return series_fail(in, SERIES_ENOMEM, "%s: out of memory", in->name);
         }
         b = wide;
         f32_to_f64(b, (size_t)n);
@@ -487,43 +355,54 @@ static series_status read_npy(const input *in, series *out) {
 /* ---- entry point -------------------------------------------------------------- */
 
 /* Opens path for reading into *in ("-" is standard input); directories are refused. */
-static series_status open_input(const char *path, input *in) {
+static series_status open_input(const char *path, series_input *in) {
     int is_stdin = strcmp(path, "-") == 0;
     in->f = is_stdin ? stdin : NULL;
     in->name = is_stdin ? "<stdin>" : path;
     if (!is_stdin) {
         in->f = fopen(path, "rb");
         if (!in->f)
-            return fail(in, SERIES_EOPEN, "%s: %s", path, strerror(errno));
+            return series_fail(in, SERIES_EOPEN, "%s: %s", path, strerror(errno));
         struct stat sb;
         if (fstat(fileno(in->f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
             fclose(in->f);
-            return fail(in, SERIES_EOPEN, "%s: %s", path, strerror(EISDIR));
+            return series_fail(in, SERIES_EOPEN, "%s: %s", path, strerror(EISDIR));
         }
     }
     return SERIES_OK;
 }
 
-static void close_input(input *in) {
+static void close_input(series_input *in) {
     if (in->f != stdin)
         fclose(in->f);
 }
 
 series_status series_read(const char *path, series_format fmt, series *out, char *err,
                           size_t errlen) {
-    out->v = NULL;
-    out->n = 0;
-    input in = {NULL, path, err, errlen};
+    series_options o = {.fmt = fmt};
+    return series_read_with(path, &o, out, err, errlen);
+}
+
+series_status series_read_with(const char *path, const series_options *o, series *out, char *err,
+                               size_t errlen) {
+    *out = (series){0};
+    series_input in = {NULL, path, err, errlen};
+    series_format fmt = series_format_for(path, o->fmt);
+    int binary = fmt == SERIES_FMT_NPY || fmt == SERIES_FMT_F64;
+    if (binary && (o->column || o->delimiter || o->decimal_comma))
+        return series_fail(&in, SERIES_EUSAGE,
+                           "%s: --column, --delimiter and --decimal-comma apply to text input only",
+                           path);
     series_status st = open_input(path, &in);
     if (st != SERIES_OK)
         return st;
-    switch (series_format_for(path, fmt)) {
+    switch (fmt) {
     case SERIES_FMT_NPY: st = read_npy(&in, out); break;
     case SERIES_FMT_F64: st = read_f64(&in, out); break;
-    default: st = read_text(&in, out); break;
+    default: st = series_read_text(&in, o, out); break;
     }
     if (st == SERIES_OK && out->n == 0)
-        st = fail(&in, SERIES_EDATA, "%s: no values", in.name);
+        st = series_fail(&in, SERIES_EDATA, "%s: no values", in.name);
     close_input(&in);
     if (st != SERIES_OK)
         series_free(out);
@@ -534,7 +413,7 @@ series_status series_read_bytes(const char *path, unsigned char **buf, size_t *l
                                 size_t errlen) {
     *buf = NULL;
     *len = 0;
-    input in = {NULL, path, err, errlen};
+    series_input in = {NULL, path, err, errlen};
     series_status st = open_input(path, &in);
     if (st != SERIES_OK)
         return st;

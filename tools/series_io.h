@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* series_io.h - reading a series of doubles from the input formats of DESIGN 6:
- * text (.csv/.txt: one value per line, or rows whose LAST column is the value, with an
- * optional header row), NumPy .npy (float64/float32, 1-D) and raw little-endian .f64.
+ * text (.csv/.txt: values separated by blanks on one or many lines, or rows of
+ * delimited columns with an optional header row), NumPy .npy (float64/float32, 1-D)
+ * and raw little-endian .f64.
+ *
+ * Text is read so that it cannot be misread silently (series_text.c says how): the
+ * delimiter is ';', ',' or blanks, detected from the first row or given; the value
+ * column is the only one, the second of two, or the one given by number or header
+ * name; rows of three or more columns without a given column, a non-numeric value, a
+ * decimal comma (unless accepted explicitly) and rows of differing widths are refused.
+ * A timestamp column (named timestamp/time/date/datetime, or a non-numeric first
+ * column) is kept beside the values.
  *
  * Every failure leaves a one-line message in the caller's buffer, already in the
  * shape the tool prints after "tsmine: ": "FILE:LINE: what is wrong" for malformed
@@ -11,6 +20,7 @@
 #define TSMINE_SERIES_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
     SERIES_FMT_AUTO = 0, /* from the extension; text for "-" and unknown extensions */
@@ -25,12 +35,26 @@ typedef enum {
     SERIES_EOPEN,  /* cannot open or read the input (EX_NOINPUT) */
     SERIES_EDATA,  /* malformed or empty input data (EX_DATAERR) */
     SERIES_ENOMEM, /* out of memory (EX_SOFTWARE) */
+    SERIES_EUSAGE, /* options that do not fit the input, e.g. no such --column (EX_USAGE) */
 } series_status;
 
 typedef struct {
     double *v; /* n values, malloc'ed; owned by the series */
     size_t n;
+    /* The timestamp of each value, from a timestamp column of text input; NULL when
+     * there is none. times holds NUL-terminated strings, time_at[i] the offset of value
+     * i's (owned by the series). */
+    char *times;
+    size_t *time_at;
 } series;
+
+/* How to read text input (series_read_with); all zero is the default: detect. */
+typedef struct {
+    series_format fmt;
+    const char *column; /* the value column: "N" (1-based) or a header name; NULL: default */
+    char delimiter;     /* 0: detect; ' ': runs of blanks; else that byte */
+    int decimal_comma;  /* read "1,5" as 1.5 (the delimiter must not be ',') */
+} series_options;
 
 /* Parses "csv", "txt", "npy" or "f64"; returns -1 for anything else. */
 int series_format_parse(const char *s, series_format *out);
@@ -44,6 +68,15 @@ series_format series_format_for(const char *path, series_format want);
 series_status series_read(const char *path, series_format fmt, series *out, char *err,
                           size_t errlen);
 
+/* The same with the text options of o (o->column and o->delimiter apply to text only;
+ * given with binary input they are an error). */
+series_status series_read_with(const char *path, const series_options *o, series *out, char *err,
+                               size_t errlen);
+
+/* The timestamp of value i ("" when that row had none), or NULL when s has no
+ * timestamps or i is out of range (e.g. the -1 of "no neighbour"). */
+const char *series_time(const series *s, int64_t i);
+
 /* Reads the whole of path ("-" reads standard input) as bytes into a malloc'ed buffer
  * (*buf, *len; the caller frees it), with the same open and read errors as
  * series_read: for inputs that are not series of doubles (the integer keys of
@@ -51,7 +84,7 @@ series_status series_read(const char *path, series_format fmt, series *out, char
 series_status series_read_bytes(const char *path, unsigned char **buf, size_t *len, char *err,
                                 size_t errlen);
 
-/* Frees the values and empties the series. */
+/* Frees the values and timestamps and empties the series. */
 void series_free(series *s);
 
 #endif
