@@ -234,7 +234,7 @@ static void test_hostile_checkpoints(void **state) {
     assert_int_equal(outcomes[1], 0);
     assert_true(outcomes[2] > 100);
     memcpy(bad, buf, len);
-    bad[8] = 4; /* version 4 */
+    bad[8] = 5; /* version 5 */
     st_ckpt_fix_crc(bad, len);
     e = st_engine(&env, 1, 4);
     assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
@@ -260,7 +260,7 @@ static void test_hostile_checkpoints(void **state) {
     tss_engine_destroy(&e), tss_engine_destroy(&all);
     /* a dropped record is still checked: a bad field in it refuses the file */
     memcpy(bad, buf, len);
-    bad[len - 12 - 1] ^= 0x40; /* the top byte of the last record's last field */
+    bad[len - 16 - 1] ^= 0x40; /* the top byte of the last record's last field */
     st_ckpt_fix_crc(bad, len);
     e = st_engine(&env, 1, 1);
     assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
