@@ -1010,9 +1010,10 @@ static uint32_t next_dirty(const tss_ckpt_walk *w, uint32_t g) {
 /* Phase 0, until the deadline: looks at the streams from the cursor on, noting each
  * one's group and whether it changed. Returns 1 once every stream was seen. */
 static int look(tss_engine *e, tss_ckpt_walk *w, double deadline) {
-    for (size_t k = position_of(e, w->cursor); k < e->reg.n; k++) {
-        if ((k & 63) == 0 && tssi_now() >= deadline)
-            return 0;
+    const size_t first = position_of(e, w->cursor);
+    for (size_t k = first; k < e->reg.n; k++) {
+        if (k > first && (k & 63) == 0 && tssi_now() >= deadline)
+            return 0; /* (at least one stream a step) */
         tss_stream *s = e->reg.list[k];
         if (w->n == w->cap) {
             size_t cap = w->cap ? 2 * w->cap : 1024;
@@ -1054,13 +1055,14 @@ int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may
             w->phase = 1, rc = 0;
     }
     membuf b = {0};
+    int did = 0; /* records this step: the first one goes whatever the deadline */
     while (w->phase == 1 && rc == 0) {
         if (w->group == TSS_CKPT_GROUPS) {
             w->phase = 2;
             break;
         }
         if (w->at < w->n && w->m[w->at].group == w->group) {
-            if (tssi_now() >= deadline || !sink->room(sink->user))
+            if ((did && tssi_now() >= deadline) || !sink->room(sink->user))
                 break;
             const size_t k = position_of(e, w->m[w->at].index);
             tss_stream *s = k < e->reg.n && e->reg.list[k]->index == w->m[w->at].index
@@ -1080,7 +1082,7 @@ int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may
                     break;
                 }
                 s->ckpt_mark = tss_stream_fingerprint(s);
-                w->written++, w->st.records++, w->st.bytes += b.n;
+                did++, w->written++, w->st.records++, w->st.bytes += b.n;
                 sink->record(sink->user, w->group, b.p, b.n); /* takes b.p */
             }
             w->at++;
