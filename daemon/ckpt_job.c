@@ -347,6 +347,7 @@ static void finish(tsd_ckpt_job *j) {
             j->disk[g] = j->outcome[g];
     j->last_rc = j->failed ? -1 : 0;
     snprintf(j->last_err, sizeof j->last_err, "%s", j->first_err);
+    j->st.last_bytes = j->bytes - j->st.bytes;
     j->st.bytes = j->bytes;
     j->st.files = j->files;
     j->finished = 0;

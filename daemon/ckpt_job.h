@@ -22,7 +22,7 @@
 #include "engine.h"
 
 /* The longest a step holds the main loop (plus one stream's record). */
-#define TSD_CKPT_STEP_S 0.0005
+#define TSD_CKPT_STEP_S 0.00025
 /* Bytes of records waiting for the writer at most. */
 #define TSD_CKPT_QUEUE (16u << 20)
 
@@ -34,6 +34,7 @@ typedef struct {
     double last_stall_s;     /* the time its steps held the main loop, in all */
     double last_max_step_s;  /* its longest step */
     uint64_t last_records;   /* streams it wrote */
+    uint64_t last_bytes;     /* bytes of the files it wrote */
     int64_t last_success_ns; /* CLOCK_REALTIME of the last one that wrote every file */
 } tsd_ckpt_stats;
 

@@ -56,10 +56,10 @@ static void checkpoint_ended(tsd_daemon *d, int ck, const char *err) {
                 err);
     else
         tsd_log(TSD_LOG_DEBUG,
-                "checkpoint: %llu streams written in %.3f s; the main loop held %.2f ms (longest "
-                "step %.3f ms)",
-                (unsigned long long)st.last_records, st.last_duration_s, 1e3 * st.last_stall_s,
-                1e3 * st.last_max_step_s);
+                "checkpoint: %llu streams written (%llu bytes) in %.3f s; the main loop held "
+                "%.3f ms (longest step %.3f ms)",
+                (unsigned long long)st.last_records, (unsigned long long)st.last_bytes,
+                st.last_duration_s, 1e3 * st.last_stall_s, 1e3 * st.last_max_step_s);
 }
 
 void tsd_daemon_checkpoint_start(tsd_daemon *d) {
