@@ -325,6 +325,7 @@ static void walk_over(tsd_ckpt_job *j, int rc) {
     const tss_ckpt_walk_stats *ws = tss_ckpt_walk_stats_of(j->walk);
     j->st.last_stall_s = ws->held_s;
     j->st.last_max_step_s = ws->max_held_s;
+    j->st.last_max_step_cpu_s = ws->max_cpu_s;
     j->st.last_records = ws->records;
     tss_ckpt_walk_destroy(&j->walk);
     if (rc < 0) { /* out of memory mid-walk: the groups it had begun are not complete */

@@ -28,14 +28,15 @@
 
 /* What the checkpoints did (the metrics and the log show it). */
 typedef struct {
-    uint64_t done, failures; /* checkpoints finished, and those of which a file failed */
-    uint64_t bytes, files;   /* written in all (files: written or removed) */
-    double last_duration_s;  /* the last one, from its start to its last fsync */
-    double last_stall_s;     /* the time its steps held the main loop, in all */
-    double last_max_step_s;  /* its longest step */
-    uint64_t last_records;   /* streams it wrote */
-    uint64_t last_bytes;     /* bytes of the files it wrote */
-    int64_t last_success_ns; /* CLOCK_REALTIME of the last one that wrote every file */
+    uint64_t done, failures;    /* checkpoints finished, and those of which a file failed */
+    uint64_t bytes, files;      /* written in all (files: written or removed) */
+    double last_duration_s;     /* the last one, from its start to its last fsync */
+    double last_stall_s;        /* the time its steps held the main loop, in all */
+    double last_max_step_s;     /* its longest step */
+    double last_max_step_cpu_s; /* the most CPU time of one of its steps */
+    uint64_t last_records;      /* streams it wrote */
+    uint64_t last_bytes;        /* bytes of the files it wrote */
+    int64_t last_success_ns;    /* CLOCK_REALTIME of the last one that wrote every file */
 } tsd_ckpt_stats;
 
 typedef struct tsd_ckpt_job tsd_ckpt_job;

@@ -57,9 +57,10 @@ static void checkpoint_ended(tsd_daemon *d, int ck, const char *err) {
     else
         tsd_log(TSD_LOG_DEBUG,
                 "checkpoint: %llu streams written (%llu bytes) in %.3f s; the main loop held "
-                "%.3f ms (longest step %.3f ms)",
+                "%.3f ms (longest step %.3f ms, most CPU in a step %.3f ms)",
                 (unsigned long long)st.last_records, (unsigned long long)st.last_bytes,
-                st.last_duration_s, 1e3 * st.last_stall_s, 1e3 * st.last_max_step_s);
+                st.last_duration_s, 1e3 * st.last_stall_s, 1e3 * st.last_max_step_s,
+                1e3 * st.last_max_step_cpu_s);
 }
 
 void tsd_daemon_checkpoint_start(tsd_daemon *d) {
@@ -112,7 +113,7 @@ static int restore(tsd_daemon *d) {
     char err[1024];
     restore_file rf = {.d = d};
     if (tsd_ckpt_job_open(d->state_dir, &d->ckpt, err, sizeof err) != 0 ||
-        tss_restore_new(&rf.rs) != 0) {
+        tss_restore_new(d->cfg.max_streams, &rf.rs) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", err);
         return EX_OSERR;
     }

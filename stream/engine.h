@@ -400,6 +400,8 @@ typedef struct {
     uint32_t groups;         /* groups to write (known once every stream was seen) */
     double held_s;           /* time spent in steps, in all */
     double max_held_s;       /* the longest step */
+    double max_cpu_s;        /* the most CPU time of one step (its thread's: on a loaded
+                              * machine a step may be preempted, its wall time longer) */
 } tss_ckpt_walk_stats;
 
 typedef struct tss_ckpt_walk tss_ckpt_walk;
@@ -433,7 +435,9 @@ int tss_ckpt_file_end(tss_ckpt_file *cf);
  * the engine in their creation order, the first max_streams of them (rep counts the
  * others). group: the file's group (TSS_CKPT_ALL: any); *count: its records. */
 typedef struct tss_restore tss_restore;
-int tss_restore_new(tss_restore **out);
+/* keep: the engine's max_streams (0: no limit): a restore holds about twice that many
+ * streams at most, whatever the files hold. */
+int tss_restore_new(size_t keep, tss_restore **out);
 int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
                      tss_load_report *rep, char *err, unsigned errlen);
 int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, char *err,
