@@ -47,6 +47,18 @@ def counter(d, name):
     return d.status()["counters"][name]
 
 
+def settle(d):
+    """Waits until a CHECKPOINT writes nothing: the samples accepted have been processed
+    and the passes they were due have run (each changes a stream's saved state)."""
+    pb = d.env.pb
+
+    def quiet():
+        r = d.request(pb.ControlRequest.CHECKPOINT, timeout_ms=10000)
+        check(r.ok, "CHECKPOINT: %s" % r.error)
+        return "0 streams changed" in r.message
+    wait_until(quiet, 20, "a checkpoint with nothing changed", step=0.2)
+
+
 @contextlib.contextmanager
 def running(d):
     try:
@@ -72,18 +84,19 @@ def case_idle(env):
             want[s] = n
         d.wait_samples(want)
         d.signal(signal.SIGUSR1)
-        wait_until(lambda: crash_test.read_checkpoint(d.state_dir) == want, 10 * harness.SLOW,
+        wait_until(lambda: crash_test.read_checkpoint(d.state_dir) == want, 10,
                    "SIGUSR1's checkpoint of every stream")
         groups = len(crash_test.group_files(d.state_dir))
         check(groups == len({crash_test.group_of(s) for s in STREAMS}),
               "%d files for the groups of %d streams" % (groups, len(STREAMS)))
-        wait_until(lambda: counter(d, "checkpoints") >= 1, 5 * harness.SLOW, "it is counted")
+        wait_until(lambda: counter(d, "checkpoints") >= 1, 5, "it is counted")
 
         # nothing changed: nothing written, whatever asks
+        settle(d)
         before, done = files(d.state_dir), counter(d, "checkpoints")
         time.sleep(1.0)
         d.signal(signal.SIGUSR1)
-        wait_until(lambda: counter(d, "checkpoints") > done, 5 * harness.SLOW,
+        wait_until(lambda: counter(d, "checkpoints") > done, 5,
                    "SIGUSR1's idle checkpoint")
         r = d.request(pb.ControlRequest.CHECKPOINT)
         check(r.ok and "0 streams changed" in r.message, "CHECKPOINT: %s %s" % (r.error,
@@ -97,6 +110,7 @@ def case_idle(env):
                         first_seq=want[s])
         want[s] += 50
         d.wait_samples(want)
+        time.sleep(0.5 * harness.SLOW)  # processed (a tick), its pass run
         out = env.tsmine_run("checkpoint", "--endpoint", d.control).stdout
         check("1 streams changed" in out, "tsmine checkpoint printed %r" % out)
         after = files(d.state_dir)
@@ -117,6 +131,7 @@ def case_idle(env):
         check(crash_test.read_checkpoint(d.state_dir) == want, "after a delete the files "
               "hold %s" % crash_test.read_checkpoint(d.state_dir))
         sock.close()
+        settle(d)
         check(d.stop() == 0, "tsmined did not exit 0 on SIGTERM")
 
         # periodic checkpoints of an idle daemon restored from them write nothing
