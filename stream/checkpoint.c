@@ -80,7 +80,7 @@ typedef struct {
 } membuf;
 
 static void w_bytes(membuf *w, const void *src, size_t n) {
-    if (w->failed)
+    if (w->failed || n == 0) /* (src may be NULL then) */
         return;
     if (n > w->cap - w->n) {
         size_t cap = w->cap ? 2 * w->cap : 4096;
@@ -239,8 +239,10 @@ static void w_stream(membuf *w, const tss_stream *s) {
     }
     /* staging */
     w_u64(w, nst);
-    w_array64(w, q->v + q->head, nst);
-    w_array64(w, q->ts + q->head, nst);
+    if (nst) { /* (no staging may have been allocated yet) */
+        w_array64(w, q->v + q->head, nst);
+        w_array64(w, q->ts + q->head, nst);
+    }
     w_u64(w, q->nmark - q->mhead);
     for (size_t k = q->mhead; k < q->nmark; k++) {
         const tss_gap_mark *m = &q->mark[k];
@@ -858,7 +860,8 @@ int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, cha
         return -1;
     }
     trim(rs, 0, &rs->dropped, &rs->first_index, rs->first_id);
-    qsort(rs->s, rs->n, sizeof *rs->s, by_index);
+    if (rs->n) /* (qsort of NULL: undefined, even for none) */
+        qsort(rs->s, rs->n, sizeof *rs->s, by_index);
     rep->dropped = rs->dropped;
     snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", rs->first_id);
     const size_t keep = e->opt.max_streams;
