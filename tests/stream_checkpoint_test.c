@@ -421,7 +421,7 @@ static tss_engine *ms_restore(st_env *env, const mem_sink *m, size_t want) {
     tss_restore *rs;
     tss_load_report rep = {0};
     char err[256] = "";
-    assert_int_equal(tss_restore_new(&rs), 0);
+    assert_int_equal(tss_restore_new(100, &rs), 0);
     for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++) {
         if (!m->file[g])
             continue;
