@@ -876,11 +876,18 @@ int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, cha
             if (!rep->dropped++)
                 snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
             tss_stream_destroy(&rs->s[k]);
-        } else if (tss_registry_add(&reg, s) != 0) {
-            tssi_say(err, errlen, "checkpoint: out of memory");
-            rc = -1;
         } else {
-            rs->s[k] = NULL; /* the registry owns it */
+            const uint64_t index = s->index;
+            if (tss_registry_add(&reg, s) != 0) {
+                tssi_say(err, errlen, "checkpoint: out of memory");
+                rc = -1;
+                continue;
+            }
+            /* the saved creation index stays: the groups not rewritten since keep theirs,
+             * and the next restore orders them all with those written after it */
+            s->index = index;
+            reg.created = index + 1; /* the largest so far (sorted) */
+            rs->s[k] = NULL;         /* the registry owns it */
         }
     }
     if (rc == 0 && adopt(e, &reg) != 0) {
