@@ -877,7 +877,9 @@ int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, cha
                 snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
             tss_stream_destroy(&rs->s[k]);
         } else {
-            const uint64_t index = s->index;
+            /* strictly increasing, even from files of different histories: the walk
+             * finds streams by index */
+            const uint64_t index = reg.n && s->index < reg.created ? reg.created : s->index;
             if (tss_registry_add(&reg, s) != 0) {
                 tssi_say(err, errlen, "checkpoint: out of memory");
                 rc = -1;
