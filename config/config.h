@@ -47,7 +47,7 @@ typedef struct {
     int ingest_hwm;                 /* ZMQ_RCVHWM (default 100000) */
     int alerts_hwm;                 /* ZMQ_SNDHWM (default 100000) */
     uint32_t tick_ms;               /* the longest a sample waits before a tick (default 10) */
-    uint32_t checkpoint_interval_s; /* periodic checkpoints (default 5; 0 = only on SIGTERM) */
+    uint32_t checkpoint_interval_s; /* periodic checkpoints (default 60; 0 = only on SIGTERM) */
     uint32_t log_rate_per_s;        /* log lines per second per reason (default 5) */
     char log_level[16];             /* "err" .. "debug" (default "info"), live */
     uint64_t max_seq_jump;          /* a batch may skip at most this many (default 1e9) */

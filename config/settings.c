@@ -168,7 +168,7 @@ const tsci_setting tsci_settings[] = {
     {"limits.max_message_size",    TSCI_U64,     CFG(max_message_size),      0, 1024, 1 << 30,    1 << 18, NULL,                   NULL,           1},
     {"limits.ingest_hwm",          TSCI_INT,     CFG(ingest_hwm),            0, 1, INT_MAX,       100000,  NULL,                   NULL,           1},
     {"limits.tick_ms",             TSCI_U32,     CFG(tick_ms),               0, 1, 60000,         10,      NULL,                   NULL,           0},
-    {"limits.checkpoint_interval", TSCI_U32,     CFG(checkpoint_interval_s), 0, 0, 86400,         5,       NULL,                   NULL,           0},
+    {"limits.checkpoint_interval", TSCI_U32,     CFG(checkpoint_interval_s), 0, 0, 86400,         60,       NULL,                   NULL,           0},
     {"limits.log_rate",            TSCI_U32,     CFG(log_rate_per_s),        0, 1, 1000000,       5,       NULL,                   NULL,           0},
     /* what one sender can do to the stream table (issue 17); 0 turns a bound off */
     {"limits.max_seq_jump",        TSCI_U64,     CFG(max_seq_jump),          0, 0, 9.2e18,        1e9,     NULL,                   NULL,           0},

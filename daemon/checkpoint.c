@@ -24,8 +24,20 @@ static int fsync_dir(const char *dir) {
     return rc;
 }
 
+int tsd_ckpt_sync_dir(const char *dir, char *err, size_t errlen) {
+    if (fsync_dir(dir) == 0)
+        return 0;
+    snprintf(err, errlen, "fsync of directory %s: %s", dir, strerror(errno));
+    return -1;
+}
+
 int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user, char *err,
                    size_t errlen) {
+    return tsd_ckpt_write_file(dir, name, fn, user, 1, err, errlen);
+}
+
+int tsd_ckpt_write_file(const char *dir, const char *name, tsd_ckpt_fn fn, void *user, int sync_dir,
+                        char *err, size_t errlen) {
     char path[4096], tmp[4096];
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path ||
         (size_t)snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, name) >= sizeof tmp) {
@@ -73,12 +85,13 @@ int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user
         unlink(tmp);
         return -1;
     }
-    if (fsync_dir(dir) != 0) {
-        /* The new file is in place; only its durability across a power cut is unsure. */
-        snprintf(err, errlen, "fsync of directory %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+    /* the new file is in place; without the fsync of the directory only its durability
+     * across a power cut is unsure */
+    return sync_dir ? tsd_ckpt_sync_dir(dir, err, errlen) : 0;
+}
+
+void tsd_ckpt_group_name(unsigned group, char *name, size_t len) {
+    snprintf(name, len, "streams-%02x.ckpt", group);
 }
 
 /* Removes the temporary files (".NAME.XXXXXX", mkostemp's six characters) that writes

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The single file of format 3 and before (every stream); format 4 keeps one file per
+ * group of streams (tsd_ckpt_group_name). */
 #define TSD_CKPT_NAME "streams.ckpt"
 
 /* Writes (or reads) the content; 0, or -1 with a message in err (size errlen). A
@@ -29,6 +31,17 @@ typedef int (*tsd_ckpt_fn)(void *user, FILE *f, char *err, unsigned errlen);
  * untouched, the temporary file is removed, and err says which step failed. */
 int tsd_ckpt_write(const char *dir, const char *name, tsd_ckpt_fn fn, void *user, char *err,
                    size_t errlen);
+
+/* tsd_ckpt_write, with the fsync of the directory left to the caller (sync_dir = 0:
+ * one tsd_ckpt_sync_dir after many files). */
+int tsd_ckpt_write_file(const char *dir, const char *name, tsd_ckpt_fn fn, void *user, int sync_dir,
+                        char *err, size_t errlen);
+/* fsync of the directory, so that the renames and unlinks inside it survive a power
+ * cut; 0 or -1 with err. */
+int tsd_ckpt_sync_dir(const char *dir, char *err, size_t errlen);
+/* The file of a group of streams (tss_ckpt_group): "streams-XX.ckpt", XX its number in
+ * two hex digits. */
+void tsd_ckpt_group_name(unsigned group, char *name, size_t len);
 
 /* Outcome of tsd_ckpt_read. */
 typedef enum {

@@ -13,6 +13,7 @@
 
 #include <zmq.h>
 
+#include "ckpt_job.h"
 #include "tsmine.pb-c.h"
 
 #ifndef TSMINE_VERSION
@@ -300,6 +301,25 @@ static void change_stream(tsd_daemon *d, int command, const char *id, reply_buil
     tsd_log(TSD_LOG_NOTICE, "control: %s", b->message);
 }
 
+/* CHECKPOINT: writes what changed since the last checkpoint, all at once (the main loop
+ * waits for it: an operator's request before a power cut or a backup), and says what. */
+static void checkpoint_now(tsd_daemon *d, reply_builder *b) {
+    if (!d->ckpt) {
+        fail(b, "checkpoints are off (no usable state_dir)");
+        return;
+    }
+    if (tsd_daemon_checkpoint(d) != 0) {
+        fail(b, "checkpoint failed (see the log)");
+        return;
+    }
+    tsd_ckpt_stats st;
+    tsd_ckpt_job_stats(d->ckpt, &st);
+    snprintf(b->message, sizeof b->message,
+             "checkpoint written to %.1500s: %llu streams changed since the last one, in %.3f s",
+             d->state_dir, (unsigned long long)st.last_records, st.last_duration_s);
+    tsd_log(TSD_LOG_INFO, "control: %s", b->message);
+}
+
 /* Fills b from the request bytes; every path leaves a complete reply. */
 static void dispatch(tsd_daemon *d, const void *req, size_t len, reply_builder *b) {
     Tsmine__V1__ControlRequest *r =
@@ -330,6 +350,7 @@ static void dispatch(tsd_daemon *d, const void *req, size_t len, reply_builder *
                     b->message);
             break;
         }
+        case TSMINE__V1__CONTROL_REQUEST__COMMAND__CHECKPOINT: checkpoint_now(d, b); break;
         case TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD:
             if (tsd_daemon_reload(d, b->message, sizeof b->message) != 0)
                 fail(b, "%s", b->message);

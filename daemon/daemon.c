@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
+#include "ckpt_job.h"
 
 /* Engine callbacks (user = the daemon). */
 static void on_alert(void *user, const char *stream_id, const tss_alert *alert) {
@@ -26,59 +28,134 @@ static int params_for(void *user, const char *stream_id, tss_params *out) {
     return 0;
 }
 
-static int save_fn(void *user, FILE *f, char *err, unsigned errlen) {
-    return tss_engine_save(user, f, err, errlen);
-}
+/* Reading one file of the restore at start (tsd_ckpt_read's fn). */
+typedef struct {
+    tsd_daemon *d;
+    tss_restore *rs;
+    uint32_t group, count;
+} restore_file;
 
-/* user: the daemon; its restore report receives what the load dropped. */
 static int load_fn(void *user, FILE *f, char *err, unsigned errlen) {
-    tsd_daemon *d = user;
-    tss_load_report *rep = &d->restore_report;
-    if (tss_engine_load_report(d->engine, f, rep, err, errlen) == 0)
+    restore_file *rf = user;
+    tss_load_report *rep = &rf->d->restore_report;
+    rep->read_errno = 0;
+    if (tss_restore_read(rf->rs, f, rf->group, &rf->count, rep, err, errlen) == 0)
         return 0;
     return rep->read_errno ? TSD_CKPT_EIO : -1;
 }
 
-int tsd_daemon_checkpoint(tsd_daemon *d) {
-    if (!d->state_dir[0])
-        return 0;
-    char err[1024];
-    uint64_t t0 = tsd_now_ns();
-    if (tsd_ckpt_write(d->state_dir, TSD_CKPT_NAME, save_fn, d->engine, err, sizeof err) != 0) {
-        d->checkpoint_failures++;
-        tsd_log(TSD_LOG_ERR, "checkpoint: %s", err);
-        return -1;
+/* A checkpoint has ended (ck: its result, err its message): the counters, the log. */
+static void checkpoint_ended(tsd_daemon *d, int ck, const char *err) {
+    tsd_ckpt_stats st;
+    tsd_ckpt_job_stats(d->ckpt, &st);
+    d->checkpoints = st.done;
+    d->checkpoint_failures = st.failures;
+    if (ck != 0)
+        tsd_log(TSD_LOG_ERR,
+                "checkpoint: %s (the files not written keep the previous checkpoint of their "
+                "streams; retried at the next one)",
+                err);
+    else
+        tsd_log(TSD_LOG_DEBUG,
+                "checkpoint: %llu streams written (%llu bytes) in %.3f s; the main loop held "
+                "%.3f ms (longest step %.3f ms, most CPU in a step %.3f ms)",
+                (unsigned long long)st.last_records, (unsigned long long)st.last_bytes,
+                st.last_duration_s, 1e3 * st.last_stall_s, 1e3 * st.last_max_step_s,
+                1e3 * st.last_max_step_cpu_s);
+}
+
+void tsd_daemon_checkpoint_start(tsd_daemon *d) {
+    if (d->ckpt && tsd_ckpt_job_start(d->ckpt) != 0)
+        tsd_log(TSD_LOG_ERR, "checkpoint: out of memory; retried at the next one");
+}
+
+long tsd_daemon_checkpoint_step(tsd_daemon *d) {
+    long wait = -1;
+    if (d->ckpt && tsd_ckpt_job_step(d->ckpt, d->engine, &wait) == 1) {
+        char err[1024] = "";
+        int ck = tsd_ckpt_job_result(d->ckpt, err, sizeof err);
+        checkpoint_ended(d, ck, err);
     }
-    d->checkpoints++;
-    tsd_log(TSD_LOG_DEBUG, "checkpoint: %zu streams written to %s/%s in %.3f s",
-            tss_engine_stream_count(d->engine), d->state_dir, TSD_CKPT_NAME,
-            (double)(tsd_now_ns() - t0) * 1e-9);
+    return wait;
+}
+
+int tsd_daemon_checkpoint(tsd_daemon *d) {
+    if (!d->ckpt)
+        return 0;
+    char err[1024] = "";
+    int ck = tsd_ckpt_job_run(d->ckpt, d->engine, err, sizeof err);
+    checkpoint_ended(d, ck, err);
+    return ck;
+}
+
+/* Reads one checkpoint file into rf->rs; 0, or EX_IOERR when it could not be read. *n
+ * counts the files loaded. */
+static int restore_one(tsd_daemon *d, const char *name, restore_file *rf, size_t *n) {
+    char err[5200];
+    switch (tsd_ckpt_read(d->state_dir, name, load_fn, rf, err, sizeof err)) {
+    case TSD_CKPT_LOADED: ++*n; break;
+    case TSD_CKPT_NONE: break;
+    case TSD_CKPT_REJECTED:
+        tsd_log(TSD_LOG_WARNING, "checkpoint: %s; its streams start empty", err);
+        break;
+    case TSD_CKPT_UNREADABLE: tsd_log(TSD_LOG_ERR, "checkpoint: %s", err); return EX_IOERR;
+    }
     return 0;
 }
 
-/* Restores the checkpoint, if any; a rejected one is set aside and the engine starts
- * empty (tss_engine_load leaves it so). Returns 0, or EX_IOERR when the file could not
- * be read (it is left in place: starting would overwrite it at the first checkpoint). */
+/* Restores the checkpoint: every group's file (tsd_ckpt_group_name), and a file of
+ * every stream (TSD_CKPT_NAME) if there is one (refused when of format 3 or before, and
+ * rewritten as groups at once when not). A rejected file is set aside and its streams
+ * start empty; the others load. Returns 0, or EX_IOERR when a file could not be read
+ * (it is left in place: starting would overwrite it at the first checkpoint). */
 static int restore(tsd_daemon *d) {
     if (!d->state_dir[0])
         return 0;
-    char err[5200];
-    switch (tsd_ckpt_read(d->state_dir, TSD_CKPT_NAME, load_fn, d, err, sizeof err)) {
-    case TSD_CKPT_LOADED:
-        tsd_log(TSD_LOG_INFO, "checkpoint: restored %zu streams from %s/%s",
-                tss_engine_stream_count(d->engine), d->state_dir, TSD_CKPT_NAME);
-        d->checkpoint_streams_dropped = d->restore_report.dropped;
-        if (d->restore_report.dropped)
-            tsd_log(TSD_LOG_WARNING,
-                    "checkpoint: %zu more streams dropped, beyond max_streams = %u (the "
-                    "first streams created are kept; the first dropped: \"%s\")",
-                    d->restore_report.dropped, d->cfg.max_streams, d->restore_report.first_dropped);
-        break;
-    case TSD_CKPT_NONE:
+    char err[1024];
+    restore_file rf = {.d = d};
+    if (tsd_ckpt_job_open(d->state_dir, &d->ckpt, err, sizeof err) != 0 ||
+        tss_restore_new(d->cfg.max_streams, &rf.rs) != 0) {
+        tsd_log(TSD_LOG_ERR, "%s", err);
+        return EX_OSERR;
+    }
+    size_t files = 0, whole = 0;
+    int rc = 0;
+    for (uint32_t g = 0; g < TSS_CKPT_GROUPS && rc == 0; g++) {
+        char name[64];
+        tsd_ckpt_group_name(g, name, sizeof name);
+        rf.group = g, rf.count = 0;
+        rc = restore_one(d, name, &rf, &files);
+        tsd_ckpt_job_set_disk(d->ckpt, g, rf.count);
+    }
+    rf.group = TSS_CKPT_ALL, rf.count = 0;
+    if (rc == 0)
+        rc = restore_one(d, TSD_CKPT_NAME, &rf, &whole);
+    if (rc == 0 && tss_restore_finish(d->engine, rf.rs, &d->restore_report, err, sizeof err) != 0) {
+        tsd_log(TSD_LOG_WARNING, "checkpoint: %s; starting empty", err);
+        for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
+            tsd_ckpt_job_set_disk(d->ckpt, g, -1); /* rewritten, empty, at the first one */
+    }
+    tss_restore_destroy(&rf.rs);
+    if (rc != 0)
+        return rc;
+    if (files + whole)
+        tsd_log(TSD_LOG_INFO, "checkpoint: restored %zu streams from %zu files in %s",
+                tss_engine_stream_count(d->engine), files + whole, d->state_dir);
+    else
         tsd_log(TSD_LOG_INFO, "checkpoint: none in %s, starting empty", d->state_dir);
-        break;
-    case TSD_CKPT_REJECTED: tsd_log(TSD_LOG_WARNING, "checkpoint: %s; starting empty", err); break;
-    case TSD_CKPT_UNREADABLE: tsd_log(TSD_LOG_ERR, "checkpoint: %s", err); return EX_IOERR;
+    d->checkpoint_streams_dropped = d->restore_report.dropped;
+    if (d->restore_report.dropped)
+        tsd_log(TSD_LOG_WARNING,
+                "checkpoint: %zu more streams dropped, beyond max_streams = %u (the "
+                "first streams created are kept; the first dropped: \"%s\")",
+                d->restore_report.dropped, d->cfg.max_streams, d->restore_report.first_dropped);
+    if (whole) { /* a file of every stream: into groups now, then it goes */
+        for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
+            tsd_ckpt_job_set_disk(d->ckpt, g, -1);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", d->state_dir, TSD_CKPT_NAME);
+        if (tsd_daemon_checkpoint(d) == 0 && unlink(path) == 0)
+            tsd_log(TSD_LOG_NOTICE, "checkpoint: %s rewritten as one file per group", path);
     }
     return 0;
 }
@@ -201,7 +278,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     if (msg[0])
         tsd_log(TSD_LOG_WARNING, "%s", msg);
     else
-        tsd_log(TSD_LOG_INFO, "checkpoints: %s/%s", d->state_dir, TSD_CKPT_NAME);
+        tsd_log(TSD_LOG_INFO, "checkpoints: %s/streams-XX.ckpt", d->state_dir);
 
     int rc = open_engine(d);
     if (rc || (rc = restore(d)) != 0)
@@ -268,6 +345,7 @@ void tsd_daemon_close(tsd_daemon *d) {
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
     tsd_am_stop(&d->am);           /* after the publisher thread, its only caller, stopped */
     tsd_sockets_close(&d->sock);
+    tsd_ckpt_job_close(&d->ckpt);
     tss_engine_destroy(&d->engine);
 }
 
@@ -307,6 +385,8 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     tsd_security_counters_get(d->sock.security, &s->curve);
     tsd_metrics_http_counters(d->metrics, &s->http);
     s->checkpoints = d->checkpoints;
+    if (d->ckpt)
+        tsd_ckpt_job_stats(d->ckpt, &s->ckpt);
     s->checkpoint_failures = d->checkpoint_failures;
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     tsd_guard_counters_get(d->guard, &s->guard);

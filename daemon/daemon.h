@@ -38,6 +38,7 @@ typedef struct {
     tsd_am *am; /* the Alertmanager sender (alertmanager.h), NULL when off */
     tsd_metrics *metrics;
     tsd_notify notify;
+    struct tsd_ckpt_job *ckpt; /* checkpoints (ckpt_job.h); NULL without a state_dir */
     tsd_resources res; /* the process's limits (resources.h) */
     tsd_guard *guard;  /* memory and descriptors of peers (guard.h); NULL if it failed */
     tsd_mqtt *mqtt;    /* MQTT ingest and alerts (mqtt.h); NULL when off */
@@ -76,9 +77,15 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
 int tsd_daemon_run(tsd_daemon *d);
 void tsd_daemon_close(tsd_daemon *d);
 
-/* Writes the checkpoint now (no-op without a state_dir); 0 or -1 (logged). Cost: the
- * engine's serialisation of every window plus one fsync. */
+/* Writes the checkpoint now, all at once: finishes the one in progress, then writes
+ * every group whose streams changed (no-op without a state_dir); 0 or -1 (logged). For
+ * SIGTERM and fatal errors; the periodic ones go in steps (loop.c, ckpt_job.h). */
 int tsd_daemon_checkpoint(tsd_daemon *d);
+/* Starts a checkpoint in steps (the interval, SIGUSR1), unless one is in progress. */
+void tsd_daemon_checkpoint_start(tsd_daemon *d);
+/* One step of the checkpoint in progress (at most about TSD_CKPT_STEP_S of the loop's
+ * time); returns in how many ms it wants the next (-1: none in progress). */
+long tsd_daemon_checkpoint_step(tsd_daemon *d);
 
 /* The SIGHUP / RELOAD path: loads config_path into a fresh struct; when it is valid,
  * swaps in the keys that apply live and re-resolves every stream's parameters; when

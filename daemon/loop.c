@@ -63,6 +63,7 @@
 
 typedef struct {
     uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_am;
+    long checkpoint_wait_ms; /* the checkpoint in progress wants its next step by then (-1) */
     uint64_t status_samples; /* samples at the last STATUS= line */
     int pressure;            /* memory over budget at the last look (guard.h) */
     uint64_t status_at;
@@ -251,6 +252,8 @@ static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
     uint64_t ck = t->next_checkpoint > now ? t->next_checkpoint - now : 0;
     if (d->cfg.checkpoint_interval_s && ck < wait)
         wait = ck;
+    if (t->checkpoint_wait_ms >= 0 && (uint64_t)t->checkpoint_wait_ms * 1000000ull < wait)
+        wait = (uint64_t)t->checkpoint_wait_ms * 1000000ull; /* its steps go on */
     return (long)((wait + 999999) / 1000000);
 }
 
@@ -291,7 +294,7 @@ static int run(tsd_daemon *d) {
     if (imqtt >= 0)
         items[imqtt] = (zmq_pollitem_t){.fd = tsd_mqtt_fd(d->mqtt), .events = ZMQ_POLLIN};
     uint64_t now = tsd_now_ns();
-    timers t = {.next_tick = now, .status_at = now};
+    timers t = {.next_tick = now, .status_at = now, .checkpoint_wait_ms = -1};
     t.next_checkpoint = now + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
     char ready[256];
     snprintf(ready, sizeof ready, "ready: %zu streams restored, backend %s",
@@ -364,11 +367,14 @@ static int run(tsd_daemon *d) {
         if (pressure && !t.pressure && d->cfg.checkpoint_interval_s)
             t.next_checkpoint = now;
         t.pressure = pressure;
-        if (d->cfg.checkpoint_interval_s && now >= t.next_checkpoint) {
-            tsd_daemon_checkpoint(d);
-            t.next_checkpoint =
-                tsd_now_ns() + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
+        /* checkpoints go in steps of well under a millisecond between the other work
+         * (ckpt_job.h); SIGUSR1 asks for one now */
+        if (tsd_flag_checkpoint || (d->cfg.checkpoint_interval_s && now >= t.next_checkpoint)) {
+            tsd_flag_checkpoint = 0;
+            tsd_daemon_checkpoint_start(d);
+            t.next_checkpoint = now + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
         }
+        t.checkpoint_wait_ms = tsd_daemon_checkpoint_step(d);
         if (now >= t.next_status)
             status_line(d, &t, now);
         tsd_notify_watchdog(&d->notify, now);

@@ -54,6 +54,35 @@ static void scalar(text *t, const char *name, const char *type, const char *help
     put(t, "%s %llu\n", name, (unsigned long long)v);
 }
 
+static void real(text *t, const char *name, const char *type, const char *help, double v) {
+    header(t, name, type, help);
+    put(t, "%s %.6f\n", name, v);
+}
+
+/* The checkpoints' work (ckpt_job.h). */
+static void checkpoints(text *t, const tsd_ckpt_stats *c) {
+    real(t, "tsmine_checkpoint_duration_seconds", "gauge",
+         "The last checkpoint, from its start to its last fsync.", c->last_duration_s);
+    real(t, "tsmine_checkpoint_stall_seconds", "gauge",
+         "Main loop time the last checkpoint took (looking at the streams, copying the "
+         "changed ones), in all.",
+         c->last_stall_s);
+    real(t, "tsmine_checkpoint_stall_max_seconds", "gauge",
+         "The longest the last checkpoint held the main loop at once.", c->last_max_step_s);
+    scalar(t, "tsmine_checkpoint_streams_written", "gauge",
+           "Streams the last checkpoint wrote (those that changed since the one before).",
+           c->last_records);
+    scalar(t, "tsmine_checkpoint_written_bytes_total", "counter",
+           "Bytes of checkpoint files written.", c->bytes);
+    scalar(t, "tsmine_checkpoint_files_total", "counter",
+           "Checkpoint files written or removed (one per group of streams that changed).",
+           c->files);
+    header(t, "tsmine_checkpoint_last_success_timestamp_seconds", "gauge",
+           "When the last checkpoint that wrote every file it had to ended (0: none yet).");
+    put(t, "tsmine_checkpoint_last_success_timestamp_seconds %.3f\n",
+        (double)c->last_success_ns * 1e-9);
+}
+
 /* One series per alert kind, labelled kind="discord" ... (tsd_alert_kind_label). */
 static void by_kind(text *t, const char *name, const char *type, const char *help,
                     const uint64_t v[TSS_ALERT_KINDS]) {
@@ -173,11 +202,14 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            "Connections to this server cut: no complete request within 5 s, or the longest "
            "waiting for one, evicted for a new connection with all 16 slots taken.",
            s->http.cut_slow);
-    scalar(&t, "tsmine_checkpoints_total", "counter", "Checkpoints written.", s->checkpoints);
+    scalar(&t, "tsmine_checkpoints_total", "counter",
+           "Checkpoints done (each writes only the groups of streams that changed).",
+           s->checkpoints);
     scalar(&t, "tsmine_checkpoint_failures_total", "counter",
-           "Checkpoints that could not be written (the previous one is kept; retried at the "
-           "next interval).",
+           "Checkpoints of which a file could not be written (its previous one is kept; "
+           "retried at the next checkpoint).",
            s->checkpoint_failures);
+    checkpoints(&t, &s->ckpt);
     scalar(&t, "tsmine_checkpoint_streams_dropped_total", "counter",
            "Streams of the checkpoint restored at start that were left out, beyond "
            "max_streams (the first streams created are kept).",

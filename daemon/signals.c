@@ -8,10 +8,16 @@
 
 volatile sig_atomic_t tsd_flag_reload = 0;
 volatile sig_atomic_t tsd_flag_stop = 0;
+volatile sig_atomic_t tsd_flag_checkpoint = 0;
 
 static void on_reload(int sig) {
     (void)sig;
     tsd_flag_reload = 1;
+}
+
+static void on_checkpoint(int sig) {
+    (void)sig;
+    tsd_flag_checkpoint = 1;
 }
 
 static void on_stop(int sig) {
@@ -25,6 +31,9 @@ int tsd_signals_install(void) {
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = on_reload;
     if (sigaction(SIGHUP, &sa, NULL) != 0)
+        return -1;
+    sa.sa_handler = on_checkpoint;
+    if (sigaction(SIGUSR1, &sa, NULL) != 0)
         return -1;
     sa.sa_handler = on_stop;
     if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)

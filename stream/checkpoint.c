@@ -31,12 +31,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
-#define VERSION   3u /* 2: events and calibrated scores (issue 16); 3: epochs, resets (17) */
-#define HEAD_LEN  (MAGIC_LEN + 4)
-#define TAIL_LEN  (8 + 4)
+#define VERSION                                                                                    \
+    4u /* 2: events, calibrated scores (issue 16); 3: epochs, resets (17); 4: groups (18) */
+#define HEAD_LEN (MAGIC_LEN + 8) /* magic, version, group */
+#define TAIL_LEN (8 + 4)
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc. Slicing-by-8: eight
  * bytes per step through eight tables (t[0] the classic byte table, t[k][i] the CRC
@@ -68,63 +70,76 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
     return ~crc;
 }
 
-/* ---- writing: a buffered stream that keeps the CRC and the length ---------------- */
+/* ---- writing: records into memory, files of records --------------------------- */
 
+/* A growing memory buffer that one stream record is serialised into (on the engine's
+ * thread: no CRC, no I/O; the file writer adds those). */
 typedef struct {
-    FILE *f;
-    uint32_t crc;
-    uint64_t len;
-    int failed;
-    size_t n;
-    unsigned char buf[1 << 16];
-} writer;
+    unsigned char *p;
+    size_t n, cap;
+    int failed; /* out of memory */
+} membuf;
 
-static void w_flush(writer *w) {
-    if (w->n && !w->failed && fwrite(w->buf, 1, w->n, w->f) != w->n)
-        w->failed = 1;
-    w->crc = crc32_update(w->crc, w->buf, w->n);
-    w->len += w->n;
-    w->n = 0;
-}
-
-static void w_bytes(writer *w, const void *p, size_t n) {
-    const unsigned char *b = p;
-    while (n > 0) {
-        if (w->n == sizeof w->buf)
-            w_flush(w);
-        size_t k = sizeof w->buf - w->n < n ? sizeof w->buf - w->n : n;
-        memcpy(w->buf + w->n, b, k);
-        w->n += k, b += k, n -= k;
+static void w_bytes(membuf *w, const void *src, size_t n) {
+    if (w->failed || n == 0) /* (src may be NULL then) */
+        return;
+    if (n > w->cap - w->n) {
+        size_t cap = w->cap ? 2 * w->cap : 4096;
+        while (cap - w->n < n)
+            cap *= 2;
+        unsigned char *p = realloc(w->p, cap);
+        if (!p) {
+            w->failed = 1;
+            return;
+        }
+        w->p = p, w->cap = cap;
     }
+    memcpy(w->p + w->n, src, n);
+    w->n += n;
 }
 
-/* An unsigned integer of nbytes (1, 4 or 8), little-endian. */
-static void w_uint(writer *w, uint64_t v, int nbytes) {
+/* An unsigned integer of nbytes (1, 2, 4 or 8), little-endian. */
+static void w_uint(membuf *w, uint64_t v, int nbytes) {
     unsigned char b[8];
     for (int k = 0; k < nbytes; k++)
         b[k] = (unsigned char)(v >> (8 * k));
     w_bytes(w, b, (size_t)nbytes);
 }
 
-static void w_u64(writer *w, uint64_t v) {
+static void w_u64(membuf *w, uint64_t v) {
     w_uint(w, v, 8);
 }
 
-static void w_u32(writer *w, uint32_t v) {
+static void w_u32(membuf *w, uint32_t v) {
     w_uint(w, v, 4);
 }
 
-static void w_u8(writer *w, unsigned v) {
+static void w_u8(membuf *w, unsigned v) {
     w_uint(w, v, 1);
 }
 
-static void w_f64(writer *w, double v) {
+static void w_f64(membuf *w, double v) {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
     w_u64(w, u);
 }
 
-static void w_params(writer *w, const tss_params *p) {
+/* n 8-byte values (doubles or int64), little-endian: one copy on a little-endian host
+ * (the window is most of a record: 4096 values one at a time took 4x as long). */
+static void w_array64(membuf *w, const void *src, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w_bytes(w, src, 8 * n);
+#else
+    const unsigned char *b = src;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t u;
+        memcpy(&u, b + 8 * k, 8);
+        w_u64(w, u);
+    }
+#endif
+}
+
+static void w_params(membuf *w, const tss_params *p) {
     w_u32(w, p->window);
     w_u32(w, p->subsequence);
     w_u32(w, p->hop);
@@ -139,7 +154,7 @@ static void w_params(writer *w, const tss_params *p) {
 }
 
 /* The score history, the open event and the published spans. */
-static void w_detect(writer *w, const tss_detect *d) {
+static void w_detect(membuf *w, const tss_detect *d) {
     const tss_calib *c = &d->cal;
     w_u32(w, c->n);
     w_u32(w, c->head);
@@ -165,7 +180,20 @@ static void w_detect(writer *w, const tss_detect *d) {
     }
 }
 
-static void w_stream(writer *w, const tss_stream *s) {
+/* Serialises one stream's record (its creation index, then its state) into w, after
+ * what w holds. Cost: a copy of the window (about 10 us at W = 4096). */
+static void w_stream(membuf *w, const tss_stream *s) {
+    const tss_ring *r = &s->ring;
+    const tss_staging *q = &s->stage;
+    const size_t nst = tss_staging_pending(q);
+    size_t need = 1024 + 16 * (size_t)r->fill + 2 * TSS_CALIB_HISTORY + 16 * s->det.npub +
+                  16 * s->det.nmotif + 16 * nst + 41 * (q->nmark - q->mhead);
+    if (need > w->cap - w->n) { /* one allocation for the whole record */
+        unsigned char *p = realloc(w->p, w->n + need);
+        if (p)
+            w->p = p, w->cap = w->n + need;
+    }
+    w_u64(w, s->index);
     size_t idlen = strlen(s->id);
     w_u32(w, (uint32_t)idlen);
     w_bytes(w, s->id, idlen);
@@ -191,15 +219,18 @@ static void w_stream(writer *w, const tss_stream *s) {
     for (int k = 0; k < TSS_ALERT_KINDS; k++)
         w_u64(w, s->alerts[k]);
     w_u64(w, s->gaps);
-    /* window */
-    const tss_ring *r = &s->ring;
+    /* window: samples (contiguous in the mirrored ring), then timestamps (a plain ring
+     * of cap: up to two runs), oldest first */
     w_u64(w, s->proc_seq);
     w_u64(w, s->since_pass);
     w_u32(w, r->fill);
-    for (uint32_t k = 0, at = tss_ring_start(r); k < r->fill; k++) /* fill > 0: v is there */
-        w_f64(w, r->v[at + k]);
-    for (uint32_t k = r->fill; k > 0; k--)
-        w_u64(w, (uint64_t)tss_ring_ts_back(r, k));
+    if (r->fill) {
+        const uint32_t at = tss_ring_start(r);
+        w_array64(w, r->v + at, r->fill);
+        const uint32_t run = r->cap - at < r->fill ? r->cap - at : r->fill;
+        w_array64(w, r->ts + at, run);
+        w_array64(w, r->ts, r->fill - run);
+    }
     /* detection */
     w_detect(w, &s->det);
     w_u64(w, s->det.nmotif);
@@ -208,12 +239,11 @@ static void w_stream(writer *w, const tss_stream *s) {
         w_u64(w, s->det.motif[k].b);
     }
     /* staging */
-    const tss_staging *q = &s->stage;
-    w_u64(w, tss_staging_pending(q));
-    for (size_t k = q->head; k < q->n; k++)
-        w_f64(w, q->v[k]);
-    for (size_t k = q->head; k < q->n; k++)
-        w_u64(w, (uint64_t)q->ts[k]);
+    w_u64(w, nst);
+    if (nst) { /* (no staging may have been allocated yet) */
+        w_array64(w, q->v + q->head, nst);
+        w_array64(w, q->ts + q->head, nst);
+    }
     w_u64(w, q->nmark - q->mhead);
     for (size_t k = q->mhead; k < q->nmark; k++) {
         const tss_gap_mark *m = &q->mark[k];
@@ -226,31 +256,65 @@ static void w_stream(writer *w, const tss_stream *s) {
     }
 }
 
+/* Appends n bytes to the file, keeping the CRC and the length. */
+static void file_put(tss_ckpt_file *cf, const void *p, size_t n) {
+    if (!cf->failed && n && fwrite(p, 1, n, cf->f) != n)
+        cf->failed = 1;
+    cf->crc = crc32_update(cf->crc, p, n);
+    cf->len += n;
+}
+
+void tss_ckpt_file_begin(tss_ckpt_file *cf, FILE *f, uint32_t group) {
+    *cf = (tss_ckpt_file){.f = f};
+    membuf h = {0};
+    w_bytes(&h, MAGIC, MAGIC_LEN);
+    w_u32(&h, VERSION);
+    w_u32(&h, group);
+    cf->failed = h.failed;
+    file_put(cf, h.p, h.n);
+    free(h.p);
+}
+
+void tss_ckpt_file_record(tss_ckpt_file *cf, const void *rec, size_t n) {
+    file_put(cf, rec, n);
+    cf->count++;
+}
+
+int tss_ckpt_file_end(tss_ckpt_file *cf) {
+    unsigned char b[12];
+    for (int k = 0; k < 4; k++)
+        b[k] = (unsigned char)(cf->count >> (8 * k));
+    file_put(cf, b, 4);
+    const uint64_t payload = cf->len - HEAD_LEN;
+    const uint32_t crc = cf->crc;
+    for (int k = 0; k < 8; k++)
+        b[k] = (unsigned char)(payload >> (8 * k));
+    for (int k = 0; k < 4; k++)
+        b[8 + k] = (unsigned char)(crc >> (8 * k));
+    file_put(cf, b, 12);
+    return cf->failed || fflush(cf->f) != 0 || ferror(cf->f) ? -1 : 0;
+}
+
 int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     /* the launch in flight (at most about TSS_PASS_BATCH_S) changes the published spans
      * and MOTIF pairs: it publishes first; streams waiting for their passes are
      * saved at their pass point, and wait again once loaded */
     tssi_engine_join(e, 1, NULL, 0);
-    writer *w = calloc(1, sizeof *w);
-    if (!w) {
+    tss_ckpt_file cf;
+    tss_ckpt_file_begin(&cf, f, TSS_CKPT_ALL);
+    membuf w = {0};
+    for (size_t k = 0; k < e->reg.n && !w.failed; k++) {
+        w.n = 0;
+        w_stream(&w, e->reg.list[k]);
+        if (!w.failed)
+            tss_ckpt_file_record(&cf, w.p, w.n);
+    }
+    free(w.p);
+    if (w.failed) {
         tssi_say(err, errlen, "checkpoint: out of memory");
         return -1;
     }
-    w->f = f;
-    w_bytes(w, MAGIC, MAGIC_LEN);
-    w_u32(w, VERSION);
-    w_u32(w, (uint32_t)e->reg.n);
-    for (size_t k = 0; k < e->reg.n; k++)
-        w_stream(w, e->reg.list[k]);
-    w_flush(w);
-    uint64_t payload = w->len - HEAD_LEN;
-    uint32_t crc = w->crc;
-    w_u64(w, payload);
-    w_u32(w, crc);
-    w_flush(w);
-    int failed = w->failed || fflush(f) != 0 || ferror(f);
-    free(w);
-    if (failed) {
+    if (tss_ckpt_file_end(&cf) != 0) {
         tssi_say(err, errlen, "checkpoint: write failed");
         return -1;
     }
@@ -451,9 +515,11 @@ static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
     } while (0)
 
 /* Reads one stream record into a new stream (*out); 0, or -1 with a message. */
-static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned errlen) {
+static int r_stream(reader *r, size_t idx, uint32_t group, tss_stream **out, char *err,
+                    unsigned errlen) {
     tss_stream *s = NULL;
     char id[TSS_MAX_ID + 1];
+    const uint64_t index = r_u64(r);
     uint32_t idlen = r_u32(r);
     const unsigned char *idb = idlen <= TSS_MAX_ID ? r_take(r, idlen) : NULL;
     if (!idb || idlen == 0)
@@ -463,6 +529,8 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
             BAD("id is not printable");
     memcpy(id, idb, idlen);
     id[idlen] = '\0';
+    if (group != TSS_CKPT_ALL && tss_ckpt_group(id) != group)
+        BAD("id \"%s\" belongs to group %u, not %u", id, tss_ckpt_group(id), group);
 
     tss_params p;
     p.window = r_u32(r);
@@ -575,6 +643,7 @@ static int r_stream(reader *r, size_t idx, tss_stream **out, char *err, unsigned
     }
     if (r->bad)
         BAD("truncated");
+    s->index = index; /* the creation order, until tss_restore_finish registers it */
     *out = s;
     return 0;
 fail:
@@ -595,75 +664,103 @@ static int64_t bytes_left(FILE *f) {
     return (int64_t)(end - at);
 }
 
-/* Reads the stream records of the payload (r: over the payload, the stream count read)
- * into reg, keeping the first `keep` (creation order) and checking, then dropping, the
- * others (counted in rep); 0, or -1 with a message. One dropped stream at a time is
- * held, so the memory stays that of the streams kept. */
-static int r_streams(reader *r, uint32_t count, uint32_t keep, tss_registry *reg,
-                     tss_load_report *rep, char *err, unsigned errlen) {
-    for (uint32_t k = 0; k < count; k++) {
+/* ---- restoring: files of records into streams aside, then into the engine -------- */
+
+struct tss_restore {
+    tss_stream **s; /* read so far, every file; s->index: the saved creation order */
+    size_t n, cap;
+    size_t keep;          /* streams kept at most (the first in creation order) */
+    size_t dropped;       /* beyond keep, dropped already */
+    uint64_t first_index; /* the first of those, in creation order */
+    char first_id[TSS_MAX_ID + 1];
+};
+
+int tss_restore_new(size_t keep, tss_restore **out) {
+    *out = calloc(1, sizeof **out);
+    if (*out)
+        (*out)->keep = keep ? keep : SIZE_MAX;
+    return *out ? 0 : -1;
+}
+
+/* Orders streams by their saved creation index. */
+static int by_index(const void *a, const void *b) {
+    const tss_stream *x = *(tss_stream *const *)a, *y = *(tss_stream *const *)b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Keeps the first rs->keep of the streams rs->s[from..n) in creation order and drops
+ * the others, counting them in *dropped (and the first of them in *first, *first_id),
+ * so that a restore holds about twice max_streams streams at most, whatever the files
+ * hold (issue 17 item 6: 8,000 streams restored into max_streams = 10 in 12 MB). */
+static void trim(tss_restore *rs, size_t from, size_t *dropped, uint64_t *first, char *first_id) {
+    if (rs->n - from <= rs->keep)
+        return;
+    qsort(rs->s + from, rs->n - from, sizeof *rs->s, by_index);
+    for (size_t k = from + rs->keep; k < rs->n; k++) {
+        if (!(*dropped)++ || rs->s[k]->index < *first) {
+            *first = rs->s[k]->index;
+            snprintf(first_id, TSS_MAX_ID + 1, "%s", rs->s[k]->id);
+        }
+        tss_stream_destroy(&rs->s[k]);
+    }
+    rs->n = from + rs->keep;
+}
+
+void tss_restore_destroy(tss_restore **self_p) {
+    if (*self_p) {
+        tss_restore *r = *self_p;
+        for (size_t k = 0; k < r->n; k++)
+            tss_stream_destroy(&r->s[k]);
+        free(r->s);
+        free(r);
+        *self_p = NULL;
+    }
+}
+
+/* Reads the stream records of the payload (r: over the payload after the header) into
+ * rs, checking each as it comes, up to the record count that ends the payload; 0, or -1
+ * with a message (rs then holds the records of this file read so far: the caller
+ * drops them). */
+static int r_streams(reader *r, uint32_t group, tss_restore *rs, uint32_t *count, tss_restore *drop,
+                     char *err, unsigned errlen) {
+    const size_t from = rs->n;
+    uint32_t k = 0;
+    for (; (r->n - r->at) + r->left > 4; k++) {
         tss_stream *s = NULL;
-        if (r_stream(r, k, &s, err, errlen) != 0)
-            return -1;
-        if (tss_registry_find(reg, s->id) || (k < keep && tss_registry_add(reg, s) != 0)) {
-            tssi_say(err, errlen, "checkpoint: stream %u: duplicate id or out of memory", k);
-            tss_stream_destroy(&s);
-            return -1;
+        if (rs->n == rs->cap) {
+            size_t cap = rs->cap ? 2 * rs->cap : 64;
+            tss_stream **p = realloc(rs->s, cap * sizeof *p);
+            if (!p) {
+                tssi_say(err, errlen, "checkpoint: out of memory");
+                return -1;
+            }
+            rs->s = p, rs->cap = cap;
         }
-        if (k >= keep) {
-            if (!rep->dropped++)
-                snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
-            tss_stream_destroy(&s);
-        }
+        if (r_stream(r, k, group, &s, err, errlen) != 0)
+            return -1;
+        rs->s[rs->n++] = s;
+        if (rs->n - from >= 2 * rs->keep && rs->keep < SIZE_MAX / 4) /* the file's own */
+            trim(rs, from, &drop->dropped, &drop->first_index, drop->first_id);
     }
-    if (r->at != r->n || r->left) {
-        tssi_say(err, errlen, "checkpoint: %llu stray bytes after the streams",
-                 (unsigned long long)(r->n - r->at + r->left));
+    *count = r_u32(r);
+    if (r->bad || *count != k) {
+        tssi_say(err, errlen, "checkpoint: %u stream records, the file says %u", k, *count);
         return -1;
     }
     return 0;
 }
 
-/* Hands the streams read (reg, emptied) to the engine: their staged samples and the
- * passes they were waiting for. 0, or -1 when out of memory. */
-static int adopt(tss_engine *e, tss_registry *reg) {
-    if (tssi_engine_reserve_dirty(e, reg->n) != 0 || tssi_engine_reserve_wait(e, reg->n) != 0)
-        return -1;
-    e->reg = *reg;
-    *reg = (tss_registry){0};
-    for (size_t k = 0; k < e->reg.n; k++) {
-        tss_stream *s = e->reg.list[k];
-        tssi_engine_touch(e, s); /* idle from now: the time it was down does not count */
-        size_t staged = tss_staging_pending(&s->stage);
-        if (staged) {
-            e->pending += staged;
-            tssi_engine_mark_dirty(e, s);
-        }
-        /* saved at a pass point whose passes had not run: they run first */
-        if (s->p.subsequence && s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop)
-            e->wait[e->nwait++] = s, s->waiting = 1;
-    }
-    return 0;
-}
-
-int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
-    return tss_engine_load_report(e, f, NULL, err, errlen);
-}
-
-/* One pass over the file: the header (magic, version) first, then the payload read
- * incrementally, each stream record checked as it comes, every byte into the CRC; a
- * refused field stops the parsing but not the reading, so that the checksum, checked
+/* One pass over the file: the header (magic, version, group) first, then the payload
+ * read incrementally, each stream record checked as it comes, every byte into the CRC;
+ * a refused field stops the parsing but not the reading, so that the checksum, checked
  * at the end with the length, still decides whether the file is corrupt (the message
  * says so) or well-formed with content this build refuses. */
-int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *err,
-                           unsigned errlen) {
-    tss_load_report ignored;
-    rep = rep ? rep : &ignored;
-    *rep = (tss_load_report){0};
-    if (e->reg.n) {
-        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
-        return -1;
-    }
+int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
+                     tss_load_report *rep, char *err, unsigned errlen) {
+    const size_t had = rs->n;
+    uint32_t n = 0;
+    if (count)
+        *count = 0;
     const int64_t len = bytes_left(f);
     if (len < 0) {
         tssi_say(err, errlen, "checkpoint: cannot tell the size of the input (not a file?)");
@@ -681,8 +778,8 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
                  (long long)len);
         return -1;
     }
-    reader hr = {.p = head + MAGIC_LEN, .n = 4};
-    const uint32_t version = r_u32(&hr);
+    reader hr = {.p = head + MAGIC_LEN, .n = 8};
+    const uint32_t version = r_u32(&hr), file_group = r_u32(&hr);
     if (version != VERSION) {
         tssi_say(err, errlen, "checkpoint: version %u, this build reads version %u", version,
                  VERSION);
@@ -691,14 +788,14 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
     reader r = {.f = f,
                 .left = (uint64_t)len - HEAD_LEN - TAIL_LEN,
                 .crc = crc32_update(0, head, HEAD_LEN)};
-    tss_registry reg = {0};
     char why[512] = "";
-    const uint32_t count = r_u32(&r);
     int rc = -1;
-    if (!r_fits(&r, count, 8))
-        tssi_say(why, sizeof why, "checkpoint: %u streams in %lld bytes", count, (long long)len);
+    tss_restore drop = {0}; /* what this file's records dropped beyond keep */
+    if (file_group != group && !(group == TSS_CKPT_ALL && file_group < TSS_CKPT_GROUPS))
+        tssi_say(why, sizeof why, "checkpoint: a file of group %u where group %u was expected",
+                 file_group, group);
     else
-        rc = r_streams(&r, count, e->opt.max_streams, &reg, rep, why, sizeof why);
+        rc = r_streams(&r, file_group, rs, &n, &drop, why, sizeof why);
     if (rc != 0)
         r_drain(&r);
     if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
@@ -716,12 +813,352 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
         rc = -1;
     } else if (rc != 0) {
         tssi_say(err, errlen, "%s", why[0] ? why : "checkpoint: truncated");
-    } else if (adopt(e, &reg) != 0) {
+    }
+    if (rc != 0) { /* nothing of this file is kept */
+        while (rs->n > had)
+            tss_stream_destroy(&rs->s[--rs->n]);
+        return -1;
+    }
+    if (count)
+        *count = n;
+    if (drop.dropped && (!rs->dropped || drop.first_index < rs->first_index)) {
+        rs->first_index = drop.first_index;
+        snprintf(rs->first_id, sizeof rs->first_id, "%s", drop.first_id);
+    }
+    rs->dropped += drop.dropped;
+    trim(rs, 0, &rs->dropped, &rs->first_index, rs->first_id); /* with the other files' */
+    return 0;
+}
+
+/* Hands the streams read (reg, emptied) to the engine: their staged samples and the
+ * passes they were waiting for. 0, or -1 when out of memory. */
+static int adopt(tss_engine *e, tss_registry *reg) {
+    if (tssi_engine_reserve_dirty(e, reg->n) != 0 || tssi_engine_reserve_wait(e, reg->n) != 0)
+        return -1;
+    e->reg = *reg;
+    *reg = (tss_registry){0};
+    for (size_t k = 0; k < e->reg.n; k++) {
+        tss_stream *s = e->reg.list[k];
+        s->ckpt_mark = tss_stream_fingerprint(s); /* as on disk: not written again until it
+                                                   * changes */
+        tssi_engine_touch(e, s); /* idle from now: the time it was down does not count */
+        size_t staged = tss_staging_pending(&s->stage);
+        if (staged) {
+            e->pending += staged;
+            tssi_engine_mark_dirty(e, s);
+        }
+        /* saved at a pass point whose passes had not run: they run first */
+        if (s->p.subsequence && s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop)
+            e->wait[e->nwait++] = s, s->waiting = 1;
+    }
+    return 0;
+}
+
+int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, char *err,
+                       unsigned errlen) {
+    if (e->reg.n) {
+        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
+        return -1;
+    }
+    trim(rs, 0, &rs->dropped, &rs->first_index, rs->first_id);
+    if (rs->n) /* (qsort of NULL: undefined, even for none) */
+        qsort(rs->s, rs->n, sizeof *rs->s, by_index);
+    rep->dropped = rs->dropped;
+    snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", rs->first_id);
+    const size_t keep = e->opt.max_streams;
+    tss_registry reg = {0};
+    int rc = 0;
+    for (size_t k = 0; k < rs->n && rc == 0; k++) {
+        tss_stream *s = rs->s[k];
+        if (tss_registry_find(&reg, s->id)) {
+            tssi_say(err, errlen, "checkpoint: stream \"%s\" twice", s->id);
+            rc = -1;
+        } else if (reg.n >= keep) {
+            if (!rep->dropped++)
+                snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
+            tss_stream_destroy(&rs->s[k]);
+        } else {
+            /* strictly increasing, even from files of different histories: the walk
+             * finds streams by index */
+            const uint64_t index = reg.n && s->index < reg.created ? reg.created : s->index;
+            if (tss_registry_add(&reg, s) != 0) {
+                tssi_say(err, errlen, "checkpoint: out of memory");
+                rc = -1;
+                continue;
+            }
+            /* the saved creation index stays: the groups not rewritten since keep theirs,
+             * and the next restore orders them all with those written after it */
+            s->index = index;
+            reg.created = index + 1; /* the largest so far (sorted) */
+            rs->s[k] = NULL;         /* the registry owns it */
+        }
+    }
+    if (rc == 0 && adopt(e, &reg) != 0) {
         tssi_say(err, errlen, "checkpoint: out of memory");
         rc = -1;
     }
     if (rc != 0)
         rep->dropped = 0, rep->first_dropped[0] = '\0';
     tss_registry_free(&reg);
+    size_t left = 0; /* what the registry did not take, for tss_restore_destroy */
+    for (size_t k = 0; k < rs->n; k++)
+        if (rs->s[k] && rc != 0)
+            rs->s[left++] = rs->s[k];
+    rs->n = left;
     return rc;
+}
+
+int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen) {
+    return tss_engine_load_report(e, f, NULL, err, errlen);
+}
+
+int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *err,
+                           unsigned errlen) {
+    tss_load_report ignored;
+    rep = rep ? rep : &ignored;
+    *rep = (tss_load_report){0};
+    if (e->reg.n) {
+        tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
+        return -1;
+    }
+    tss_restore *rs;
+    if (tss_restore_new(e->opt.max_streams, &rs) != 0) {
+        tssi_say(err, errlen, "checkpoint: out of memory");
+        return -1;
+    }
+    int rc = tss_restore_read(rs, f, TSS_CKPT_ALL, NULL, rep, err, errlen);
+    if (rc == 0)
+        rc = tss_restore_finish(e, rs, rep, err, errlen);
+    tss_restore_destroy(&rs);
+    return rc;
+}
+
+/* ---- incremental checkpoints: the groups whose streams changed ------------------- */
+
+unsigned tss_ckpt_group(const char *id) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return (h ^ (h >> 16)) % TSS_CKPT_GROUPS;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t mix_f64(uint64_t h, double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return mix(h, u);
+}
+
+static uint64_t mix_params(uint64_t h, const tss_params *p) {
+    h = mix(h, (uint64_t)p->window << 32 | p->subsequence);
+    h = mix(h, (uint64_t)p->hop << 32 | p->excl);
+    h = mix(h, (uint64_t)p->warmup << 32 | p->references);
+    h = mix(h, (uint64_t)p->motif << 1 | (uint64_t)p->left_discord);
+    h = mix_f64(h, p->threshold);
+    h = mix_f64(h, p->threshold_end);
+    return mix_f64(h, p->range);
+}
+
+/* Every change to a stream's saved state moves one of these: samples accepted or
+ * refused (counters, sequence numbers), processed (proc_seq, fill), passes run
+ * (since_pass) and published (spans, pairs, alert counts), events, restarts, resets,
+ * new parameters, a recalibration. O(1): about 50 ns. */
+uint64_t tss_stream_fingerprint(const tss_stream *s) {
+    const tss_detect *d = &s->det;
+    uint64_t h = 0x243F6A8885A308D3ull;
+    h = mix(h, s->samples), h = mix(h, s->rejected), h = mix(h, s->gaps);
+    for (int k = 0; k < TSS_ALERT_KINDS; k++)
+        h = mix(h, s->alerts[k]);
+    h = mix(h, s->proc_seq), h = mix(h, s->since_pass);
+    h = mix(h, (uint64_t)s->ring.fill << 32 | s->ring.head);
+    h = mix(h, s->next_seq), h = mix(h, (uint64_t)s->last_ts), h = mix(h, s->epoch);
+    h = mix(h, (uint64_t)s->started << 1 | (uint64_t)s->reset_pending);
+    h = mix(h, (uint64_t)s->ngaps << 32 | s->gap_next);
+    h = mix(h, tss_staging_pending(&s->stage)), h = mix(h, s->stage.nmark - s->stage.mhead);
+    h = mix(h, d->events), h = mix(h, d->npub), h = mix(h, d->nmotif);
+    h = mix(h, (uint64_t)d->open << 8 | (uint64_t)d->tail), h = mix(h, d->below);
+    h = mix(h, d->first), h = mix(h, d->last), h = mix(h, d->peak.start_seq);
+    h = mix(h, (uint64_t)d->cal.n << 32 | d->cal.head), h = mix_f64(h, d->last_raw);
+    h = mix(h, (uint64_t)s->period << 32 | s->next_check);
+    h = mix_params(mix_params(h, &s->cfg), &s->p);
+    return h | 1; /* 0: never written */
+}
+
+/* A stream of a group to write: its group and creation index (streams are found again
+ * by index: one may be removed between two steps). */
+typedef struct {
+    uint32_t group;
+    uint64_t index;
+} member;
+
+struct tss_ckpt_walk {
+    int full;
+    int phase;                     /* 0: looking at every stream, 1: writing groups, 2: done */
+    uint64_t cursor;               /* phase 0: the next creation index to look at */
+    int64_t disk[TSS_CKPT_GROUPS]; /* streams in each group's file (-1: unknown) */
+    uint32_t mem[TSS_CKPT_GROUPS]; /* streams of each group in the engine */
+    unsigned char dirty[TSS_CKPT_GROUPS];
+    member *m;               /* phase 0: every stream; phase 1: those of dirty groups */
+    size_t n, cap, at;       /* phase 1: the next member to write */
+    uint32_t group, written; /* phase 1: the group being written, its records so far */
+    tss_ckpt_walk_stats st;
+};
+
+int tss_ckpt_walk_new(const int64_t *disk, int full, tss_ckpt_walk **out) {
+    tss_ckpt_walk *w = calloc(1, sizeof *w);
+    if (!w)
+        return -1;
+    w->full = full;
+    memcpy(w->disk, disk, sizeof w->disk);
+    *out = w;
+    return 0;
+}
+
+void tss_ckpt_walk_destroy(tss_ckpt_walk **self_p) {
+    if (*self_p) {
+        free((*self_p)->m);
+        free(*self_p);
+        *self_p = NULL;
+    }
+}
+
+const tss_ckpt_walk_stats *tss_ckpt_walk_stats_of(const tss_ckpt_walk *w) {
+    return &w->st;
+}
+
+/* The position in e's list (creation order, indexes increasing) of the first stream
+ * whose index is >= index. O(log n). */
+static size_t position_of(const tss_engine *e, uint64_t index) {
+    size_t lo = 0, hi = e->reg.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->reg.list[mid]->index < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first dirty group at or after g (TSS_CKPT_GROUPS: none). */
+static uint32_t next_dirty(const tss_ckpt_walk *w, uint32_t g) {
+    while (g < TSS_CKPT_GROUPS && !w->dirty[g])
+        g++;
+    return g;
+}
+
+/* Phase 0, until the deadline: looks at the streams from the cursor on, noting each
+ * one's group and whether it changed. Returns 1 once every stream was seen. */
+static int look(tss_engine *e, tss_ckpt_walk *w, double deadline) {
+    const size_t first = position_of(e, w->cursor);
+    for (size_t k = first; k < e->reg.n; k++) {
+        if (k > first && (k & 63) == 0 && tssi_now() >= deadline)
+            return 0; /* (at least one stream a step) */
+        tss_stream *s = e->reg.list[k];
+        if (w->n == w->cap) {
+            size_t cap = w->cap ? 2 * w->cap : 1024;
+            member *m = realloc(w->m, cap * sizeof *m);
+            if (!m)
+                return -1;
+            w->m = m, w->cap = cap;
+        }
+        const uint32_t g = tss_ckpt_group(s->id);
+        w->m[w->n++] = (member){g, s->index};
+        w->mem[g]++;
+        if (s->ckpt_mark != tss_stream_fingerprint(s))
+            w->dirty[g] = 1;
+        w->cursor = s->index + 1;
+    }
+    /* a group is written when a stream of it changed, or its file holds another number
+     * of streams (one was removed, or the file's count is unknown) */
+    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
+        w->dirty[g] |= w->full || w->disk[g] != (int64_t)w->mem[g];
+    /* the members of dirty groups, by group, each group's in creation order: a counting
+     * sort (O(n): a qsort of 10^4 members alone took a millisecond) */
+    size_t at[TSS_CKPT_GROUPS + 1] = {0};
+    for (size_t k = 0; k < w->n; k++)
+        at[w->m[k].group + 1] += w->dirty[w->m[k].group];
+    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
+        at[g + 1] += at[g];
+    const size_t kept = at[TSS_CKPT_GROUPS];
+    member *sorted = kept ? malloc(kept * sizeof *sorted) : NULL;
+    if (kept && !sorted)
+        return -1;
+    for (size_t k = 0; k < w->n; k++)
+        if (w->dirty[w->m[k].group])
+            sorted[at[w->m[k].group]++] = w->m[k];
+    free(w->m);
+    w->m = sorted, w->n = w->cap = kept;
+    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
+        w->st.groups += w->dirty[g];
+    w->group = next_dirty(w, 0);
+    return 1;
+}
+
+/* The calling thread's CPU time, in seconds. */
+static double thread_cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may_join,
+                       const tss_ckpt_sink *sink) {
+    const double t0 = tssi_now(), deadline = t0 + budget_s, c0 = thread_cpu();
+    int rc = 0;
+    if (w->phase == 0) {
+        rc = look(e, w, deadline);
+        if (rc == 1)
+            w->phase = 1, rc = 0;
+    }
+    membuf b = {0};
+    int did = 0; /* records this step: the first one goes whatever the deadline */
+    while (w->phase == 1 && rc == 0) {
+        if (w->group == TSS_CKPT_GROUPS) {
+            w->phase = 2;
+            break;
+        }
+        if (w->at < w->n && w->m[w->at].group == w->group) {
+            if ((did && tssi_now() >= deadline) || !sink->room(sink->user))
+                break;
+            const size_t k = position_of(e, w->m[w->at].index);
+            tss_stream *s = k < e->reg.n && e->reg.list[k]->index == w->m[w->at].index
+                                ? e->reg.list[k]
+                                : NULL; /* NULL: removed since */
+            if (s && s->inflight) {     /* its join changes what it published */
+                if (!may_join)
+                    break; /* a later step, once a tick joined it */
+                tssi_engine_join(e, 1, NULL, 0);
+            }
+            if (s) {
+                b = (membuf){0};
+                w_stream(&b, s);
+                if (b.failed) {
+                    free(b.p);
+                    rc = -1;
+                    break;
+                }
+                s->ckpt_mark = tss_stream_fingerprint(s);
+                did++, w->written++, w->st.records++, w->st.bytes += b.n;
+                sink->record(sink->user, w->group, b.p, b.n); /* takes b.p */
+            }
+            w->at++;
+            continue;
+        }
+        sink->end(sink->user, w->group, w->written);
+        w->written = 0;
+        w->group = next_dirty(w, w->group + 1);
+    }
+    const double held = tssi_now() - t0;
+    w->st.held_s += held;
+    if (held > w->st.max_held_s)
+        w->st.max_held_s = held;
+    const double cpu = thread_cpu() - c0;
+    if (cpu > w->st.max_cpu_s)
+        w->st.max_cpu_s = cpu;
+    return rc < 0 ? -1 : w->phase == 2;
 }

@@ -86,6 +86,8 @@ struct tss_stream {
 
     /* counters */
     uint64_t samples, rejected, alerts[TSS_ALERT_KINDS], gaps;
+    /* tss_stream_fingerprint when its record was last serialised (checkpoint.c), 0 never */
+    uint64_t ckpt_mark;
 
     /* lifetime (lifetime.c): on one of the engine's two lists by idleness, those that
      * have not delivered their warm-up yet (cold) and the others */
@@ -151,6 +153,9 @@ static inline void tss_stream_alert(tss_stream *s, const tss_alert *a) {
 /* Records the first failure message of this tick (fail: tss_stream_fail; the passes'
  * own message, taken over when they are joined: tss_stream_pass_fail). */
 void tss_stream_fail(tss_stream *s, const char *what, const char *msg);
+/* A hash of what the stream's saved state depends on (checkpoint.c): it changes with
+ * every change of that state. */
+uint64_t tss_stream_fingerprint(const tss_stream *s);
 void tss_stream_pass_fail(tss_stream *s, const char *what, const char *msg);
 
 #endif

@@ -42,7 +42,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c.ingest_hwm, 100000);
     assert_int_equal(c.alerts_hwm, 100000);
     assert_int_equal(c.tick_ms, 10);
-    assert_int_equal(c.checkpoint_interval_s, 5);
+    assert_int_equal(c.checkpoint_interval_s, 60);
     assert_int_equal(c.log_rate_per_s, 5);
     assert_int_equal(c.peer_buffer, 32 << 20);
     assert_int_equal(c.memory_budget, 0);   /* auto */

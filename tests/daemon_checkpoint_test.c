@@ -401,7 +401,8 @@ static void put_le(unsigned char *b, uint64_t v, int nbytes) {
 }
 
 /* Each corrupt case edits a copy of the intact file (b, *n) in place. Offsets: magic
- * 0..7, version 8..11, stream count 12..15, first id length 16..19, its id at 20. */
+ * 0..7, version 8..11, group 12..15, first record: creation index 16..23, id length
+ * 24..27, its id at 28; the record count is the payload's last 4 bytes (n - 16). */
 static void edit_empty(unsigned char *b, size_t *n) {
     (void)b, *n = 0;
 }
@@ -412,7 +413,7 @@ static void edit_magic(unsigned char *b, size_t *n) {
     (void)n, b[0] = 'X';
 }
 static void edit_version(unsigned char *b, size_t *n) {
-    put_le(b + 8, 4, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + 8, 5, 4), st_ckpt_fix_crc(b, *n);
 }
 static void edit_old_version(unsigned char *b, size_t *n) {
     put_le(b + 8, 1, 4), st_ckpt_fix_crc(b, *n);
@@ -430,22 +431,25 @@ static void edit_length_field(unsigned char *b, size_t *n) {
     put_le(b + *n - 12, *n, 8);
 }
 static void edit_count_over_limit(unsigned char *b, size_t *n) {
-    put_le(b + 12, 1000, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + *n - 16, 1000, 4), st_ckpt_fix_crc(b, *n);
 }
-static void edit_count_past_end(unsigned char *b, size_t *n) {
-    put_le(b + 12, 5, 4), st_ckpt_fix_crc(b, *n);
+static void edit_count_short(unsigned char *b, size_t *n) {
+    put_le(b + *n - 16, 2, 4), st_ckpt_fix_crc(b, *n);
+}
+static void edit_group(unsigned char *b, size_t *n) {
+    put_le(b + 12, 7, 4), st_ckpt_fix_crc(b, *n); /* no stream "a", "b", "c" is in group 7 */
 }
 static void edit_id_length(unsigned char *b, size_t *n) {
-    put_le(b + 16, 0, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + 24, 0, 4), st_ckpt_fix_crc(b, *n);
 }
 static void edit_id_char(unsigned char *b, size_t *n) {
-    b[20] = 0x07, st_ckpt_fix_crc(b, *n);
+    b[28] = 0x07, st_ckpt_fix_crc(b, *n);
 }
 static void edit_stray_bytes(unsigned char *b, size_t *n) {
     memmove(b + *n - 4, b + *n - 12, 12); /* 8 zero bytes before the length field */
     memset(b + *n - 12, 0, 8);
     *n += 8;
-    put_le(b + *n - 12, *n - 24, 8);
+    put_le(b + *n - 12, *n - 28, 8);
     st_ckpt_fix_crc(b, *n);
 }
 
@@ -460,19 +464,20 @@ static void test_restore_corrupt_table(void **state) {
         {"empty file", edit_empty, "not a tsmine stream checkpoint (0 bytes)"},
         {"short header", edit_short_header, "not a tsmine stream checkpoint (10 bytes)"},
         {"wrong magic", edit_magic, "not a tsmine stream checkpoint"},
-        {"newer version", edit_version, "version 4, this build reads version 3"},
+        {"newer version", edit_version, "version 5, this build reads version 4"},
         {"older version (before events)", edit_old_version,
-         "version 1, this build reads version 3"},
+         "version 1, this build reads version 4"},
         {"truncated to half", edit_truncate_half, "length or checksum mismatch"},
         {"truncated by one byte", edit_truncate_tail, "length or checksum mismatch"},
         {"bad checksum", edit_checksum, "length or checksum mismatch"},
         {"wrong length field", edit_length_field, "length or checksum mismatch"},
-        {"stream count past the end, over the limit", edit_count_over_limit,
-         "stream 3: bad id length 0"},
-        {"stream count past the end", edit_count_past_end, "stream 3: bad id length 0"},
+        {"record count over the records", edit_count_over_limit,
+         "3 stream records, the file says 1000"},
+        {"record count under the records", edit_count_short, "3 stream records, the file says 2"},
+        {"another group's file", edit_group, "belongs to group"},
         {"zero id length", edit_id_length, "stream 0: bad id length 0"},
         {"unprintable id", edit_id_char, "stream 0: id is not printable"},
-        {"stray bytes", edit_stray_bytes, "8 stray bytes after the streams"},
+        {"stray bytes", edit_stray_bytes, "stream 3: bad id length 0"},
     };
     st_env env = {0};
     size_t len;

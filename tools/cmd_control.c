@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_control.c - the control requests that change tsmined's streams or configuration:
- * `tsmine reset`, `tsmine delete`, `tsmine recalibrate`, `tsmine reload` (DESIGN 6).
+ * `tsmine reset`, `tsmine delete`, `tsmine recalibrate`, `tsmine reload`, `tsmine
+ * checkpoint` (DESIGN 6).
  * Each sends one ControlRequest and prints the daemon's one-line answer. */
 #include "cli.h"
 #include "client.h"
@@ -51,6 +52,10 @@ static int run_recalibrate(const client_args *a) {
 
 static int run_reload(const client_args *a) {
     return request(a, TSMINE__V1__CONTROL_REQUEST__COMMAND__RELOAD, "reload");
+}
+
+static int run_checkpoint(const client_args *a) {
+    return request(a, TSMINE__V1__CONTROL_REQUEST__COMMAND__CHECKPOINT, "checkpoint");
 }
 
 #define EXIT_STATUS                                                                                \
@@ -110,4 +115,18 @@ const client_command cmd_reload = {
     .endpoint = CLIENT_CONTROL_DEFAULT,
     .timeout_ms = 10000,
     .run = run_reload,
+};
+
+const client_command cmd_checkpoint = {
+    .name = "checkpoint",
+    .synopsis = CONTROL_SYNOPSIS,
+    .summary = "make tsmined write its checkpoint now (as SIGUSR1 does, but waiting for it)",
+    .description =
+        "Asks tsmined to write the state of every stream that changed since its last\n"
+        "checkpoint to its state directory, and prints what it wrote once it is on disk\n"
+        "(before a planned power cut, a backup or an upgrade). A checkpoint that fails\n"
+        "(a full disk) exits 65 with the daemon's error.\n" EXIT_STATUS,
+    .endpoint = CLIENT_CONTROL_DEFAULT,
+    .timeout_ms = 60000,
+    .run = run_checkpoint,
 };

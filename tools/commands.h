@@ -35,6 +35,7 @@ extern const client_command cmd_reset;
 extern const client_command cmd_delete;
 extern const client_command cmd_recalibrate;
 extern const client_command cmd_reload;
+extern const client_command cmd_checkpoint;
 #endif
 
 #endif

@@ -18,9 +18,9 @@ static const cli_command *const commands[] = {&cmd_discord, &cmd_motif, &cmd_pro
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 #ifdef TSMINE_HAVE_CLIENT
-static const client_command *const companions[] = {&cmd_replay,   &cmd_alerts,      &cmd_status,
-                                                   &cmd_counters, &cmd_reset,       &cmd_delete,
-                                                   &cmd_keygen,   &cmd_recalibrate, &cmd_reload};
+static const client_command *const companions[] = {
+    &cmd_replay, &cmd_alerts, &cmd_status,      &cmd_counters, &cmd_reset,
+    &cmd_delete, &cmd_keygen, &cmd_recalibrate, &cmd_reload,   &cmd_checkpoint};
 #define N_COMPANIONS (sizeof companions / sizeof companions[0])
 #else
 #define N_COMPANIONS 0

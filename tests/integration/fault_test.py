@@ -23,7 +23,7 @@ within 30 s of the restart.
 Case disk_full (issue 17 item 6; runs everywhere): checkpoint writes that fail the way a
 full disk makes them fail. A tmpfs that fills needs root and a mount; instead the test
 lowers the running daemon's RLIMIT_FSIZE (prlimit(2), no privilege needed) below the
-size its next checkpoint will have: every write past it fails with EFBIG, through the
+size its next checkpoint's files will have: every write past it fails with EFBIG, through the
 same write(2) path as ENOSPC, and would kill the process by SIGXFSZ if tsmined did not
 ignore it. With periodic checkpoints every second: the failures are counted
 (checkpoint_failures) and retried, the daemon keeps answering, the last good
@@ -234,7 +234,6 @@ def case_disk_full(env):
     rng = random.Random(SEED)
     params = dict(PARAMS, window=1024)
     d = env.daemon(params=params, limits={"checkpoint_interval": 1})
-    path = os.path.join(d.state_dir, crash_test.CKPT)
     values = {s: series(rng, 4 * params["window"], 5 * i) for i, s in enumerate(STREAMS)}
     try:
         d.start()
@@ -245,30 +244,38 @@ def case_disk_full(env):
         d.wait_samples(half)
         harness.wait_until(lambda: crash_test.read_checkpoint(d.state_dir) == half, 10,
                            "a checkpoint of the first half")
-        # from now on, no file of the daemon may grow past half of that checkpoint (its
-        # log stays far below: a few kB); the periodic checkpoints that follow are no
-        # smaller, so they all fail, and the file on disk is the last good one
-        limit = os.path.getsize(path) // 2
+        # from now on, no file of the daemon may grow past half of the smallest file of
+        # that checkpoint (one per group of streams; its log stays far below: a few kB);
+        # the checkpoints of the second half are no smaller, so they all fail, and the
+        # files on disk are the last good ones
+        names = crash_test.group_files(d.state_dir)
+        limit = min(os.path.getsize(os.path.join(d.state_dir, n)) for n in names) // 2
         failures0 = d.status()["counters"]["checkpoint_failures"]
         resource.prlimit(d.proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
-        harness.wait_until(lambda: d.status()["counters"]["checkpoint_failures"] > failures0,
-                           10, "a failed checkpoint")
-        with open(path, "rb") as f:
-            good = f.read()
-        check(crash_test.parse_checkpoint(good) == half, "the last good checkpoint holds %s"
-              % crash_test.parse_checkpoint(good))
+        good = {}
+        for n in names:
+            with open(os.path.join(d.state_dir, n), "rb") as f:
+                good[n] = f.read()
+        check(crash_test.read_checkpoint(d.state_dir) == half, "the last good checkpoint "
+              "holds %s" % crash_test.read_checkpoint(d.state_dir))
         for s in STREAMS:
             env.send_series(sock, s, values[s][half[s]:], batch=128, first_seq=half[s])
         sock.close()
         d.wait_samples({s: len(values[s]) for s in STREAMS})
+
+        def unchanged():
+            now = {}
+            for n in crash_test.group_files(d.state_dir):
+                with open(os.path.join(d.state_dir, n), "rb") as f:
+                    now[n] = f.read()
+            return now == good
         t0 = time.monotonic()
         harness.wait_until(lambda: d.status()["counters"]["checkpoint_failures"] >=
                            failures0 + 3, 10, "three failed checkpoints")
         st = d.status()
         check(d.proc.poll() is None, "tsmined died (exit %s)" % d.proc.poll())
         check(st["counters"]["checkpoints"] >= 1, "no checkpoint counted")
-        with open(path, "rb") as f:
-            check(f.read() == good, "the last good checkpoint changed while writes failed")
+        check(unchanged(), "the last good checkpoint changed while writes failed")
         check(not crash_test.temp_files(d.state_dir), "temporary files left: %s"
               % crash_test.temp_files(d.state_dir))
         t_stop = time.monotonic()
@@ -281,8 +288,7 @@ def case_disk_full(env):
         log = crash_test.last_start_log(d)
         check("NOT checkpointed" in log and "File too large" in log,
               "the log does not say the final checkpoint failed, and why")
-        with open(path, "rb") as f:
-            check(f.read() == good, "the last good checkpoint changed at the stop")
+        check(unchanged(), "the last good checkpoint changed at the stop")
         d.start()  # without the limit: a new process
         check(crash_test.restore_outcome(d) == "restored", "restart: %s"
               % crash_test.restore_outcome(d))
@@ -296,7 +302,8 @@ def case_disk_full(env):
         d.kill()
     print("# RLIMIT_FSIZE %d bytes (checkpoint %d bytes): %d periodic failures in %.1f s, "
           "counted and retried, the daemon answering; SIGTERM: exit %d in %.2f s, the last "
-          "good checkpoint kept and restored" % (limit, len(good), failed, t_stop - t0, rc,
+          "good checkpoint kept and restored" % (limit, sum(map(len, good.values())), failed,
+                                                 t_stop - t0, rc,
                                                  stop_s))
 
 

@@ -212,7 +212,6 @@ def case_stop(env):
     msgs = batches(env, rng, STOP_BATCHES + WARM_BATCHES)
     warm, msgs = msgs[:WARM_BATCHES * len(STREAMS)], msgs[WARM_BATCHES * len(STREAMS):]
     d = env.daemon()
-    path = os.path.join(d.state_dir, crash_test.CKPT)
     with d:
         # first a warm-up the daemon processes: its ticks measure the cost of a sample,
         # which bounds how much a drain stages (loop.c drain_cap), so that the flood
@@ -253,8 +252,7 @@ def case_stop(env):
         check(m is not None, "no closing line saying what was read and dropped")
         read, dropped, dropped_bytes, left = (int(m.group(k)) for k in range(1, 5))
         received = int(m.group(6))
-        with open(path, "rb") as f:
-            on_disk = crash_test.parse_checkpoint(f.read())
+        on_disk = crash_test.read_checkpoint(d.state_dir)  # every group's file
         saved = sum(on_disk.values())
         sent = (len(warm) + handed) * BATCH
         # what the daemon took off its sockets is checkpointed (every message of this
