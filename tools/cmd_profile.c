@@ -1,7 +1,8 @@
-/* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp). */
+/* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp; over
+ * MPI ranks through dist.h). */
 #include "cli.h"
 #include "commands.h"
-#include "mp.h"
+#include "dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,12 +22,12 @@ static int run(const cli_args *a, cli_session *s) {
         cli_error("out of memory for a profile of %zu subsequences", N);
         return EX_SOFTWARE;
     }
-    tsm_status st = a->left ? tsm_mp(s->ctx, s->stats, a->excl, NULL, NULL, dist, nbr)
-                            : tsm_mp(s->ctx, s->stats, a->excl, dist, nbr, NULL, NULL);
-    if (st != TSM_OK) {
+    int emit; /* under MPI (dist.h), rank 0 alone prints */
+    tsm_status st = dist_profile(s->ctx, s->stats, a->excl, a->left, dist, nbr, a->verbose, &emit);
+    if (st != TSM_OK || !emit) {
         free(dist);
         free(nbr);
-        return cli_fail_status(s->ctx, st);
+        return st != TSM_OK ? cli_fail_status(s->ctx, st) : 0;
     }
 
     emitter e;

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "cmd_shapelet.h"
 #include "commands.h"
+#include "dist.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -110,6 +111,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    dist_init(&argc, &argv); /* MPI, when started as one of several ranks */
 
     if (argc < 2) {
         cli_error("missing command (see 'tsmine --help')");

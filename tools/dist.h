@@ -1,0 +1,43 @@
+/* dist.h - the batch commands spread over MPI ranks (issue 21, DESIGN 5.5):
+ * `mpirun -n R tsmine profile|discord|motif ...`, one rank per GPU or per node's
+ * cores. Every rank reads the series and builds its statistics (O(n) each); the
+ * pairs of the distance matrix are split over the ranks, the partial results are
+ * reduced exactly to rank 0, and rank 0 alone prints: the output is byte for byte
+ * that of the single-process run on the same backend.
+ *
+ * Each function here is the command's single-process path when the build has no MPI
+ * (TSMINE_MPI=OFF or not found) or the process was not started as one of several
+ * ranks, so the commands call them unconditionally. */
+#ifndef TSMINE_DIST_H
+#define TSMINE_DIST_H
+
+#include "mp.h"
+#include "stats.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Starts MPI when this process was launched as one of several ranks (mpirun,
+ * mpiexec, srun set the launcher's variables), and makes the rank's later CUDA ctxs
+ * use the GPU of its local rank on the node. Call first in main, before any ctx
+ * exists; MPI is finalised at exit. Nothing happens otherwise. */
+void dist_init(int *argc, char ***argv);
+
+/* Ranks of the run (1 when not distributed) and this process's rank (0 then). */
+int dist_size(void);
+int dist_rank(void);
+
+/* The bands (mp.h) [*b0, *b1) of rank `rank` of `ranks`: contiguous ranges with equal
+ * numbers of pairs to within one band (empty when there are fewer bands than ranks).
+ * O(N). */
+void dist_split(const tsm_ctx *ctx, size_t N, size_t excl, int ranks, int rank, size_t *b0,
+                size_t *b1);
+
+/* The two-sided profile, or with left the left one, into dist and nbr (s->N each, as
+ * tsm_mp writes them): tsm_mp itself when not distributed. *emit says whether this
+ * process holds the result and prints it (rank 0). verbose: rank 0 prints the ranks'
+ * timings as one JSON line on stderr. */
+tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left, double *dist,
+                        int64_t *nbr, int verbose, int *emit);
+
+#endif
