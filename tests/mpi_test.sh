@@ -1,10 +1,10 @@
 #!/bin/sh
 # mpi_test.sh TSMINE MPIEXEC - the batch commands under MPI (issue 21, tools/dist.h)
-# give byte for byte the single-process output.
+# give byte for byte the single-process output: profile, discord (top-k and range).
 #
 # Generates series with python3 (standard library only): a random walk whose length
 # the ranks do not divide, one with planted anomalies, one with NaN, Inf and constant
-# stretches, and one so short that some ranks get no band of the profile. Runs each
+# stretches, and one so short that some ranks get no band of the profile (no PD3 segment). Runs each
 # command once alone and under MPIEXEC with 2, 3 and 4 CPU ranks (oversubscribed, one
 # OpenMP thread each) and compares the outputs with cmp. Prints `ok - NAME` or
 # `not ok - NAME` per check, then `N passed, M failed`; exits 77 (skip) when MPIEXEC
@@ -102,6 +102,12 @@ for s in walk planted gaps; do
     check "profile --excl 7 csv $s" profile -m 25 --excl 7 --format csv "$f"
 done
 check "profile short (ranks without bands)" profile -m 8 "$tmp/short.txt"
+for s in walk planted gaps; do
+    f=$tmp/$s.txt
+    check "discord -k 3 $s" discord -m 32 -k 3 "$f"
+    check "discord -r 3.5 --seglen 100 $s" discord -m 32 -r 3.5 --seglen 100 "$f"
+done
+check "discord short (ranks without segments)" discord -m 8 -k 2 "$tmp/short.txt"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -67,3 +67,24 @@ tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left,
     return left ? tsm_mp(ctx, s, excl, NULL, NULL, dist, nbr)
                 : tsm_mp(ctx, s, excl, dist, nbr, NULL, NULL);
 }
+
+tsm_status dist_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
+                          tsm_discord **out, size_t *count, tsm_pd3_stats *counters, int verbose) {
+#ifdef TSMINE_HAVE_MPI
+    if (dist_size() > 1)
+        return dist_mpi_pd3_range(ctx, s, excl, r, seglen, out, count, counters, verbose);
+#endif
+    (void)verbose;
+    return tsm_pd3_range(ctx, s, excl, r, seglen, out, count, counters);
+}
+
+tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                              size_t seglen, tsm_discord *out, size_t *count,
+                              tsm_pd3_stats *counters, int verbose) {
+#ifdef TSMINE_HAVE_MPI
+    if (dist_size() > 1)
+        return dist_mpi_discords_topk(ctx, s, excl, k, seglen, out, count, counters, verbose);
+#endif
+    (void)verbose;
+    return tsm_discords_topk(ctx, s, excl, k, seglen, out, count, counters);
+}

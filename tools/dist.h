@@ -12,6 +12,7 @@
 #define TSMINE_DIST_H
 
 #include "mp.h"
+#include "pd3.h"
 #include "stats.h"
 
 #include <stddef.h>
@@ -39,5 +40,14 @@ void dist_split(const tsm_ctx *ctx, size_t N, size_t excl, int ranks, int rank, 
  * timings as one JSON line on stderr. */
 tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left, double *dist,
                         int64_t *nbr, int verbose, int *emit);
+
+/* tsm_pd3_range and tsm_discords_topk (same arguments; verbose as above): PD3's
+ * segments dealt to the ranks, the same discords with the same distances. Every rank
+ * gets the result; rank 0 alone prints it (dist_rank). */
+tsm_status dist_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
+                          tsm_discord **out, size_t *count, tsm_pd3_stats *counters, int verbose);
+tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                              size_t seglen, tsm_discord *out, size_t *count,
+                              tsm_pd3_stats *counters, int verbose);
 
 #endif

@@ -67,6 +67,10 @@ int dist_mpi_rank(void) {
     return g_rank;
 }
 
+int dist_mpi_device(void) {
+    return g_device;
+}
+
 /* A partial best: correlation and index, merged by tsm_mp_beats. */
 typedef struct {
     double v;
@@ -123,7 +127,7 @@ static void reduce_bests(double *v, int64_t *idx, size_t N, best *buf) {
 /* The worst status over the ranks (TSM_OK = 0 is the least), so that all ranks fail
  * together; a rank that did not fail itself says which did. Also the point where the
  * faster ranks wait for the slower. */
-static tsm_status agree(tsm_ctx *ctx, tsm_status st) {
+tsm_status dist_mpi_agree(tsm_ctx *ctx, tsm_status st) {
     int mine[2] = {(int)st, st != TSM_OK ? g_rank : -1}, worst[2];
     MPI_Allreduce(mine, worst, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (worst[0] != TSM_OK && st == TSM_OK)
@@ -132,12 +136,8 @@ static tsm_status agree(tsm_ctx *ctx, tsm_status st) {
     return st;
 }
 
-/* Rank 0 prints the ranks' timings as one JSON line on stderr: per rank its pairs,
- * compute (its bands), wait (for the slowest rank) and comm (the reduction) seconds;
- * comm_share = the reduction's share of the run. t: this rank's {pairs, compute,
- * wait, comm, device}. */
-static void report(const tsm_ctx *ctx, const tsm_stats *s, size_t excl, const double t[5],
-                   double total, double finish) {
+void dist_mpi_report(const char *bench, const tsm_ctx *ctx, const tsm_stats *s, size_t excl,
+                     const double t[5], double total, double finish) {
     double *all = g_rank == 0 ? malloc((size_t)g_size * 5 * sizeof *all) : NULL;
     MPI_Gather(t, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (g_rank != 0 || !all)
@@ -147,11 +147,12 @@ static void report(const tsm_ctx *ctx, const tsm_stats *s, size_t excl, const do
     for (int r = 0; r < g_size; r++)
         pairs += all[5 * r], comm = all[5 * r + 3] > comm ? all[5 * r + 3] : comm;
     fprintf(stderr,
-            "{\"bench\":\"mpi_profile\",\"backend\":\"%s\",\"ranks\":%d,\"n\":%zu,\"m\":%zu,"
+            "{\"bench\":\"%s\",\"backend\":\"%s\",\"ranks\":%d,\"n\":%zu,\"m\":%zu,"
             "\"excl\":%zu,\"threads\":%d,\"seconds\":%.6f,\"finish\":%.6f,\"pairs\":%.0f,"
             "\"pairs_per_s\":%.6g,\"comm_share\":%.4f",
-            tsm_backend_name(tsm_ctx_backend(ctx)), g_size, s->n, s->m, excl, tsm_ctx_threads(ctx),
-            total, finish, pairs, total > 0 ? pairs / total : 0.0, total > 0 ? comm / total : 0.0);
+            bench, tsm_backend_name(tsm_ctx_backend(ctx)), g_size, s->n, s->m, excl,
+            tsm_ctx_threads(ctx), total, finish, pairs, total > 0 ? pairs / total : 0.0,
+            total > 0 ? comm / total : 0.0);
     for (int f = 0; f < 5; f++) {
         fprintf(stderr, ",\"rank_%s\":[", names[f]);
         for (int r = 0; r < g_size; r++)
@@ -197,7 +198,7 @@ tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int l
         st = tsm_mp_part(ctx, s, excl, b0, b1, lc, lj, rc, rj);
     }
     const double t1 = MPI_Wtime();
-    st = agree(ctx, st);
+    st = dist_mpi_agree(ctx, st);
     const double t2 = MPI_Wtime();
     if (st == TSM_OK) {
         reduce_bests(lc, lj, N, buf);
@@ -212,7 +213,7 @@ tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int l
     free(lc), free(rc), free(lj), free(rj), free(buf);
     if (verbose) {
         double t[5] = {band_pairs(ctx, N, excl, b0, b1), t1 - t0, t2 - t1, t3 - t2, g_device};
-        report(ctx, s, excl, t, t4 - t0, t4 - t3);
+        dist_mpi_report("mpi_profile", ctx, s, excl, t, t4 - t0, t4 - t3);
     }
     return st;
 }
