@@ -1,6 +1,7 @@
 #!/bin/sh
 # mpi_test.sh TSMINE MPIEXEC - the batch commands under MPI (issue 21, tools/dist.h)
-# give byte for byte the single-process output: profile, discord (top-k and range).
+# give byte for byte the single-process output: profile, discord (top-k and range),
+# motif.
 #
 # Generates series with python3 (standard library only): a random walk whose length
 # the ranks do not divide, one with planted anomalies, one with NaN, Inf and constant
@@ -108,6 +109,12 @@ for s in walk planted gaps; do
     check "discord -r 3.5 --seglen 100 $s" discord -m 32 -r 3.5 --seglen 100 "$f"
 done
 check "discord short (ranks without segments)" discord -m 8 -k 2 "$tmp/short.txt"
+for s in walk planted gaps; do
+    f=$tmp/$s.txt
+    check "motif -k 3 $s" motif -m 32 -k 3 "$f"
+done
+check "motif --refs 3 --excl 10 walk" motif -m 20 --refs 3 --excl 10 -k 2 "$tmp/walk.txt"
+check "motif short" motif -m 8 -k 2 "$tmp/short.txt"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

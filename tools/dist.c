@@ -88,3 +88,14 @@ tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
     (void)verbose;
     return tsm_discords_topk(ctx, s, excl, k, seglen, out, count, counters);
 }
+
+tsm_status dist_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
+                          int verbose) {
+#ifdef TSMINE_HAVE_MPI
+    if (dist_size() > 1)
+        return dist_mpi_mk_motifs(ctx, s, excl, k, refs, seed, out, count, counters, verbose);
+#endif
+    (void)verbose;
+    return tsm_mk_motifs(ctx, s, excl, k, refs, seed, out, count, counters);
+}

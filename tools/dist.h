@@ -11,6 +11,7 @@
 #ifndef TSMINE_DIST_H
 #define TSMINE_DIST_H
 
+#include "mk.h"
 #include "mp.h"
 #include "pd3.h"
 #include "stats.h"
@@ -49,5 +50,11 @@ tsm_status dist_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double 
 tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
                               size_t seglen, tsm_discord *out, size_t *count,
                               tsm_pd3_stats *counters, int verbose);
+
+/* tsm_mk_motifs (same arguments; verbose as above): MK's offset loop shared by the
+ * ranks, the same motifs with the same distances. Every rank gets the result. */
+tsm_status dist_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
+                          int verbose);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef TSMINE_DIST_MPI_H
 #define TSMINE_DIST_MPI_H
 
+#include "mk.h"
 #include "mp.h"
 #include "pd3.h"
 
@@ -23,6 +24,11 @@ tsm_status dist_mpi_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, dou
 tsm_status dist_mpi_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
                                   size_t seglen, tsm_discord *out, size_t *count,
                                   tsm_pd3_stats *counters, int verbose);
+
+/* dist_mk_motifs with more than one rank (dist_mk.c). */
+tsm_status dist_mpi_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                              uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
+                              int verbose);
 
 /* ---- Shared by the distributed commands (dist_mpi.c) ---- */
 
