@@ -74,7 +74,8 @@ static tsm_status range_all(tsm_ctx *ctx, const tsm_stats *s, size_t excl, doubl
         MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (all_ok) {
             MPI_Allgatherv(mine, n, type, *out, counts, displs, type, MPI_COMM_WORLD);
-            qsort(*out, total, sizeof **out, by_index);
+            if (total > 1)
+                qsort(*out, total, sizeof **out, by_index);
             *count = total;
         } else {
             free(*out), *out = NULL;
