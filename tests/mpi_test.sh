@@ -5,11 +5,11 @@
 #
 # Generates series with python3 (standard library only): a random walk whose length
 # the ranks do not divide, one with planted anomalies, one with NaN, Inf and constant
-# stretches, and one so short that some ranks get no band of the profile (no PD3 segment). Runs each
-# command once alone and under MPIEXEC with 2, 3 and 4 CPU ranks (oversubscribed, one
-# OpenMP thread each) and compares the outputs with cmp. Prints `ok - NAME` or
-# `not ok - NAME` per check, then `N passed, M failed`; exits 77 (skip) when MPIEXEC
-# is missing, non-zero when a check failed.
+# stretches, and one so short that some ranks get no band of the profile (no PD3
+# segment). Runs each command once alone and under MPIEXEC with 2, 3 and 4 CPU ranks
+# (and once with 1; oversubscribed, one OpenMP thread each) and compares the outputs
+# with cmp. Prints `ok - NAME` or `not ok - NAME` per check, then `N passed, M failed`;
+# exits 77 (skip) when MPIEXEC is missing, non-zero when a check failed.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -79,7 +79,7 @@ check() {
         echo "not ok - $name (single process failed: $(head -1 "$tmp/err"))"
         return
     fi
-    for ranks in 2 3 4; do
+    for ranks in $rank_counts; do
         # shellcheck disable=SC2086 # launch_opts is a list of options
         if ! ASAN_OPTIONS=$mpi_asan "$MPIEXEC" $launch_opts -n "$ranks" "$TSMINE" "$@" \
             >"$tmp/many" 2>"$tmp/err"; then
@@ -96,6 +96,9 @@ check() {
     done
 }
 
+# Rank counts of each check; one rank under the launcher takes the distributed path
+# alone (checked once).
+rank_counts="1 2 3 4"
 series walk 3001 walk
 series planted 2503 planted
 series gaps 2000 gaps
@@ -104,6 +107,7 @@ series short 100 walk
 for s in walk planted gaps; do
     f=$tmp/$s.txt
     check "profile $s" profile -m 32 "$f"
+    rank_counts="2 3 4"
     check "profile --left $s" profile -m 32 --left "$f"
     check "profile --excl 7 csv $s" profile -m 25 --excl 7 --format csv "$f"
 done

@@ -1,6 +1,6 @@
 /* dist.c - the entry points of dist.h: the distributed run (dist_mpi.c) when started
- * as one of several MPI ranks, else the single-process kernels; and the split of the
- * profile's bands over the ranks. */
+ * by an MPI launcher, else the single-process kernels; and the split of the profile's
+ * bands over the ranks. */
 #include "dist.h"
 
 #ifdef TSMINE_HAVE_MPI
@@ -60,7 +60,7 @@ tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left,
                         int64_t *nbr, int verbose, int *emit) {
     *emit = dist_rank() == 0;
 #ifdef TSMINE_HAVE_MPI
-    if (dist_size() > 1)
+    if (dist_mpi_active())
         return dist_mpi_profile(ctx, s, excl, left, dist, nbr, verbose);
 #endif
     (void)verbose;
@@ -71,7 +71,7 @@ tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left,
 tsm_status dist_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
                           tsm_discord **out, size_t *count, tsm_pd3_stats *counters, int verbose) {
 #ifdef TSMINE_HAVE_MPI
-    if (dist_size() > 1)
+    if (dist_mpi_active())
         return dist_mpi_pd3_range(ctx, s, excl, r, seglen, out, count, counters, verbose);
 #endif
     (void)verbose;
@@ -82,7 +82,7 @@ tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
                               size_t seglen, tsm_discord *out, size_t *count,
                               tsm_pd3_stats *counters, int verbose) {
 #ifdef TSMINE_HAVE_MPI
-    if (dist_size() > 1)
+    if (dist_mpi_active())
         return dist_mpi_discords_topk(ctx, s, excl, k, seglen, out, count, counters, verbose);
 #endif
     (void)verbose;
@@ -93,7 +93,7 @@ tsm_status dist_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t 
                           uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
                           int verbose) {
 #ifdef TSMINE_HAVE_MPI
-    if (dist_size() > 1)
+    if (dist_mpi_active())
         return dist_mpi_mk_motifs(ctx, s, excl, k, refs, seed, out, count, counters, verbose);
 #endif
     (void)verbose;

@@ -6,8 +6,10 @@
  * that of the single-process run on the same backend.
  *
  * Each function here is the command's single-process path when the build has no MPI
- * (TSMINE_MPI=OFF or not found) or the process was not started as one of several
- * ranks, so the commands call them unconditionally. */
+ * (TSMINE_MPI=OFF or not found) or no MPI launcher started the process, so the
+ * commands call them unconditionally. Under a launcher with one rank (`mpirun -n 1`)
+ * they take the distributed path alone: the same output, and -v's timings as the
+ * baseline of a scaling run. */
 #ifndef TSMINE_DIST_H
 #define TSMINE_DIST_H
 
@@ -19,10 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Starts MPI when this process was launched as one of several ranks (mpirun,
- * mpiexec, srun set the launcher's variables), and makes the rank's later CUDA ctxs
- * use the GPU of its local rank on the node. Call first in main, before any ctx
- * exists; MPI is finalised at exit. Nothing happens otherwise. */
+/* Starts MPI when an MPI launcher started this process (mpirun, mpiexec and srun set
+ * their variables), and makes the rank's later CUDA ctxs use the GPU of its local
+ * rank on the node. Call first in main, before any ctx exists; MPI is finalised at
+ * exit. Nothing happens otherwise. */
 void dist_init(int *argc, char ***argv);
 
 /* Ranks of the run (1 when not distributed) and this process's rank (0 then). */

@@ -21,15 +21,15 @@
 /* Pairs per MPI_Reduce: MPI counts are int, and the buffers stay small. */
 #define DIST_CHUNK ((size_t)1 << 20)
 
-static int g_size = 1, g_rank = 0, g_local = 0, g_device = -1;
+static int g_active = 0, g_size = 1, g_rank = 0, g_local = 0, g_device = -1;
 
-/* Whether the launcher started this process as one of several ranks: Open MPI's
- * mpirun, MPICH's Hydra (PMI), Slurm's srun. */
+/* Whether an MPI launcher started this process (one rank or more): Open MPI's mpirun,
+ * MPICH's Hydra (PMI), Slurm's srun. */
 static int launched_as_ranks(void) {
     static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
         const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1)
+        if (v && atoi(v) >= 1)
             return 1;
     }
     return 0;
@@ -49,6 +49,7 @@ void dist_mpi_init(int *argc, char ***argv) {
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return;
     atexit(finalize);
+    g_active = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     /* The local rank among the ranks that share this node picks its GPU. */
@@ -58,6 +59,10 @@ void dist_mpi_init(int *argc, char ***argv) {
     MPI_Comm_free(&node);
     if (tsm_cuda_select(g_local, &g_device) != TSM_OK)
         g_device = -1;
+}
+
+int dist_mpi_active(void) {
+    return g_active;
 }
 
 int dist_mpi_size(void) {

@@ -6,18 +6,20 @@
 #include "mp.h"
 #include "pd3.h"
 
-/* MPI_Init when launched as one of several ranks, with the rank's GPU; see dist_init. */
+/* MPI_Init when started by an MPI launcher, with the rank's GPU; see dist_init. */
 void dist_mpi_init(int *argc, char ***argv);
+/* Whether MPI was started (then the commands take the distributed path, even alone). */
+int dist_mpi_active(void);
 int dist_mpi_size(void);
 int dist_mpi_rank(void);
 /* The CUDA device of this rank, -1 when none. */
 int dist_mpi_device(void);
 
-/* dist_profile with more than one rank. */
+/* dist_profile under a launcher. */
 tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left, double *dist,
                             int64_t *nbr, int verbose);
 
-/* dist_pd3_range and dist_discords_topk with more than one rank (dist_pd3.c). */
+/* dist_pd3_range and dist_discords_topk under a launcher (dist_pd3.c). */
 tsm_status dist_mpi_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
                               size_t seglen, tsm_discord **out, size_t *count,
                               tsm_pd3_stats *counters, int verbose);
@@ -25,7 +27,7 @@ tsm_status dist_mpi_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
                                   size_t seglen, tsm_discord *out, size_t *count,
                                   tsm_pd3_stats *counters, int verbose);
 
-/* dist_mk_motifs with more than one rank (dist_mk.c). */
+/* dist_mk_motifs under a launcher (dist_mk.c). */
 tsm_status dist_mpi_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                               uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
                               int verbose);
