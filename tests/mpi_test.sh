@@ -125,5 +125,19 @@ done
 check "motif --refs 3 --excl 10 walk" motif -m 20 --refs 3 --excl 10 -k 2 "$tmp/walk.txt"
 check "motif short" motif -m 8 -k 2 "$tmp/short.txt"
 
+# Standard input reaches rank 0 only: refused by every rank at once, not left to hang
+# (rank 0 waiting for the others, or on MPICH the others blocked on their stdin pipe).
+# shellcheck disable=SC2086 # launch_opts is a list of options
+ASAN_OPTIONS=$mpi_asan timeout 120 "$MPIEXEC" $launch_opts -n 2 "$TSMINE" profile -m 8 - \
+    <"$tmp/short.txt" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
+    failed=$((failed + 1))
+    echo "not ok - standard input refused (exit status $rc; 124: it hung)"
+else
+    passed=$((passed + 1))
+    echo "ok - standard input refused (exit status $rc)"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -15,6 +15,13 @@ void dist_init(int *argc, char ***argv) {
 #endif
 }
 
+int dist_exit(int status) {
+#ifdef TSMINE_HAVE_MPI
+    dist_mpi_exit(status);
+#endif
+    return status;
+}
+
 int dist_size(void) {
 #ifdef TSMINE_HAVE_MPI
     return dist_mpi_size();

@@ -27,6 +27,13 @@
  * exit. Nothing happens otherwise. */
 void dist_init(int *argc, char ***argv);
 
+/* The exit status of a command, returned as is, except that under a launcher a rank
+ * that fails before its first exchange with the others (unreadable input, such as
+ * standard input, which only rank 0 gets; bad arguments) aborts the whole job with
+ * that status (MPI_Abort), so that the others do not wait for it forever. main
+ * returns dist_exit(status) of every command. */
+int dist_exit(int status);
+
 /* Ranks of the run (1 when not distributed) and this process's rank (0 then). */
 int dist_size(void);
 int dist_rank(void);

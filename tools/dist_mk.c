@@ -86,6 +86,7 @@ tsm_status dist_mpi_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
     const double t0 = MPI_Wtime();
     const int rank = dist_mpi_rank();
     g_comm = 0.0;
+    dist_mpi_joined();
     tsm_mk_stats local = {0, 0, 0};
     tsm_status st;
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA) { /* rank 0 alone, on its GPU */

@@ -17,11 +17,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
 
 /* Pairs per MPI_Reduce: MPI counts are int, and the buffers stay small. */
 #define DIST_CHUNK ((size_t)1 << 20)
 
-static int g_active = 0, g_size = 1, g_rank = 0, g_local = 0, g_device = -1;
+static int g_active = 0, g_joined = 0, g_size = 1, g_rank = 0, g_local = 0, g_device = -1;
 
 /* Whether an MPI launcher started this process (one rank or more): Open MPI's mpirun,
  * MPICH's Hydra (PMI), Slurm's srun. */
@@ -42,6 +44,19 @@ static void finalize(void) {
         MPI_Finalize();
 }
 
+/* Whether argv runs a distributed command on standard input ("-"), which only rank 0
+ * gets (the others would read nothing, or block on MPICH's pipe). */
+static int reads_stdin(int argc, char **argv) {
+    static const char *const cmds[] = {"profile", "discord", "motif"};
+    int dist = 0;
+    for (size_t c = 0; argc > 1 && c < sizeof cmds / sizeof cmds[0]; c++)
+        dist |= strcmp(argv[1], cmds[c]) == 0;
+    for (int i = 2; dist && i < argc; i++)
+        if (strcmp(argv[i], "-") == 0)
+            return 1;
+    return 0;
+}
+
 void dist_mpi_init(int *argc, char ***argv) {
     if (!launched_as_ranks())
         return;
@@ -52,6 +67,14 @@ void dist_mpi_init(int *argc, char ***argv) {
     g_active = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    if (g_size > 1 && reads_stdin(*argc, *argv)) {
+        if (g_rank == 0)
+            fprintf(stderr,
+                    "tsmine: %s: standard input reaches rank 0 only: under MPI give "
+                    "the series as a file that every rank can read\n",
+                    (*argv)[1]);
+        exit(EX_USAGE);
+    }
     /* The local rank among the ranks that share this node picks its GPU. */
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -59,6 +82,18 @@ void dist_mpi_init(int *argc, char ***argv) {
     MPI_Comm_free(&node);
     if (tsm_cuda_select(g_local, &g_device) != TSM_OK)
         g_device = -1;
+}
+
+void dist_mpi_joined(void) {
+    g_joined = 1;
+}
+
+void dist_mpi_exit(int status) {
+    if (!g_active || status == 0 || g_joined)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, status);
 }
 
 int dist_mpi_active(void) {
@@ -184,6 +219,7 @@ tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int l
                             int64_t *nbr, int verbose) {
     const double t0 = MPI_Wtime();
     const size_t N = s->N;
+    dist_mpi_joined();
     tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
     size_t nb = st == TSM_OK ? tsm_mp_bands(ctx, N, excl) : 0, b0 = 0, b1 = 0;
     unsigned long long bands[2] = {nb, ~(unsigned long long)nb}, agreed[2];

@@ -10,6 +10,11 @@
 void dist_mpi_init(int *argc, char ***argv);
 /* Whether MPI was started (then the commands take the distributed path, even alone). */
 int dist_mpi_active(void);
+/* dist_exit: MPI_Abort with status when it is not 0 and this rank never joined an
+ * exchange; returns otherwise. */
+void dist_mpi_exit(int status);
+/* Marks that this rank reached the ranks' first exchange (each dist_mpi_* entry). */
+void dist_mpi_joined(void);
 int dist_mpi_size(void);
 int dist_mpi_rank(void);
 /* The CUDA device of this rank, -1 when none. */

@@ -115,6 +115,7 @@ tsm_status dist_mpi_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, dou
                               tsm_pd3_stats *counters, int verbose) {
     const double t0 = MPI_Wtime();
     g_comm = 0.0, g_own = 0;
+    dist_mpi_joined();
     tsm_status st;
     if (rank0_alone(ctx)) {
         *out = NULL, *count = 0;
@@ -134,6 +135,7 @@ tsm_status dist_mpi_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
                                   tsm_pd3_stats *counters, int verbose) {
     const double t0 = MPI_Wtime();
     g_comm = 0.0, g_own = 0;
+    dist_mpi_joined();
     tsm_status st;
     if (rank0_alone(ctx)) {
         *count = 0;

@@ -151,5 +151,5 @@ int main(int argc, char **argv) {
             cli_error("unknown command '%s' (see 'tsmine --help')", name);
         return EX_USAGE;
     }
-    return run_command(cmd, argc - 1, argv + 1);
+    return dist_exit(run_command(cmd, argc - 1, argv + 1)); /* MPI: see dist.h */
 }
