@@ -1,4 +1,5 @@
-/* dist_mpi.h - the MPI side of dist.h (dist_mpi.c), built only with TSMINE_HAVE_MPI. */
+/* dist_mpi.h - the MPI side of dist.h (dist_mpi.c and the commands: dist_mp.c,
+ * dist_pd3.c, dist_mk.c), built only with TSMINE_HAVE_MPI. */
 #ifndef TSMINE_DIST_MPI_H
 #define TSMINE_DIST_MPI_H
 
@@ -20,7 +21,7 @@ int dist_mpi_rank(void);
 /* The CUDA device of this rank, -1 when none. */
 int dist_mpi_device(void);
 
-/* dist_profile under a launcher. */
+/* dist_profile under a launcher (dist_mp.c). */
 tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left, double *dist,
                             int64_t *nbr, int verbose);
 
