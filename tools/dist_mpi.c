@@ -15,16 +15,15 @@
  * the node and its CUDA device (-1: none). */
 static int g_active = 0, g_joined = 0, g_size = 1, g_rank = 0, g_local = 0, g_device = -1;
 
-/* Whether an MPI launcher started this process (one rank or more): Open MPI's mpirun,
- * MPICH's Hydra (PMI), Slurm's srun. */
+/* Whether an MPI launcher started this process (one rank or more): Open MPI's mpirun
+ * (OMPI_COMM_WORLD_SIZE), MPICH's Hydra and Slurm's srun with PMI-1 or PMI-2
+ * (PMI_SIZE), or any PMIx launcher, srun --mpi=pmix and Open MPI 5 included
+ * (PMIX_RANK). A plain process in a Slurm allocation has none of them. */
 static int launched_as_ranks(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) >= 1)
-            return 1;
-    }
-    return 0;
+    const char *v = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!v)
+        v = getenv("PMI_SIZE");
+    return (v && atoi(v) >= 1) || getenv("PMIX_RANK") != NULL;
 }
 
 /* MPI_Finalize at exit (atexit), unless something finalized already. */
