@@ -68,6 +68,15 @@ tsm_status tsm_ctx_new(tsm_ctx **out, tsm_backend want, const char **why) {
     return TSM_OK;
 }
 
+tsm_status tsm_cuda_select(int ordinal, int *device) {
+#ifdef TSMINE_HAVE_CUDA
+    if (tsmi_cuda_probe(NULL))
+        return tsmi_cuda_select(ordinal, device);
+#endif
+    (void)ordinal, (void)device;
+    return TSM_EBACKEND;
+}
+
 tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx) {
 #ifdef TSMINE_HAVE_CUDA
     if (ctx->backend == TSM_BACKEND_CUDA)

@@ -27,6 +27,21 @@ extern "C" int tsmi_cuda_probe(const char **why) {
     return 1;
 }
 
+extern "C" tsm_status tsmi_cuda_select(int ordinal, int *device) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return TSM_EBACKEND;
+    }
+    const int d = (ordinal < 0 ? -ordinal : ordinal) % count;
+    if (cudaSetDevice(d) != cudaSuccess) {
+        cudaGetLastError();
+        return TSM_EBACKEND;
+    }
+    *device = d;
+    return TSM_OK;
+}
+
 extern "C" tsm_status tsmi_cuda_open(tsm_ctx *ctx, int *device, void **state) {
     tsm_status st = TSM_OK;
     tsmi_cuda_state *cs = (tsmi_cuda_state *)calloc(1, sizeof *cs);

@@ -16,6 +16,9 @@ extern "C" {
 /* Whether a usable CUDA device is present; *why explains when not (static text). */
 int tsmi_cuda_probe(const char **why);
 
+/* tsm_cuda_select on a machine with a device: cudaSetDevice(ordinal mod count). */
+tsm_status tsmi_cuda_select(int ordinal, int *device);
+
 /* Selects the device and creates the ctx's CUDA state (*state: its stream and its
  * scratch buffers; ctx.c keeps it as an opaque pointer). Close waits for the stream
  * and releases everything. */

@@ -141,6 +141,10 @@ typedef struct {
     size_t *chunk_live;   /* per chunk: entries kept in L2 */
     uint64_t *chunk_dist; /* per chunk: exact distances evaluated */
     size_t *chunk_reach;  /* per chunk: largest offset that passed the ordering bound */
+    size_t part, parts;   /* this process's share of each batch's chunks (1 of 1 alone) */
+    tsm_mk_sync_fn sync;  /* merges the parts after each batch (NULL alone) */
+    void *user;
+    int failed; /* sync failed */
 } mk_search;
 
 /* Pairs (I_S[k], I_S[k + o]) for a run k0 .. k0 + cnt - 1 of consecutive live positions
@@ -254,8 +258,11 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
     while (nL > 0) {
         size_t o1 = o0 + width, nch = (nL + MK_CHUNK - 1) / MK_CHUNK;
         const mk_pair start = *best;
+        /* This part's chunks: a contiguous range, so that the parts' kept positions
+         * concatenated in part order are in chunk order. */
+        const size_t c_lo = nch * ms->part / ms->parts, c_hi = nch * (ms->part + 1) / ms->parts;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (size_t c = 0; c < nch; c++) {
+        for (size_t c = c_lo; c < c_hi; c++) {
             mk_pair cb = start;
             uint64_t nd = 0;
             size_t lo = c * MK_CHUNK, hi = lo + MK_CHUNK < nL ? lo + MK_CHUNK : nL, w = lo;
@@ -271,7 +278,7 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
             ms->chunk_reach[c] = rc;
         }
         size_t w = 0;
-        for (size_t c = 0; c < nch; c++) {
+        for (size_t c = c_lo; c < c_hi; c++) {
             const mk_pair *cb = &ms->chunk_best[c];
             if (tsmi_mk_before(cb->d, cb->a, cb->b, best))
                 *best = *cb;
@@ -281,6 +288,14 @@ static void mk_search_run(mk_search *ms, const size_t *order, size_t nfinite, in
             w += ms->chunk_live[c];
         }
         nL = w;
+        if (ms->sync) {
+            tsm_motif b = {best->a, best->b, best->d};
+            if (ms->sync(ms->user, &b, ms->L, &nL, Ne) != 0) {
+                ms->failed = 1;
+                return;
+            }
+            *best = (mk_pair){b.distance, b.a, b.b};
+        }
         /* Progress: the share of positions k retired (their pairs all bounded out). */
         tsmi_progress(ms->ctx, "search", (Ne - 1) - nL, Ne - 1);
         o0 = o1;
@@ -449,11 +464,17 @@ static tsm_status mk_cpu_search(void *state, const uint8_t *mask, mk_pair *best,
     mk_cpu *c = state;
     c->ms->mask = mask;
     mk_search_run(c->ms, c->order, c->nfinite, c->threads, best, ndist, noffsets);
-    return TSM_OK;
+    return c->ms->failed ? TSM_EINTERNAL : TSM_OK;
 }
 
 tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters) {
+    return tsm_mk_motifs_part(ctx, s, excl, k, refs, seed, 0, 1, NULL, NULL, out, count, counters);
+}
+
+tsm_status tsm_mk_motifs_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                              uint64_t seed, size_t part, size_t parts, tsm_mk_sync_fn sync,
+                              void *user, tsm_motif *out, size_t *count, tsm_mk_stats *counters) {
     if (counters)
         *counters = (tsm_mk_stats){0, 0, 0};
     if (count)
@@ -465,6 +486,11 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
         return st;
     if (k < 1)
         return tsm_fail(ctx, TSM_EINVAL, "number of motifs k = %zu must be at least 1", k);
+    if (parts == 0 || part >= parts || (parts > 1 && !sync))
+        return tsm_fail(ctx, TSM_EINVAL, "MK: part %zu of %zu (with an exchange when several)",
+                        part, parts);
+    if (parts > 1 && tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsm_fail(ctx, TSM_EBACKEND, "MK in parts runs on the CPU backend only");
 #ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
         return tsmi_mk_motifs_cuda(ctx, s, excl, k, refs, seed, out, count, counters);
@@ -472,7 +498,15 @@ tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k
 
     const size_t N = s->N;
     const int threads = tsm_ctx_threads(ctx);
-    mk_search ms = {.ctx = ctx, .s = s, .excl = excl, .N = N, .margin = tsmi_mk_margin(s->m)};
+    mk_search ms = {.ctx = ctx,
+                    .s = s,
+                    .excl = excl,
+                    .N = N,
+                    .margin = tsmi_mk_margin(s->m),
+                    .part = part,
+                    .parts = parts,
+                    .sync = parts > 1 ? sync : NULL,
+                    .user = user};
     size_t *finite = NULL, nfinite = 0;
     size_t *order = NULL;
     mk_key *keys = NULL;

@@ -34,6 +34,36 @@ typedef struct {
 tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters);
 
+/* ---- MK over several processes (tools/dist_mk.c, under MPI). ---- */
+
+/* The exchange after each batch of offsets (collective: every part calls it the same
+ * number of times). On entry *best is this part's best pair so far (all parts start a
+ * batch from the same one) and live[0 .. *nlive) the positions its chunks keep; it
+ * must leave the best over all parts (tsm_mk_before) in *best and every part's kept
+ * positions, concatenated in part order, in live (at most cap) and *nlive. Returns 0,
+ * or non-zero when it failed. */
+typedef int (*tsm_mk_sync_fn)(void *user, tsm_motif *best, size_t *live, size_t *nlive, size_t cap);
+
+/* Whether motif x comes before y: smaller distance, then smaller a, then smaller b. */
+static inline int tsm_mk_before(const tsm_motif *x, const tsm_motif *y) {
+    if (x->distance != y->distance)
+        return x->distance < y->distance;
+    if (x->a != y->a)
+        return x->a < y->a;
+    return x->b < y->b;
+}
+
+/* Part `part` of `parts` of tsm_mk_motifs on the CPU backend: every part computes the
+ * references' distances, and the chunks of the live list of each batch of offsets are
+ * cut into `parts` contiguous ranges, one per part, merged by sync after each batch.
+ * Every chunk then starts each batch from the same bsf as in one process, so every
+ * part returns tsm_mk_motifs's motifs bit for bit (the counters count this part's
+ * work). parts = 1 is tsm_mk_motifs (any backend); several parts on a CUDA ctx fail
+ * with TSM_EBACKEND. */
+tsm_status tsm_mk_motifs_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                              uint64_t seed, size_t part, size_t parts, tsm_mk_sync_fn sync,
+                              void *user, tsm_motif *out, size_t *count, tsm_mk_stats *counters);
+
 /* ---- Internal (tsmi_ prefix): shared by the CPU (mk.c) and CUDA (mk.cu) backends, not
  * part of the library's interface. ------------------------------------------------------ */
 

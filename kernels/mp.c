@@ -71,7 +71,7 @@ typedef struct {
 
 /* Whether (v, idx) beats (best, best_idx): larger correlation, then smaller index. */
 static inline int beats(double v, int64_t idx, double best, int64_t best_idx) {
-    return v > best || (v == best && idx < best_idx);
+    return tsm_mp_beats(v, idx, best, best_idx);
 }
 
 static inline void merge_left(mp_best *b, size_t j, double v, int64_t idx) {
@@ -352,6 +352,122 @@ tsm_status tsmi_mp_finish(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const d
     return TSM_OK;
 }
 
+/* The working memory of a traversal: the plan and, per thread, its row and column
+ * bests and tile buffer (per entries each in vals and idxs). */
+typedef struct {
+    mp_plan p;
+    double *plan_mem, *vals;
+    int64_t *idxs;
+    size_t per;
+    int T;    /* threads asked for */
+    int team; /* threads that ran, and have partial results */
+} mp_work;
+
+static void work_free(mp_work *w) {
+    free(w->plan_mem), free(w->vals), free(w->idxs);
+}
+
+/* Allocates the working memory of a traversal of nblk bands on ctx's threads (at most
+ * one per band). O(n + T N) memory. */
+static tsm_status work_alloc(tsm_ctx *ctx, const tsm_stats *s, size_t nblk, mp_work *w) {
+    const size_t N = s->N;
+    int T = tsm_ctx_threads(ctx);
+    if (T < 1)
+        T = 1;
+    if ((size_t)T > nblk)
+        T = nblk > 0 ? (int)nblk : 1;
+    memset(w, 0, sizeof *w);
+    w->T = w->team = T;
+    w->per = 2 * N + MP_H + MP_W; /* per thread: rv, lv, then the tile buffer */
+    w->plan_mem = make_plan(s, &w->p);
+    w->vals = malloc((size_t)T * w->per * sizeof *w->vals);
+    w->idxs = malloc((size_t)T * w->per * sizeof *w->idxs);
+    if (!w->plan_mem || !w->vals || !w->idxs) {
+        work_free(w);
+        return tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of memory for a profile of %zu subsequences",
+                        N);
+    }
+    return TSM_OK;
+}
+
+/* Runs the tiles of the bands b0 .. b1-1 (band b: diagonals excl + b MP_W + [0, MP_W))
+ * on w's threads, each into its own bests; sets w->team. Longest bands first, handed
+ * out dynamically. O(pairs / threads). */
+static void run_bands(const tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                      int rows, mp_work *w) {
+    const size_t N = s->N, per = w->per;
+    const mp_plan *p = &w->p;
+    int team = 1;
+    /* Progress (tsm_ctx_set_progress): rows of the bands' tiles done, of all. */
+    const int prog = tsmi_progress_on(ctx);
+    uint64_t work = 0, done = 0;
+    for (size_t blk = b0; prog && blk < b1; blk++)
+        work += N - (excl + blk * MP_W);
+    /* The AVX-512 tile where this CPU has it (dispatch.h), else the portable one. */
+    const int wide = tsmi_cpu_avx512();
+    (void)wide; /* unused where no AVX-512 tile is built */
+#pragma omp parallel num_threads(w->T)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        if (tid == 0)
+            team = omp_get_num_threads(); /* may be fewer than asked for */
+#endif
+        double *vb = w->vals + (size_t)tid * per;
+        int64_t *xb = w->idxs + (size_t)tid * per;
+        mp_best b = {vb, vb + N, xb, xb + N, vb + 2 * N, xb + 2 * N};
+        /* Rows that are not normal start at +inf so the row test never fires. */
+        for (size_t i = 0; i < N; i++) {
+            b.rv[i] = s->kind[i] == TSM_SUB_NORMAL ? -INFINITY : INFINITY;
+            b.lv[i] = -INFINITY;
+            b.ri[i] = b.li[i] = -1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t blk = b0; blk < b1; blk++) {
+            size_t k0 = excl + blk * MP_W;
+            for (size_t i0 = 0; i0 < N - k0; i0 += MP_H) {
+                size_t i1 = N - k0 - i0 < MP_H ? N - k0 : i0 + MP_H;
+#if TSMI_HAVE_AVX512
+                if (wide)
+                    tile_avx512(p, &b, k0, i0, i1, rows);
+                else
+#endif
+                    tile_portable(p, &b, k0, i0, i1, rows);
+            }
+            if (prog) {
+                uint64_t now;
+#pragma omp atomic capture
+                now = done += N - k0;
+                if (tid == 0) /* one thread reports: the hook is called one at a time */
+                    tsmi_progress(ctx, "profile", now, work);
+            }
+        }
+    }
+    w->team = team;
+}
+
+/* The best left (lc, lj) and right (rc, rj) neighbour of subsequence i over the
+ * threads' partial results: larger corr, then smaller index. O(threads). */
+static void merge_threads(const mp_work *w, size_t N, size_t i, int rows, double *lc, int64_t *lj,
+                          double *rc, int64_t *rj) {
+    *lc = *rc = -INFINITY;
+    *lj = *rj = -1;
+    for (int q = 0; q < w->team; q++) {
+        const double *v = w->vals + (size_t)q * w->per;
+        const int64_t *x = w->idxs + (size_t)q * w->per;
+        if (beats(v[N + i], x[N + i], *lc, *lj))
+            *lc = v[N + i], *lj = x[N + i];
+        if (rows && beats(v[i], x[i], *rc, *rj))
+            *rc = v[i], *rj = x[i];
+    }
+}
+
+/* Bands of the traversal of N subsequences with exclusion zone excl. */
+static size_t band_count(size_t N, size_t excl, size_t width) {
+    return excl < N ? (N - excl + width - 1) / width : 0;
+}
+
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi) {
     if (!s)
@@ -371,90 +487,93 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
 
     const size_t N = s->N;
     const int rows = mp != NULL;
-    /* Blocks of MP_W diagonals k0 = excl + b MP_W, longest first. */
-    const size_t nblk = excl < N ? (N - excl + MP_W - 1) / MP_W : 0;
-    int T = tsm_ctx_threads(ctx);
-    if (T < 1)
-        T = 1;
-    if ((size_t)T > nblk)
-        T = nblk > 0 ? (int)nblk : 1;
-
-    mp_plan p;
-    double *plan_mem = make_plan(s, &p);
-    size_t per = 2 * N + MP_H + MP_W; /* per thread: rv, lv, then the tile buffer */
-    double *vals = malloc((size_t)T * per * sizeof *vals);
-    int64_t *idxs = malloc((size_t)T * per * sizeof *idxs);
+    const size_t nblk = band_count(N, excl, MP_W);
+    mp_work w;
     int64_t *next = make_next(ctx, s, &st);
-    if (!plan_mem || !vals || !idxs || st != TSM_OK) {
-        free(plan_mem), free(vals), free(idxs), free(next);
-        return st != TSM_OK
-                   ? st
-                   : tsm_fail(ctx, TSM_ENOMEM,
-                              "tsm_mp: out of memory for a profile of %zu subsequences", N);
+    if (st != TSM_OK)
+        return st;
+    if ((st = work_alloc(ctx, s, nblk, &w)) != TSM_OK) {
+        free(next);
+        return st;
     }
-
-    /* Progress (tsm_ctx_set_progress): rows of the blocks' tiles done, of all. */
-    const int prog = tsmi_progress_on(ctx);
-    uint64_t work = 0, done = 0;
-    for (size_t blk = 0; prog && blk < nblk; blk++)
-        work += N - (excl + blk * MP_W);
-    int team = 1; /* threads that actually ran, and have partial results */
-    /* The AVX-512 tile where this CPU has it (dispatch.h), else the portable one. */
-    const int wide = tsmi_cpu_avx512();
-    (void)wide; /* unused where no AVX-512 tile is built */
-#pragma omp parallel num_threads(T)
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        if (tid == 0)
-            team = omp_get_num_threads(); /* may be fewer than asked for */
-#endif
-        double *vb = vals + (size_t)tid * per;
-        int64_t *xb = idxs + (size_t)tid * per;
-        mp_best b = {vb, vb + N, xb, xb + N, vb + 2 * N, xb + 2 * N};
-        /* Rows that are not normal start at +inf so the row test never fires. */
-        for (size_t i = 0; i < N; i++) {
-            b.rv[i] = s->kind[i] == TSM_SUB_NORMAL ? -INFINITY : INFINITY;
-            b.lv[i] = -INFINITY;
-            b.ri[i] = b.li[i] = -1;
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (size_t blk = 0; blk < nblk; blk++) {
-            size_t k0 = excl + blk * MP_W;
-            for (size_t i0 = 0; i0 < N - k0; i0 += MP_H) {
-                size_t i1 = N - k0 - i0 < MP_H ? N - k0 : i0 + MP_H;
-#if TSMI_HAVE_AVX512
-                if (wide)
-                    tile_avx512(&p, &b, k0, i0, i1, rows);
-                else
-#endif
-                    tile_portable(&p, &b, k0, i0, i1, rows);
-            }
-            if (prog) {
-                uint64_t now;
-#pragma omp atomic capture
-                now = done += N - k0;
-                if (tid == 0) /* one thread reports: the hook is called one at a time */
-                    tsmi_progress(ctx, "profile", now, work);
-            }
-        }
-        /* Merge the threads' partial results and finish each subsequence. */
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < N; i++) {
-            double lc = -INFINITY, rc = -INFINITY;
-            int64_t lj = -1, rj = -1;
-            for (int q = 0; q < team; q++) {
-                const double *v = vals + (size_t)q * per;
-                const int64_t *x = idxs + (size_t)q * per;
-                if (beats(v[N + i], x[N + i], lc, lj))
-                    lc = v[N + i], lj = x[N + i];
-                if (rows && beats(v[i], x[i], rc, rj))
-                    rc = v[i], rj = x[i];
-            }
-            finish_both(s, next, i, excl, lc, lj, rc, rj, mp, mpi, lmp, lmpi);
-        }
+    run_bands(ctx, s, excl, 0, nblk, rows, &w);
+    /* Merge the threads' partial results and finish each subsequence. */
+#pragma omp parallel for schedule(static) num_threads(w.T)
+    for (size_t i = 0; i < N; i++) {
+        double lc, rc;
+        int64_t lj, rj;
+        merge_threads(&w, N, i, rows, &lc, &lj, &rc, &rj);
+        finish_both(s, next, i, excl, lc, lj, rc, rj, mp, mpi, lmp, lmpi);
     }
-    free(plan_mem), free(vals), free(idxs), free(next);
+    work_free(&w);
+    free(next);
     return TSM_OK;
+}
+
+size_t tsm_mp_bands(const tsm_ctx *ctx, size_t N, size_t excl) {
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return band_count(N, excl, tsmi_mp_band_width_cuda());
+#endif
+    (void)ctx;
+    return band_count(N, excl, MP_W);
+}
+
+uint64_t tsm_mp_band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b) {
+    size_t W = MP_W;
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        W = tsmi_mp_band_width_cuda();
+#endif
+    (void)ctx;
+    uint64_t pairs = 0;
+    size_t k0 = excl + b * W;
+    for (size_t k = k0; k < k0 + W && k < N; k++)
+        pairs += N - k;
+    return pairs;
+}
+
+tsm_status tsm_mp_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                       double *lc, int64_t *lj, double *rc, int64_t *rj) {
+    if (!s || !lc || !lj || !rc != !rj)
+        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_part: missing statistics or output arrays");
+    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    if (st != TSM_OK)
+        return st;
+    const size_t N = s->N, nblk = tsm_mp_bands(ctx, N, excl);
+    if (b0 > b1 || b1 > nblk)
+        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_part: bands [%zu, %zu) outside the %zu bands", b0,
+                        b1, nblk);
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_mp_part_cuda(ctx, s, excl, b0, b1, lc, lj, rc, rj);
+#endif
+    const int rows = rc != NULL;
+    mp_work w;
+    if ((st = work_alloc(ctx, s, b1 - b0, &w)) != TSM_OK)
+        return st;
+    run_bands(ctx, s, excl, b0, b1, rows, &w);
+#pragma omp parallel for schedule(static) num_threads(w.T)
+    for (size_t i = 0; i < N; i++) {
+        double l, r;
+        int64_t li, ri;
+        merge_threads(&w, N, i, rows, &l, &li, &r, &ri);
+        lc[i] = l, lj[i] = li;
+        if (rows) /* rows that are not normal kept their +inf start: none */
+            rc[i] = s->kind[i] == TSM_SUB_NORMAL ? r : -INFINITY,
+            rj[i] = s->kind[i] == TSM_SUB_NORMAL ? ri : -1;
+    }
+    work_free(&w);
+    return TSM_OK;
+}
+
+tsm_status tsm_mp_finish(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const double *lc,
+                         const int64_t *lj, const double *rc, const int64_t *rj, double *mp,
+                         int64_t *mpi, double *lmp, int64_t *lmpi) {
+    if (!s || !lc || !lj || !rc != !rj || !mp != !mpi || !lmp != !lmpi || (mp && !rc))
+        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_finish: missing inputs or output arrays");
+    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    if (st != TSM_OK)
+        return st;
+    return tsmi_mp_finish(ctx, s, excl, lc, lj, rc, rj, mp, mpi, lmp, lmpi);
 }

@@ -81,7 +81,7 @@ typedef struct {
     const double *df, *dg, *inv; /* per subsequence, padded with MPG_W + MPG_H entries */
     const long long *first;      /* first work item of each band (nb + 1 entries) */
     long long item0;             /* work item of blockIdx.x 0 (launches in chunks) */
-    int nb, N, m, excl;
+    int nb, band0, N, m, excl;   /* bands band0 .. band0 + nb - 1 (tsm_mp_part) */
     unsigned long long *key; /* best left (0..N-1) and right (N..2N-1): ordered corr */
     int *idx, *lock;         /* its index, and the entry's lock */
 } mpg_args;
@@ -329,7 +329,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
     }
     __syncthreads();
     const int band = s_band;
-    const int k0 = a.excl + band * MPG_W;
+    const int k0 = a.excl + (a.band0 + band) * MPG_W;
     const int i0 = (int)(item - a.first[band]) * MPG_S;
     const int i1 = min(i0 + MPG_S, a.N - k0);
     mpg_tile tl;
@@ -429,24 +429,26 @@ __global__ static void unpack_kernel(const unsigned long long *__restrict__ key,
     nb[e] = k ? (int64_t)idx[e] : -1;
 }
 
-extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp,
-                                   int64_t *mpi, double *lmp, int64_t *lmpi) {
+/* The traversal of bands b0 .. b1-1 (all of them for tsm_mp): the best left (lc, lj)
+ * and, when rows, right (rc, rj) neighbour of every subsequence, in host memory,
+ * correlation -inf and index -1 for none. O(pairs) on the device, O(N) device memory. */
+static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                             bool rows, double *lc, int64_t *lj, double *rc, int64_t *rj) {
     tsm_status st = TSM_OK;
     cudaStream_t stream = tsmi_stream(ctx);
     const size_t n = s->n, N = s->N, m = s->m, P = N + MPG_W + MPG_H;
-    const bool rows = mp != NULL;
-    const size_t nb = excl < N ? (N - excl + MPG_W - 1) / MPG_W : 0;
+    const size_t nb = b1 - b0;
     const size_t smem =
         (3 * (MPG_W + MPG_H) + 4 * MPG_H + MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) *
             sizeof(double) +
         (MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) * sizeof(int);
     double *up_t = NULL, *up_mu = NULL, *up_inv = NULL; /* uploads when s has no device copy */
     uint8_t *up_kind = NULL;
-    double *plan = NULL, *corr = NULL, *h_corr = NULL;
+    double *plan = NULL, *corr = NULL;
     long long *first = NULL, *h_first = NULL;
     unsigned long long *key = NULL;
     int *idx = NULL, *lock = NULL;
-    int64_t *nbr = NULL, *h_nbr = NULL;
+    int64_t *nbr = NULL;
     const double *t, *mu, *inv;
     const uint8_t *kind;
     long long items = 0;
@@ -475,15 +477,13 @@ extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl
 
     /* Work items: band b (diagonals excl + b MPG_W + [0, MPG_W)) has N - k0 rows. */
     h_first = (long long *)malloc((nb + 1) * sizeof *h_first);
-    h_corr = (double *)malloc(2 * N * sizeof *h_corr);
-    h_nbr = (int64_t *)malloc(2 * N * sizeof *h_nbr);
-    if (!h_first || !h_corr || !h_nbr) {
+    if (!h_first) {
         st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of host memory for %zu subsequences", N);
         goto done;
     }
     for (size_t b = 0; b < nb; b++) {
         h_first[b] = items;
-        items += (long long)((N - excl - b * MPG_W + MPG_S - 1) / MPG_S);
+        items += (long long)((N - excl - (b0 + b) * MPG_W + MPG_S - 1) / MPG_S);
     }
     h_first[nb] = items;
 
@@ -504,8 +504,8 @@ extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl
     TSM_CUDA_LAUNCHED(ctx);
 
     a.t = t, a.mu = mu, a.df = plan, a.dg = plan + P, a.inv = plan + 2 * P;
-    a.first = first, a.nb = (int)nb, a.N = (int)N, a.m = (int)m, a.excl = (int)excl;
-    a.key = key, a.idx = idx, a.lock = lock;
+    a.first = first, a.nb = (int)nb, a.band0 = (int)b0, a.N = (int)N, a.m = (int)m;
+    a.excl = (int)excl, a.key = key, a.idx = idx, a.lock = lock;
     if (items > 0) {
         const void *fn = rows ? (const void *)tile_kernel<true> : (const void *)tile_kernel<false>;
         TSM_CUDA_TRY(
@@ -534,19 +534,50 @@ extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl
     }
     unpack_kernel<<<tsmi_blocks(2 * N, 256), 256, 0, stream>>>(key, idx, 2 * N, corr, nbr);
     TSM_CUDA_LAUNCHED(ctx);
-    TSM_CUDA_TRY(
-        ctx, cudaMemcpyAsync(h_corr, corr, 2 * N * sizeof(double), cudaMemcpyDeviceToHost, stream));
-    TSM_CUDA_TRY(
-        ctx, cudaMemcpyAsync(h_nbr, nbr, 2 * N * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+    TSM_CUDA_TRY(ctx,
+                 cudaMemcpyAsync(lc, corr, N * sizeof(double), cudaMemcpyDeviceToHost, stream));
+    TSM_CUDA_TRY(ctx,
+                 cudaMemcpyAsync(lj, nbr, N * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
+    if (rows) {
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(rc, corr + N, N * sizeof(double),
+                                          cudaMemcpyDeviceToHost, stream));
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(rj, nbr + N, N * sizeof(int64_t),
+                                          cudaMemcpyDeviceToHost, stream));
+    }
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
-    st = tsmi_mp_finish(ctx, s, excl, h_corr, h_nbr, rows ? h_corr + N : NULL,
-                        rows ? h_nbr + N : NULL, mp, mpi, lmp, lmpi);
 done:
     if (st != TSM_OK && st != TSM_EDEVICE)
         cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */
     cudaFree(up_t), cudaFree(up_mu), cudaFree(up_inv), cudaFree(up_kind);
     cudaFree(plan), cudaFree(first), cudaFree(key), cudaFree(idx), cudaFree(lock);
     cudaFree(corr), cudaFree(nbr);
-    free(h_first), free(h_corr), free(h_nbr);
+    free(h_first);
+    return st;
+}
+
+extern "C" size_t tsmi_mp_band_width_cuda(void) { return MPG_W; }
+
+extern "C" tsm_status tsmi_mp_part_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0,
+                                        size_t b1, double *lc, int64_t *lj, double *rc,
+                                        int64_t *rj) {
+    return bests_cuda(ctx, s, excl, b0, b1, rc != NULL, lc, lj, rc, rj);
+}
+
+extern "C" tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp,
+                                   int64_t *mpi, double *lmp, int64_t *lmpi) {
+    const size_t N = s->N;
+    const bool rows = mp != NULL;
+    const size_t nb = excl < N ? (N - excl + MPG_W - 1) / MPG_W : 0;
+    double *h_corr = (double *)malloc(2 * N * sizeof *h_corr);
+    int64_t *h_nbr = (int64_t *)malloc(2 * N * sizeof *h_nbr);
+    tsm_status st;
+    if (!h_corr || !h_nbr)
+        st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of host memory for %zu subsequences", N);
+    else
+        st = bests_cuda(ctx, s, excl, 0, nb, rows, h_corr, h_nbr, h_corr + N, h_nbr + N);
+    if (st == TSM_OK)
+        st = tsmi_mp_finish(ctx, s, excl, h_corr, h_nbr, rows ? h_corr + N : NULL,
+                            rows ? h_nbr + N : NULL, mp, mpi, lmp, lmpi);
+    free(h_corr), free(h_nbr);
     return st;
 }

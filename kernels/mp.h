@@ -24,12 +24,51 @@ extern "C" {
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi);
 
+/* ---- Partial profiles: the traversal cut into bands of diagonals, so that several
+ * processes (tools/dist_*.c, under MPI) can share one profile. Band b holds the
+ * diagonals excl + b W .. excl + (b + 1) W - 1, W fixed by the backend (its tile
+ * grid). Every pair's correlation depends only on that grid, so merging the partial
+ * results of disjoint band ranges that cover all bands - larger correlation, then
+ * smaller index (tsm_mp_beats) - and finishing them with tsm_mp_finish gives exactly
+ * tsm_mp's profile, bit for bit, on the same backend. ---- */
+
+/* Number of bands of a traversal of N subsequences on ctx's backend. */
+size_t tsm_mp_bands(const tsm_ctx *ctx, size_t N, size_t excl);
+
+/* Pairs (i, j) on band b: its share of the work. O(W). */
+uint64_t tsm_mp_band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b);
+
+/* The pairs on bands b0 .. b1-1 only: for every subsequence, its best normal left
+ * neighbour (lc: correlation, lj: index) and best normal right one (rc, rj; both NULL
+ * when only the left profile is wanted), -inf and -1 when none. Arrays of s->N.
+ * O(pairs) work, the same memory as tsm_mp. */
+tsm_status tsm_mp_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                       double *lc, int64_t *lj, double *rc, int64_t *rj);
+
+/* The profiles (as tsm_mp writes them) from merged partial results covering every
+ * band; mp needs rc. O(N). */
+tsm_status tsm_mp_finish(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const double *lc,
+                         const int64_t *lj, const double *rc, const int64_t *rj, double *mp,
+                         int64_t *mpi, double *lmp, int64_t *lmpi);
+
+/* Whether partial result (v, idx) beats (best, best_idx): the merge rule. */
+static inline int tsm_mp_beats(double v, int64_t idx, double best, int64_t best_idx) {
+    return v > best || (v == best && idx < best_idx);
+}
+
 /* ---- Internal (tsmi_): the backends of tsm_mp; not part of the library's interface. ---- */
 
 /* The CUDA backend of tsm_mp (mp.cu), called by tsm_mp after it validated the
  * arguments; same contract, outputs in host memory. */
 tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                         double *lmp, int64_t *lmpi);
+
+#ifdef TSMINE_HAVE_CUDA
+/* tsm_mp_part and the band width on the CUDA backend (mp.cu). */
+tsm_status tsmi_mp_part_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                             double *lc, int64_t *lj, double *rc, int64_t *rj);
+size_t tsmi_mp_band_width_cuda(void);
+#endif
 
 /* The O(N) last pass shared by both backends (mp.c): from the best normal left
  * neighbour of every subsequence (lc: correlation, -inf when none; lj: index) and the

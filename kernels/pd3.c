@@ -268,21 +268,25 @@ static void segment_done(const tsm_ctx *ctx, uint64_t *done, int reporter, uint6
         tsmi_progress(ctx, "pass", now, total);
 }
 
-tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
-                         tsm_discord **out, size_t *count, tsm_pd3_stats *counters) {
-    *out = NULL;
-    *count = 0;
+/* Checks the arguments of a range search and applies the default seglen. */
+static tsm_status check_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                              size_t *seglen) {
     tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
     if (st != TSM_OK)
         return st;
     if (!(r >= 0.0) || isinf(r))
         return tsm_fail(ctx, TSM_EINVAL, "range r = %g must be a finite distance >= 0", r);
-    if (seglen == 0)
-        seglen = TSM_PD3_SEGLEN_DEFAULT;
-#ifdef TSMINE_HAVE_CUDA
-    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
-        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, out, count, counters);
-#endif
+    if (*seglen == 0)
+        *seglen = TSM_PD3_SEGLEN_DEFAULT;
+    return TSM_OK;
+}
+
+/* The CPU pass over the segments seg = part mod parts (all of them for parts = 1);
+ * sync (NULL for one part) ANDs the Neighbor bitmap over the parts between the
+ * phases. Its discords are those of its own segments. */
+static tsm_status range_cpu(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
+                            size_t part, size_t parts, tsm_pd3_sync_fn sync, void *user,
+                            tsm_discord **out, size_t *count, tsm_pd3_stats *counters) {
     const size_t N = s->N, nseg = (N + seglen - 1) / seglen;
     const double r2 = r * r;
     uint8_t *subseq = malloc(N), *neighbor = malloc(N);
@@ -299,8 +303,9 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
         neighbor[i] = 1;
     }
 
-    /* Progress (tsm_ctx_set_progress): segments of both phases done, of 2 nseg. */
+    /* Progress (tsm_ctx_set_progress): this part's segments of both phases done. */
     const int prog = tsmi_progress_on(ctx);
+    const uint64_t own = part < nseg ? (nseg - part + parts - 1) / parts : 0;
     uint64_t segs_done = 0;
 #pragma omp parallel num_threads(tsm_ctx_threads(ctx)) reduction(+ : distances)
     {
@@ -316,32 +321,38 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
         }
         /* Phase 1: candidate selection, one segment per iteration. */
 #pragma omp for schedule(dynamic, 1)
-        for (size_t seg = 0; seg < nseg; seg++) {
+        for (size_t seg = part; seg < nseg; seg += parts) {
             if (!ok)
                 continue;
             size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
             segment_load(&g, s, c0, len, subseq);
             select_segment(&g, s, excl, r2, subseq, neighbor, nn_d2, nn_j);
             if (prog)
-                segment_done(ctx, &segs_done, reporter, 2 * nseg);
+                segment_done(ctx, &segs_done, reporter, 2 * own);
         }
-        /* The conjunction: candidates that are someone's close neighbour go too. */
+        /* The other parts' rows: Neighbor over all of them (the master thread calls
+         * sync, as MPI_THREAD_FUNNELED wants). */
+#pragma omp master
+        if (sync && sync(user, neighbor, N) != 0)
+            failed = 2;
+#pragma omp barrier
+            /* The conjunction: candidates that are someone's close neighbour go too. */
 #pragma omp for schedule(static)
         for (size_t i = 0; i < N; i++)
             subseq[i] &= neighbor[i];
             /* Phase 2: refinement, only segments that still hold candidates. */
 #pragma omp for schedule(dynamic, 1)
-        for (size_t seg = 0; seg < nseg; seg++) {
+        for (size_t seg = part; seg < nseg; seg += parts) {
             size_t c0 = seg * seglen, len = c0 + seglen <= N ? seglen : N - c0;
-            if (!ok || !memchr(subseq + c0, 1, len)) {
+            if (!ok || failed || !memchr(subseq + c0, 1, len)) {
                 if (prog)
-                    segment_done(ctx, &segs_done, reporter, 2 * nseg);
+                    segment_done(ctx, &segs_done, reporter, 2 * own);
                 continue;
             }
             segment_load(&g, s, c0, len, subseq);
             refine_segment(&g, s, excl, r2, subseq, nn_d2, nn_j);
             if (prog)
-                segment_done(ctx, &segs_done, reporter, 2 * nseg);
+                segment_done(ctx, &segs_done, reporter, 2 * own);
         }
         if (ok) {
             distances += g.distances;
@@ -351,6 +362,10 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
     if (failed)
         goto done;
 
+    /* Only the own segments' entries are this part's. */
+    for (size_t seg = 0; parts > 1 && seg < nseg; seg++)
+        if (seg % parts != part)
+            memset(subseq + seg * seglen, 0, seg + 1 < nseg ? seglen : N - seg * seglen);
     size_t found = 0;
     for (size_t i = 0; i < N; i++)
         found += subseq[i] && isfinite(nn_d2[i]);
@@ -376,9 +391,44 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
     }
 done:
     free(subseq), free(neighbor), free(nn_d2), free(nn_j);
+    if (failed == 2)
+        return tsm_fail(ctx, TSM_EINTERNAL, "PD3: the exchange of the Neighbor bitmap failed");
     if (failed)
         return tsm_fail(ctx, TSM_ENOMEM, "out of memory for PD3 over %zu subsequences", N);
     return TSM_OK;
+}
+
+tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r, size_t seglen,
+                         tsm_discord **out, size_t *count, tsm_pd3_stats *counters) {
+    *out = NULL;
+    *count = 0;
+    tsm_status st = check_range(ctx, s, excl, r, &seglen);
+    if (st != TSM_OK)
+        return st;
+#ifdef TSMINE_HAVE_CUDA
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
+        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, out, count, counters);
+#endif
+    return range_cpu(ctx, s, excl, r, seglen, 0, 1, NULL, NULL, out, count, counters);
+}
+
+tsm_status tsm_pd3_range_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                              size_t seglen, size_t part, size_t parts, tsm_pd3_sync_fn sync,
+                              void *user, tsm_discord **out, size_t *count,
+                              tsm_pd3_stats *counters) {
+    *out = NULL;
+    *count = 0;
+    tsm_status st = check_range(ctx, s, excl, r, &seglen);
+    if (st != TSM_OK)
+        return st;
+    if (parts == 0 || part >= parts || (parts > 1 && !sync))
+        return tsm_fail(ctx, TSM_EINVAL, "PD3: part %zu of %zu (with an exchange when several)",
+                        part, parts);
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA && parts > 1)
+        return tsm_fail(ctx, TSM_EBACKEND, "PD3 in parts runs on the CPU backend only");
+    if (parts == 1)
+        return tsm_pd3_range(ctx, s, excl, r, seglen, out, count, counters);
+    return range_cpu(ctx, s, excl, r, seglen, part, parts, sync, user, out, count, counters);
 }
 
 /* Orders discords by distance, largest first, then by index. */
@@ -443,8 +493,22 @@ static size_t greedy_topk(const tsm_discord *sorted, size_t count, size_t excl, 
 #define TOPK_SHRINK 0.9
 #define TOPK_FLOOR  1e-3
 
+/* tsm_pd3_range as a tsm_pd3_range_fn. */
+static tsm_status range_whole(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                              size_t seglen, void *user, tsm_discord **out, size_t *count,
+                              tsm_pd3_stats *counters) {
+    (void)user;
+    return tsm_pd3_range(ctx, s, excl, r, seglen, out, count, counters);
+}
+
 tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
                              tsm_discord *out, size_t *count, tsm_pd3_stats *counters) {
+    return tsm_discords_topk_by(ctx, s, excl, k, seglen, range_whole, NULL, out, count, counters);
+}
+
+tsm_status tsm_discords_topk_by(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                                size_t seglen, tsm_pd3_range_fn range, void *user, tsm_discord *out,
+                                size_t *count, tsm_pd3_stats *counters) {
     *count = 0;
     if (k == 0)
         return tsm_fail(ctx, TSM_EINVAL, "top-k discords: k must be at least 1");
@@ -455,7 +519,7 @@ tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
             r = 0.0;
         tsm_discord *found = NULL;
         size_t nfound = 0;
-        tsm_status st = tsm_pd3_range(ctx, s, excl, r, seglen, &found, &nfound, &local);
+        tsm_status st = range(ctx, s, excl, r, seglen, user, &found, &nfound, &local);
         if (st != TSM_OK)
             return st;
         if (nfound > 1)

@@ -42,6 +42,35 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
 tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
                              tsm_discord *out, size_t *count, tsm_pd3_stats *counters);
 
+/* ---- PD3 over several processes (tools/dist_mpi.c, under MPI). ---- */
+
+/* ANDs the Neighbor bitmap (N bytes, 0 or 1) element-wise over all the parts, in
+ * place (MPI_Allreduce with MPI_BAND); returns 0, or non-zero when it failed. */
+typedef int (*tsm_pd3_sync_fn)(void *user, uint8_t *neighbor, size_t N);
+
+/* Part `part` of `parts` of tsm_pd3_range on the CPU backend: both phases over the
+ * segments seg = part mod parts, with sync called once between them (by every part:
+ * it is collective). *out gets the range discords of its own segments, with the
+ * exact nn of tsm_pd3_range; the union over the parts, ordered by index, is
+ * tsm_pd3_range's result, bit for bit. parts = 1 is tsm_pd3_range (any backend);
+ * several parts on a CUDA ctx fail with TSM_EBACKEND. */
+tsm_status tsm_pd3_range_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                              size_t seglen, size_t part, size_t parts, tsm_pd3_sync_fn sync,
+                              void *user, tsm_discord **out, size_t *count,
+                              tsm_pd3_stats *counters);
+
+/* A range search for the top-k driver: tsm_pd3_range's contract (all range discords
+ * in *out, malloc'ed), user passed through. */
+typedef tsm_status (*tsm_pd3_range_fn)(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
+                                       size_t seglen, void *user, tsm_discord **out, size_t *count,
+                                       tsm_pd3_stats *counters);
+
+/* tsm_discords_topk with its range passes made by `range` (a distributed search
+ * returns the discords of all parts, on every part, so that all take the same steps). */
+tsm_status tsm_discords_topk_by(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                                size_t seglen, tsm_pd3_range_fn range, void *user, tsm_discord *out,
+                                size_t *count, tsm_pd3_stats *counters);
+
 /* ---- internal: the CUDA backend (pd3.cu), not part of the library's interface ---- */
 #ifdef TSMINE_HAVE_CUDA
 /* tsm_pd3_range on the device for a CUDA ctx: same arguments, already validated by

@@ -66,6 +66,12 @@ tsm_status tsm_ctx_set_urgent(tsm_ctx *ctx);
  * failure (e.g. a driver without green contexts: CUDA < 12.5) with ctx unchanged. */
 tsm_status tsm_ctx_set_sm_share(tsm_ctx *ctx, double share, int *sms);
 
+/* Makes the CUDA contexts created afterwards by this thread use device ordinal mod the
+ * number of visible devices (one GPU per MPI rank on a node: ordinal = the local rank);
+ * *device gets the device chosen. TSM_EBACKEND (nothing changed) in a build without
+ * CUDA or on a machine without a device. */
+tsm_status tsm_cuda_select(int ordinal, int *device);
+
 /* OpenMP threads the CPU backend uses; 0 (the default) means OpenMP's own default. */
 void tsm_ctx_set_threads(tsm_ctx *ctx, int threads);
 int tsm_ctx_threads(const tsm_ctx *ctx);

@@ -13,6 +13,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +344,123 @@ static void test_seeds_and_threads(void **state) {
     free(t);
 }
 
+/* ---- MK in parts (tsm_mk_motifs_part) ------------------------------------------------ */
+
+#define PARTS_MAX 4
+
+/* Parts run at once in threads, each with its own ctx; the exchange after each batch
+ * meets at a barrier, and every part merges what all of them posted. */
+typedef struct {
+    pthread_barrier_t bar;
+    size_t parts;
+    tsm_motif best[PARTS_MAX];
+    const size_t *live[PARTS_MAX];
+    size_t nlive[PARTS_MAX];
+} mk_sim;
+
+typedef struct {
+    mk_sim *sim;
+    size_t part, excl, k;
+    const tsm_stats *s;
+    tsm_motif out[K_MAX];
+    size_t count;
+    tsm_status st;
+} mk_part_run;
+
+/* tsm_mk_sync_fn between threads: the best of the posted pairs and the posted live
+ * lists in part order. */
+static int sim_sync(void *user, tsm_motif *best, size_t *live, size_t *nlive, size_t cap) {
+    mk_part_run *r = user;
+    mk_sim *m = r->sim;
+    m->best[r->part] = *best, m->live[r->part] = live, m->nlive[r->part] = *nlive;
+    pthread_barrier_wait(&m->bar);
+    tsm_motif b = m->best[0];
+    size_t total = 0;
+    for (size_t q = 0; q < m->parts; q++) {
+        if (tsm_mk_before(&m->best[q], &b))
+            b = m->best[q];
+        total += m->nlive[q];
+    }
+    size_t *all = malloc((total ? total : 1) * sizeof *all);
+    for (size_t q = 0, at = 0; all && q < m->parts; at += m->nlive[q], q++)
+        if (m->nlive[q])
+            memcpy(all + at, m->live[q], m->nlive[q] * sizeof *all);
+    pthread_barrier_wait(&m->bar); /* everyone has read the others' lists */
+    int bad = !all || total > cap;
+    if (!bad) {
+        if (total)
+            memcpy(live, all, total * sizeof *live);
+        *nlive = total, *best = b;
+    }
+    free(all);
+    return bad;
+}
+
+static void *run_part(void *arg) {
+    mk_part_run *r = arg;
+    tsm_ctx *ctx = NULL;
+    r->st = tsm_ctx_new(&ctx, TSM_BACKEND_CPU, NULL);
+    if (r->st == TSM_OK) {
+        tsm_ctx_set_threads(ctx, 1);
+        r->st = tsm_mk_motifs_part(ctx, r->s, r->excl, r->k, 0, TSM_MK_SEED_DEFAULT, r->part,
+                                   r->sim->parts, sim_sync, r, r->out, &r->count, NULL);
+    }
+    tsm_ctx_destroy(&ctx);
+    return NULL;
+}
+
+/* MK in 2 and 3 parts running at once gives the one-process motifs bit for bit (top-3
+ * on a walk with a planted pair and a constant stretch, so that batches have many
+ * chunks); several parts on a CUDA ctx are refused. */
+static void test_parts(void **state) {
+    (void)state;
+    tu_case_seed(108);
+    const size_t n = tu_quick() ? 3000 : 8000, m = 32, k = 3;
+    double *t = tu_series(n);
+    tu_fill(t, n / 2, 50, 1.0);
+    for (size_t q = 0; q < m; q++) /* a near copy far away */
+        t[n / 5 + q] = t[n - 400 + q] + 1e-3 * tu_normal();
+    tsm_ctx *ctx = tu_ctx();
+    tsm_stats *s = NULL;
+    assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
+    tsm_motif want[K_MAX];
+    size_t nwant = 0;
+    if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA) {
+        mk_sim sim = {.parts = 2};
+        assert_int_equal(
+            tsm_mk_motifs_part(ctx, s, m, k, 0, 1, 0, 2, sim_sync, &sim, want, &nwant, NULL),
+            TSM_EBACKEND);
+    } else {
+        assert_int_equal(tsm_mk_motifs(ctx, s, m, k, 0, TSM_MK_SEED_DEFAULT, want, &nwant, NULL),
+                         TSM_OK);
+        assert_int_equal(nwant, k);
+        for (size_t parts = 2; parts <= 3; parts++) {
+            mk_sim sim = {.parts = parts};
+            mk_part_run runs[PARTS_MAX];
+            pthread_t th[PARTS_MAX];
+            pthread_barrier_init(&sim.bar, NULL, (unsigned)parts);
+            for (size_t p = 0; p < parts; p++) {
+                runs[p] = (mk_part_run){.sim = &sim, .part = p, .excl = m, .k = k, .s = s};
+                assert_int_equal(pthread_create(&th[p], NULL, run_part, &runs[p]), 0);
+            }
+            for (size_t p = 0; p < parts; p++)
+                pthread_join(th[p], NULL);
+            pthread_barrier_destroy(&sim.bar);
+            for (size_t p = 0; p < parts; p++) {
+                assert_int_equal(runs[p].st, TSM_OK);
+                assert_int_equal(runs[p].count, nwant);
+                assert_memory_equal(runs[p].out, want, nwant * sizeof *want);
+            }
+        }
+        assert_int_equal(
+            tsm_mk_motifs_part(ctx, s, m, k, 0, 1, 2, 2, sim_sync, NULL, want, &nwant, NULL),
+            TSM_EINVAL);
+    }
+    tsm_stats_destroy(&s);
+    tsm_ctx_destroy(&ctx);
+    free(t);
+}
+
 /* ---- invalid arguments --------------------------------------------------------------- */
 
 static void test_invalid(void **state) {
@@ -380,16 +498,21 @@ static void test_invalid(void **state) {
 
 int main(void) {
     enum { NWALK = sizeof walk_cases / sizeof walk_cases[0] };
-    struct CMUnitTest tests[NWALK + 8];
+    struct CMUnitTest tests[NWALK + 9];
     size_t nt = 0;
     for (size_t i = 0; i < NWALK; i++)
         tests[nt++] =
             (struct CMUnitTest){walk_cases[i].name, test_walk, NULL, NULL, (void *)&walk_cases[i]};
     const struct CMUnitTest fixed[] = {
-        cmocka_unit_test(test_planted_pair),      cmocka_unit_test(test_planted_three),
-        cmocka_unit_test(test_constant_plateaus), cmocka_unit_test(test_short_plateaus),
-        cmocka_unit_test(test_nonfinite),         cmocka_unit_test(test_periodic),
-        cmocka_unit_test(test_seeds_and_threads), cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_planted_pair),
+        cmocka_unit_test(test_planted_three),
+        cmocka_unit_test(test_constant_plateaus),
+        cmocka_unit_test(test_short_plateaus),
+        cmocka_unit_test(test_nonfinite),
+        cmocka_unit_test(test_periodic),
+        cmocka_unit_test(test_seeds_and_threads),
+        cmocka_unit_test(test_invalid),
+        cmocka_unit_test(test_parts),
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         tests[nt++] = fixed[i];

@@ -426,6 +426,76 @@ static void test_invalid_arguments(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* tsm_mp assembled from tsm_mp_part over the bands cut into `parts` uneven ranges
+ * (the first ones empty when there are more parts than bands), merged with
+ * tsm_mp_beats and finished by tsm_mp_finish: what a distributed run does. */
+static profiles run_parts(const tsm_stats *s, tsm_ctx *ctx, size_t excl, size_t parts) {
+    const size_t N = s->N, nb = tsm_mp_bands(ctx, N, excl);
+    double *lc = malloc(N * sizeof *lc), *rc = malloc(N * sizeof *rc);
+    double *pl = malloc(N * sizeof *pl), *pr = malloc(N * sizeof *pr);
+    int64_t *lj = malloc(N * sizeof *lj), *rj = malloc(N * sizeof *rj);
+    int64_t *pli = malloc(N * sizeof *pli), *pri = malloc(N * sizeof *pri);
+    assert_true(lc && rc && pl && pr && lj && rj && pli && pri);
+    for (size_t i = 0; i < N; i++)
+        lc[i] = rc[i] = -INFINITY, lj[i] = rj[i] = -1;
+    for (size_t q = 0; q < parts; q++) {
+        size_t b0 = nb * q * q / (parts * parts), b1 = nb * (q + 1) * (q + 1) / (parts * parts);
+        assert_int_equal(tsm_mp_part(ctx, s, excl, b0, b1, pl, pli, pr, pri), TSM_OK);
+        for (size_t i = 0; i < N; i++) {
+            if (tsm_mp_beats(pl[i], pli[i], lc[i], lj[i]))
+                lc[i] = pl[i], lj[i] = pli[i];
+            if (tsm_mp_beats(pr[i], pri[i], rc[i], rj[i]))
+                rc[i] = pr[i], rj[i] = pri[i];
+        }
+    }
+    profiles p = prof_new(N);
+    assert_int_equal(tsm_mp_finish(ctx, s, excl, lc, lj, rc, rj, p.d, p.di, p.l, p.li), TSM_OK);
+    free(lc), free(rc), free(pl), free(pr), free(lj), free(rj), free(pli), free(pri);
+    return p;
+}
+
+/* The profile assembled from partial band ranges is bitwise tsm_mp's, on random walks
+ * with planted anomalies, NaN and constant stretches, sizes that are not multiples of
+ * the bands, and more parts than bands. Ranges outside the bands are refused. */
+static void test_parts_identical(void **state) {
+    (void)state;
+    static const size_t sizes[] = {40, 301, 2000, 5003};
+    for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; c++) {
+        tu_case_seed(8500 + c);
+        size_t n = sizes[c], m = n < 100 ? 8 : 24, excl = c % 2 ? m / 2 : m;
+        double *t = tu_series(n);
+        if (n >= 2000) {
+            tu_plant_anomaly(t, n / 3, 40, 5.0);
+            tu_fill(t, n / 2, 60, 1.5);
+            tu_fill(t, n / 2 + 300, 50, 1.5);
+            tu_fill(t, n / 5, 7, NAN);
+        }
+        profiles want = run_mp(t, n, m, excl, 0);
+        tsm_ctx *ctx = tu_ctx();
+        tsm_stats *s = NULL;
+        assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
+        for (size_t parts = 1; parts <= 5; parts += 2) {
+            profiles got = run_parts(s, ctx, excl, parts);
+            assert_memory_equal(want.d, got.d, want.N * sizeof(double));
+            assert_memory_equal(want.l, got.l, want.N * sizeof(double));
+            assert_memory_equal(want.di, got.di, want.N * sizeof(int64_t));
+            assert_memory_equal(want.li, got.li, want.N * sizeof(int64_t));
+            prof_free(&got);
+        }
+        size_t nb = tsm_mp_bands(ctx, s->N, excl);
+        uint64_t pairs = 0;
+        for (size_t b = 0; b < nb; b++)
+            pairs += tsm_mp_band_pairs(ctx, s->N, excl, b);
+        assert_int_equal(pairs, (s->N - excl) * (s->N - excl + 1) / 2);
+        assert_int_equal(tsm_mp_part(ctx, s, excl, 0, nb + 1, want.d, want.di, NULL, NULL),
+                         TSM_EINVAL);
+        tsm_stats_destroy(&s);
+        tsm_ctx_destroy(&ctx);
+        prof_free(&want);
+        free(t);
+    }
+}
+
 int main(void) {
     /* clang-format off */
     const struct CMUnitTest tests[] = {
@@ -440,6 +510,7 @@ int main(void) {
         cmocka_unit_test(test_grid_edges),
         cmocka_unit_test(test_scattered_gaps),
         cmocka_unit_test(test_threads_identical),
+        cmocka_unit_test(test_parts_identical),
         cmocka_unit_test(test_exact_ties),
         cmocka_unit_test(test_invalid_arguments),
     };

@@ -540,9 +540,99 @@ static void test_invalid_arguments(void **state) {
     tsm_ctx_destroy(&ctx);
 }
 
+/* The exchange of a simulated several-part run, parts run one after the other: in
+ * the first round each part ANDs its Neighbor bitmap into acc; in the second (phase 1
+ * is deterministic, so it finds the same bitmap) each part gets the full AND. */
+typedef struct {
+    uint8_t *acc;
+    int round;
+} part_sim;
+
+static int sim_sync(void *user, uint8_t *neighbor, size_t N) {
+    part_sim *p = user;
+    for (size_t i = 0; i < N; i++) {
+        if (p->round == 0)
+            p->acc[i] &= neighbor[i];
+        else
+            neighbor[i] = p->acc[i];
+    }
+    return 0;
+}
+
+/* Orders discords by index. */
+static int by_index(const void *x, const void *y) {
+    const tsm_discord *a = x, *b = y;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* tsm_pd3_range in 2, 3 and 5 parts (segments dealt round-robin, the Neighbor bitmap
+ * exchanged between the phases): the union of the parts' discords is the one-part
+ * result bit for bit, on planted anomalies with NaN and constant stretches, for a
+ * range that keeps a few discords and one that keeps many. */
+static void test_parts_union(void **state) {
+    (void)state;
+    tu_case_seed(1301);
+    const size_t n = 4000, m = 24, seglen = 64;
+    double *t = tu_series(n);
+    tu_plant_anomaly(t, 900, m, 12.0);
+    tu_plant_anomaly(t, 2500, m, 9.0);
+    tu_fill(t, 1500, 40, 2.0);
+    tu_fill(t, 1700, 40, 2.0);
+    tu_fill(t, 3100, 9, NAN);
+    tsm_ctx *ctx = tu_ctx();
+    tsm_stats *s = NULL;
+    assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
+    const int cuda = tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA;
+    part_sim sim = {malloc(s->N), 0};
+    tsm_discord *all = malloc(s->N * sizeof *all);
+    assert_true(sim.acc && all);
+    const double ranges[] = {4.0, 2.5};
+    for (size_t q = 0; q < 2; q++) {
+        tsm_discord *want = NULL;
+        size_t nwant = 0;
+        assert_int_equal(tsm_pd3_range(ctx, s, m, ranges[q], seglen, &want, &nwant, NULL), TSM_OK);
+        assert_true(nwant > 0 && nwant < s->N); /* a real selection */
+        for (size_t parts = 2; parts <= 5; parts += parts == 3 ? 2 : 1) {
+            tsm_discord *got = NULL;
+            size_t ngot = 0, nall = 0;
+            if (cuda) {
+                assert_int_equal(tsm_pd3_range_part(ctx, s, m, ranges[q], seglen, 0, parts,
+                                                    sim_sync, &sim, &got, &ngot, NULL),
+                                 TSM_EBACKEND);
+                continue;
+            }
+            memset(sim.acc, 1, s->N);
+            for (sim.round = 0; sim.round < 2; sim.round++)
+                for (size_t part = 0; part < parts; part++) {
+                    assert_int_equal(tsm_pd3_range_part(ctx, s, m, ranges[q], seglen, part, parts,
+                                                        sim_sync, &sim, &got, &ngot, NULL),
+                                     TSM_OK);
+                    if (sim.round == 1 && ngot)
+                        memcpy(all + nall, got, ngot * sizeof *got), nall += ngot;
+                    free(got);
+                }
+            qsort(all, nall, sizeof *all, by_index);
+            assert_int_equal(nall, nwant);
+            if (nall)
+                assert_memory_equal(all, want, nall * sizeof *all);
+        }
+        free(want);
+    }
+    tsm_discord *got = NULL;
+    size_t ngot = 0;
+    assert_int_equal(
+        tsm_pd3_range_part(ctx, s, m, 1.0, seglen, 2, 2, sim_sync, &sim, &got, &ngot, NULL),
+        TSM_EINVAL);
+    free(sim.acc), free(all);
+    tsm_stats_destroy(&s);
+    tsm_ctx_destroy(&ctx);
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_walk_m3),
+        cmocka_unit_test(test_parts_union),
         cmocka_unit_test(test_random_walk_m8),
         cmocka_unit_test(test_random_walk_m64),
         cmocka_unit_test(test_random_walk_m257),

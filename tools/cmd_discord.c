@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_discord.c - `tsmine discord`: top-k discords (tsm_discords_topk), or with -r
- * every range discord (tsm_pd3_range). */
+ * every range discord (tsm_pd3_range); over MPI ranks through dist.h. */
 #include "cli.h"
 #include "commands.h"
-#include "pd3.h"
+#include "dist.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,7 +21,8 @@ static int run(const cli_args *a, cli_session *s) {
     size_t count = 0;
     tsm_status st;
     if (a->have_r) {
-        st = tsm_pd3_range(s->ctx, s->stats, a->excl, a->r, a->seglen, &found, &count, &counters);
+        st = dist_pd3_range(s->ctx, s->stats, a->excl, a->r, a->seglen, &found, &count, &counters,
+                            a->verbose);
     } else {
         size_t k = a->k < s->stats->N ? a->k : s->stats->N; /* no more discords than that */
         found = malloc(k * sizeof *found);
@@ -29,11 +30,12 @@ static int run(const cli_args *a, cli_session *s) {
             cli_error("out of memory for %zu discords", k);
             return EX_SOFTWARE;
         }
-        st = tsm_discords_topk(s->ctx, s->stats, a->excl, k, a->seglen, found, &count, &counters);
+        st = dist_discords_topk(s->ctx, s->stats, a->excl, k, a->seglen, found, &count, &counters,
+                                a->verbose);
     }
-    if (st != TSM_OK) {
+    if (st != TSM_OK || dist_rank() != 0) { /* under MPI (dist.h), rank 0 alone prints */
         free(found);
-        return cli_fail_status(s->ctx, st);
+        return st != TSM_OK ? cli_fail_status(s->ctx, st) : 0;
     }
     cli_progress_end(s);
     if (a->verbose)

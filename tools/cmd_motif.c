@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_motif.c - `tsmine motif`: top-k motif pairs by MK (tsm_mk_motifs). */
+/* cmd_motif.c - `tsmine motif`: top-k motif pairs by MK (tsm_mk_motifs; over MPI ranks
+ * through dist.h). */
 #include "cli.h"
 #include "commands.h"
-#include "mk.h"
+#include "dist.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -24,11 +25,11 @@ static int run(const cli_args *a, cli_session *s) {
     }
     tsm_mk_stats counters = {0};
     size_t count = 0;
-    tsm_status st =
-        tsm_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found, &count, &counters);
-    if (st != TSM_OK) {
+    tsm_status st = dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found, &count,
+                                   &counters, a->verbose);
+    if (st != TSM_OK || dist_rank() != 0) { /* under MPI (dist.h), rank 0 alone prints */
         free(found);
-        return cli_fail_status(s->ctx, st);
+        return st != TSM_OK ? cli_fail_status(s->ctx, st) : 0;
     }
     cli_progress_end(s);
     if (a->verbose)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp). */
+/* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp; over
+ * MPI ranks through dist.h). */
 #include "array_out.h"
 #include "cli.h"
 #include "commands.h"
-#include "mp.h"
+#include "dist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -70,11 +71,16 @@ static int run(const cli_args *a, cli_session *s) {
         return EX_SOFTWARE;
     }
     double t0 = cli_now();
-    tsm_status st = a->left ? tsm_mp(s->ctx, s->stats, a->excl, NULL, NULL, dist, nbr)
-                            : tsm_mp(s->ctx, s->stats, a->excl, dist, nbr, NULL, NULL);
+    int emit; /* under MPI (dist.h), rank 0 alone prints */
+    tsm_status st = dist_profile(s->ctx, s->stats, a->excl, a->left, dist, nbr, a->verbose, &emit);
     int rc = st == TSM_OK ? 0 : cli_fail_status(s->ctx, st);
     double t1 = cli_now();
     cli_progress_end(s);
+    if (rc == 0 && !emit) {
+        free(dist);
+        free(nbr);
+        return 0;
+    }
     if (rc == 0) {
         size_t defined = 0;
         for (size_t i = 0; i < N && !defined; i++)

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmd_shapelet.h"
 #include "commands.h"
+#include "dist.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
     static char outbuf[1 << 16];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    dist_init(&argc, &argv); /* MPI, when started as one of several ranks */
 
     if (argc < 2) {
         cli_error("missing command (see 'tsmine --help')");
@@ -151,5 +153,5 @@ int main(int argc, char **argv) {
             cli_error("unknown command '%s' (see 'tsmine --help')", name);
         return EX_USAGE;
     }
-    return run_command(cmd, argc - 1, argv + 1);
+    return dist_exit(run_command(cmd, argc - 1, argv + 1)); /* MPI: see dist.h */
 }
