@@ -642,6 +642,7 @@ static tsm_status mk_cuda_search(void *state, const uint8_t *mask, mk_pair *best
     mk_state hs = {{INFINITY, -1, -1}, 0, 0};
     mk_loop L;
     size_t lo = 0, hi = 0, Ne = 0, nlive = 0, nb = 0, o0 = 1, width = 1, tb = 0;
+    size_t tiles = 0; /* live tiles at the start: progress is the share retired */
     int ne = 0, cur = 0;
     *best = hs.best;
     *noffsets = 0;
@@ -680,6 +681,7 @@ static tsm_status mk_cuda_search(void *state, const uint8_t *mask, mk_pair *best
     nlive = (Ne - 1 + MK_TILE - 1) / MK_TILE;
     mk_iota<<<tsmi_blocks(nlive, MK_THREADS), MK_THREADS, 0, stream>>>(g->tiles[0], nlive);
     TSM_CUDA_LAUNCHED(ctx);
+    tiles = nlive;
     while (nlive > 0) {
         const size_t o1 = o0 + width;
         mk_batch<<<(unsigned)nlive, MK_TILE, 0, stream>>>(L, g->tiles[cur], o0, o1, g->state,
@@ -695,6 +697,7 @@ static tsm_status mk_cuda_search(void *state, const uint8_t *mask, mk_pair *best
                      cudaMemcpyAsync(&ne, g->count, sizeof ne, cudaMemcpyDeviceToHost, stream));
         TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
         nlive = (size_t)ne;
+        tsmi_progress(ctx, "search", tiles - nlive, tiles);
         cur = 1 - cur;
         o0 = o1;
         width = width * 2 < MK_BATCH_MAX ? width * 2 : MK_BATCH_MAX;

@@ -595,6 +595,10 @@ extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size
     TSM_CUDA_LAUNCHED(ctx);
     pd3_conjunction<<<tsmi_blocks(N, 256), 256, 0, stream>>>(a, (int *)(ws + o_sflag));
     TSM_CUDA_LAUNCHED(ctx);
+    if (tsmi_progress_on(ctx)) { /* half the pass (the launches are one each) */
+        TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+        tsmi_progress(ctx, "pass", 1, 2);
+    }
     /* the segments that still hold candidates, compacted on the device */
     TSM_CUDA_TRY(ctx, cub::DeviceScan::ExclusiveSum(ws + o_cub, cub_bytes, (int *)(ws + o_sflag),
                                                     (int *)(ws + o_spos), nseg, stream));
@@ -617,6 +621,7 @@ extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size
     TSM_CUDA_TRY(ctx,
                  cudaMemcpyAsync(&sum, ws + o_sum, sizeof sum, cudaMemcpyDeviceToHost, stream));
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+    tsmi_progress(ctx, "pass", 2, 2);
     if (sum.nfound > 0) {
         host = (tsm_discord *)malloc((size_t)sum.nfound * sizeof *host);
         if (!host) {

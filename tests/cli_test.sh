@@ -452,6 +452,15 @@ if [ "$have_python" -eq 1 ]; then
             not_ok "$cmd -q: no progress" "exit $rc: $(errtext)"
         fi
         same "$cmd --progress: the same results" "$tmp/out" "$tmp/with_progress"
+        # the same lines from the CUDA backend, where there is one (a GPU machine)
+        run "$cmd" -m $M --progress --backend cuda "$tmp/walk.txt"
+        if [ "$rc" -eq 69 ]; then
+            skip "$cmd --progress on CUDA" "no CUDA backend here"
+        elif [ "$rc" -eq 0 ] && grep -Eq "^tsmine: $cmd: ([a-z]+( [0-9]+)?: )?[0-9.]+% \(" "$tmp/err"; then
+            ok "$cmd --progress on CUDA: lines with the share done"
+        else
+            not_ok "$cmd --progress on CUDA: lines with the share done" "exit $rc: $(errtext)"
+        fi
     done
 
     if "$TSMINE" --help | grep -q "^  detect "; then
