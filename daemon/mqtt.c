@@ -190,13 +190,25 @@ static void *run(void *arg) {
     unsigned delay = 1;
     int first = 1;
     while (!stopping(m)) {
-        const uint64_t connects = locked(m, &m->count.connects);
+        const uint64_t connects = locked(m, &m->count.connects),
+                       refused = locked(m, &m->count.connect_errors);
         int rc = first ? mosquitto_connect_async(m->mosq, host, port, (int)m->keepalive_s)
                        : mosquitto_reconnect_async(m->mosq);
         first = 0;
         if (rc == MOSQ_ERR_SUCCESS) {
             while (!stopping(m) && (rc = mosquitto_loop(m->mosq, 100, 1)) == MOSQ_ERR_SUCCESS)
                 ;
+            /* ended before the broker accepted it (a TLS handshake refused, a CONNACK
+             * that never came): as much a failed connection as a refused SYN */
+            if (!stopping(m) && locked(m, &m->count.connects) == connects &&
+                locked(m, &m->count.connect_errors) == refused) { /* on_connect counts a refusal */
+                pthread_mutex_lock(&m->mu);
+                m->count.connect_errors++;
+                pthread_mutex_unlock(&m->mu);
+                tsd_log(TSD_LOG_WARNING, "mqtt: cannot connect to %s: %s; retrying in %u s",
+                        m->broker, rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(rc),
+                        delay);
+            }
         } else {
             pthread_mutex_lock(&m->mu);
             m->count.connect_errors++;
