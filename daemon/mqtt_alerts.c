@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_alerts.c - alerts out over MQTT (mqtt.h): every alert as the JSON of `tsmine
- * alerts` (tools/alert_json.h) to ALERTS_TOPIC/STREAM, and at ANOMALY / ANOMALY_END
+ * alerts` (tools/lib/alert_json.h) to ALERTS_TOPIC/STREAM, and at ANOMALY / ANOMALY_END
  * the stream's state, retained, to STATE_TOPIC/STREAM:
  *   {"state":"anomaly","alert":{...the ANOMALY...}}
  *   {"state":"normal","alert":{...the ANOMALY_END...}}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_payload.c - JSON and InfluxDB line protocol payloads -> sample batches
- * (mqtt_payload.h). The JSON tree comes from tools/json.c, the tool's reader. */
+ * (mqtt_payload.h). The JSON tree comes from tools/lib/json.c, the tool's reader. */
 #include "mqtt_payload.h"
 
 #include <errno.h>

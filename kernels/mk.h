@@ -34,7 +34,7 @@ typedef struct {
 tsm_status tsm_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                          uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters);
 
-/* ---- MK over several processes (tools/dist_mk.c, under MPI). ---- */
+/* ---- MK over several processes (tools/cli/dist_mk.c, under MPI). ---- */
 
 /* The exchange after each batch of offsets (collective: every part calls it the same
  * number of times). On entry *best is this part's best pair so far (all parts start a

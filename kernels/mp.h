@@ -25,7 +25,7 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
                   double *lmp, int64_t *lmpi);
 
 /* ---- Partial profiles: the traversal cut into bands of diagonals, so that several
- * processes (tools/dist_*.c, under MPI) can share one profile. Band b holds the
+ * processes (tools/cli/dist_*.c, under MPI) can share one profile. Band b holds the
  * diagonals excl + b W .. excl + (b + 1) W - 1, W fixed by the backend (its tile
  * grid). Every pair's correlation depends only on that grid, so merging the partial
  * results of disjoint band ranges that cover all bands - larger correlation, then

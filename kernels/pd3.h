@@ -42,7 +42,7 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
 tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t seglen,
                              tsm_discord *out, size_t *count, tsm_pd3_stats *counters);
 
-/* ---- PD3 over several processes (tools/dist_mpi.c, under MPI). ---- */
+/* ---- PD3 over several processes (tools/cli/dist_mpi.c, under MPI). ---- */
 
 /* ANDs the Neighbor bitmap (N bytes, 0 or 1) element-wise over all the parts, in
  * place (MPI_Allreduce with MPI_BAND); returns 0, or non-zero when it failed. */

@@ -3,7 +3,7 @@
  * that copies inputs over (in pieces when they do not fit) and results back.
  *
  * Validated on the GPU by the CUDA twins of tests/sets_test.c and tests/scan_test.c
- * (sets_cuda, scan_cuda; tools/gpu-check runs them).
+ * (sets_cuda, scan_cuda; tools/scripts/gpu-check runs them).
  *
  * MERGE_PATH (the default unless one side is far smaller and the larger one is not
  * emitted): the method of the fast GPU set libraries (ModernGPU, Thrust), one pass:

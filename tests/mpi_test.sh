@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# mpi_test.sh TSMINE MPIEXEC - the batch commands under MPI (issue 21, tools/dist.h)
+# mpi_test.sh TSMINE MPIEXEC - the batch commands under MPI (issue 21, tools/cli/dist.h)
 # give byte for byte the single-process output: profile, discord (top-k and range),
 # motif.
 #

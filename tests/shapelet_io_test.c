@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shapelet_io_test.c - the labelled-set readers (tools/ucr_io: UCR .tsv, sktime/aeon
- * .ts) and the shapelet model files (tools/shapelet_model): well-formed inputs,
+/* shapelet_io_test.c - the labelled-set readers (tools/lib/ucr_io: UCR .tsv, sktime/aeon
+ * .ts) and the shapelet model files (tools/lib/shapelet_model): well-formed inputs,
  * malformed ones rejected with FILE:LINE, and a save/load round trip that predicts
  * bit for bit the same. */
 #include "testutil.h"

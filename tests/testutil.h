@@ -53,7 +53,7 @@ tsm_ctx *tu_ctx(void);
 int tu_backend_available(void);
 
 /* Runs only the cases whose name matches TSM_TEST_FILTER (a cmocka glob: '*', '?')
- * when it is set: tools/gpu-check splits a slow compute-sanitizer run of one program
+ * when it is set: tools/scripts/gpu-check splits a slow compute-sanitizer run of one program
  * into parallel processes by case. Call before running the group. */
 void tu_apply_filter(void);
 

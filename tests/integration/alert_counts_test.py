@@ -26,7 +26,7 @@ Cases:
            nothing).
 
 Why the figure of issue 17 read 135,779-363,340 drops while the subscriber got what it
-expected: tools/daemon-bench runs its flat-out and fixed-rate runs on one daemon, and
+expected: tools/bench/daemon-bench runs its flat-out and fixed-rate runs on one daemon, and
 tsmine-loadgen printed the daemon's counters since its start, so the fixed-rate line
 carried the flat-out run's drops (real ones: the full publisher queue, counted once
 each). It now prints what each run added; and per kind, an operator sees which

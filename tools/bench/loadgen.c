@@ -19,7 +19,7 @@
  * a share of it; "busy_share" is busy time over wall time. "daemon_counters",
  * "daemon_rejected" and "daemon_alerts_by_kind" are the daemon's STATUS counters as this
  * run changed them (levels such as streams or pending_samples as they are at the end),
- * so the second run of tools/daemon-bench does not carry the first one's counts;
+ * so the second run of tools/bench/daemon-bench does not carry the first one's counts;
  * "alerts" are those this subscriber received, by kind, to compare with
  * "daemon_alerts_by_kind" and the alerts_published_KIND, alert_drops_KIND counters.
  * Detection and latency: a planted anomaly (m samples of a period-5 sine of amplitude 10 in place

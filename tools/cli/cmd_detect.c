@@ -103,7 +103,7 @@ static int params_for(void *user, const char *stream_id, tss_params *out) {
     return 0;
 }
 
-/* Prints one alert as `tsmine alerts` does (tools/client.c). */
+/* Prints one alert as `tsmine alerts` does (tools/lib/client.c). */
 static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
     run_state *r = user;
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
