@@ -33,7 +33,8 @@ void tsd_mqtt__push(tsd_mqtt *m, const char *topic, const void *payload, size_t 
     }
     x->next = NULL;
     x->len = len;
-    memcpy(x->data, payload, len);
+    if (len) /* an empty payload may come as NULL */
+        memcpy(x->data, payload, len);
     x->topic = x->data + len;
     memcpy(x->topic, topic, tlen + 1);
     if (m->queued_bytes >= TSD_MQTT_QUEUE_BYTES && !m->stop)

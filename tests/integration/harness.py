@@ -63,9 +63,21 @@ def load_pb2(protoc, proto, outdir):
 def free_port():
     """A loopback TCP port nobody listens on now (the daemon binds it a moment later;
     Daemon.start retries with fresh ports when that race is lost)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n):
+    """n distinct free loopback ports: the sockets stay bound until all are picked, or
+    the kernel may hand the same port out twice (the daemon then refuses a configuration
+    that binds one endpoint twice, exit 78, seen once in CI)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return tuple(s.getsockname()[1] for s in socks)
+    finally:
+        for s in socks:
+            s.close()
 
 
 def wait_until(cond, timeout, what, step=0.02):
@@ -173,7 +185,7 @@ class Daemon:
         timeout *= SLOW
         for attempt in range(3):
             if self.ports is None or attempt > 0:
-                self.ports = (free_port(), free_port(), free_port())
+                self.ports = free_ports(3)
             self.write_config()
             env = dict(os.environ)
             env.update(self.extra_env)

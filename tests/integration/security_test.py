@@ -254,7 +254,7 @@ def case_start(env):
         d = secure_daemon(env, keys, name="d%d" % i, allow_dir=allow)
         if secret:
             d.secret = secret
-        d.ports = (harness.free_port(), harness.free_port(), harness.free_port())
+        d.ports = harness.free_ports(3)
         d.start(wait=False)
         try:
             rc = d.proc.wait(20)

@@ -37,6 +37,7 @@ import time
 
 import harness
 from harness import Failure, check, wait_until
+from memory_test import RSS_BOUNDS, rss_bytes
 
 SEED = 20261128
 T0 = 1700000000000000000  # the harness's timestamps start here (2023): never ahead
@@ -62,14 +63,6 @@ def walk(rng, n):
         x += rng.gauss(0, 1)
         out.append(x)
     return out
-
-
-def rss_bytes(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise Failure("no VmRSS for pid %d" % pid)
 
 
 PARAMS = {"window": 512, "subsequence": 16, "hop": 128, "warmup": 64}
@@ -196,7 +189,8 @@ def case_flood(env):
         print("# %d junk messages: RSS +%.1f MB, %d streams, %d evicted, %d refused"
               % (junk, grown / 1e6, len(st["streams"]), c["streams_evicted"],
                  st["rejected"].get("too_many_streams", 0)))
-        check(grown < 60e6, "RSS grew by %.0f MB over the flood" % (grown / 1e6))
+        # under a sanitizer or a wrapper the resident size is theirs (shadow memory)
+        check(grown < 60e6 or not RSS_BOUNDS, "RSS grew by %.0f MB over the flood" % (grown / 1e6))
         check(len(st["streams"]) <= 2000, "%d streams in a table of 2000" % len(st["streams"]))
         check(st["streams"]["real"]["samples"] == 1000, "the real stream lost samples: %s"
               % st["streams"]["real"])

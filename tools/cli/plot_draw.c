@@ -230,6 +230,8 @@ static int by_start(const void *a, const void *b) {
  * event 1) at the top of panel p, left to right, each in the first of LABEL_ROWS rows
  * where it overlaps no other (left out where none is free). O(marks log marks). */
 static void draw_labels(cairo_t *cr, const plot_figure *f, const panel *p) {
+    if (f->n_marks == 0)
+        return;
     plot_mark *sorted = malloc(f->n_marks * sizeof *sorted);
     if (!sorted)
         return; /* labels are a help, not the picture */
