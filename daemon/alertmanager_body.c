@@ -6,59 +6,43 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "text_buf.h"
 #include "alertmanager.h"
-
-/* Appends to a bounded buffer; keeps counting the length past its end. */
-typedef struct {
-    char *buf;
-    size_t len, used;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = t->used < t->len ? t->len - t->used : 0;
-    int n = vsnprintf(room ? t->buf + t->used : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        t->used += (size_t)n;
-}
 
 /* s as a JSON string: quotes, backslashes and control characters escaped; bytes of
  * 0x80 and more (never in a stream id, ingest.c valid_id) as U+FFFD so that the body
  * stays valid UTF-8 whatever the caller gives. */
-static void jstring(text *t, const char *s) {
-    put(t, "\"");
+static void jstring(tsd_text *t, const char *s) {
+    tsd_text_put(t, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
-            put(t, "\\%c", *p);
+            tsd_text_put(t, "\\%c", *p);
         else if (*p < 0x20)
-            put(t, "\\u%04x", *p);
+            tsd_text_put(t, "\\u%04x", *p);
         else if (*p >= 0x80)
-            put(t, "\\ufffd");
+            tsd_text_put(t, "\\ufffd");
         else
-            put(t, "%c", *p);
+            tsd_text_put(t, "%c", *p);
     }
-    put(t, "\"");
+    tsd_text_put(t, "\"");
 }
 
 /* A time as RFC 3339 in UTC with milliseconds ("2026-11-27T21:03:04.123Z"). */
-static void jtime(text *t, int64_t ns) {
+static void jtime(tsd_text *t, int64_t ns) {
     const time_t s = (time_t)(ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000);
     const long ms = (long)((ns - (int64_t)s * 1000000000) / 1000000);
     struct tm tm;
     gmtime_r(&s, &tm);
-    put(t, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-        tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    tsd_text_put(t, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\"", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 /* A number as an annotation (annotations are strings): %.9g, "NaN" for NaN. */
-static void jnumber(text *t, const char *key, double v) {
+static void jnumber(tsd_text *t, const char *key, double v) {
     if (isnan(v))
-        put(t, ",\"%s\":\"NaN\"", key);
+        tsd_text_put(t, ",\"%s\":\"NaN\"", key);
     else
-        put(t, ",\"%s\":\"%.9g\"", key, v);
+        tsd_text_put(t, ",\"%s\":\"%.9g\"", key, v);
 }
 
 /* One event's alert object. The labels are the alert's identity, the same firing and
@@ -66,13 +50,14 @@ static void jnumber(text *t, const char *key, double v) {
  * extent once closed (the ANOMALY_END carries them), only the summary for an event
  * resumed from a checkpoint (its ANOMALY's details are not kept there) or closed by
  * tsd_am_reconcile. */
-static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t firing_ends_ns) {
+static void one(tsd_text *t, const tsd_am_event *e, const tsd_am_ident *id,
+                int64_t firing_ends_ns) {
     const tsd_alert_rec *a = e->end ? e->end : e->open;
-    put(t, "{\"labels\":{\"alertname\":\"TsmineAnomaly\",\"stream\":");
+    tsd_text_put(t, "{\"labels\":{\"alertname\":\"TsmineAnomaly\",\"stream\":");
     jstring(t, e->open->stream_id);
-    put(t, ",\"kind\":\"anomaly\",\"daemon\":");
+    tsd_text_put(t, ",\"kind\":\"anomaly\",\"daemon\":");
     jstring(t, id->daemon);
-    put(t, "},\"annotations\":{\"summary\":");
+    tsd_text_put(t, "},\"annotations\":{\"summary\":");
     char summary[TSS_MAX_ID + 160];
     /* length 0: made by the sender, with no details (tsd_am_resume, tsd_am_reconcile) */
     const int bare = a->alert.length == 0;
@@ -99,39 +84,41 @@ static void one(text *t, const tsd_am_event *e, const tsd_am_ident *id, int64_t 
         jnumber(t, "distance", a->alert.distance);
         jnumber(t, "score", a->alert.score);
         jnumber(t, "threshold", a->alert.threshold);
-        put(t, ",\"start_seq\":\"%llu\",\"length\":\"%u\"", (unsigned long long)a->alert.start_seq,
-            a->alert.length);
+        tsd_text_put(t, ",\"start_seq\":\"%llu\",\"length\":\"%u\"",
+                     (unsigned long long)a->alert.start_seq, a->alert.length);
         if (a->alert.start_timestamp_ns > 0) {
-            put(t, ",\"start_time\":");
+            tsd_text_put(t, ",\"start_time\":");
             jtime(t, a->alert.start_timestamp_ns);
         }
-        put(t, ",\"event_start_seq\":\"%llu\"", (unsigned long long)a->alert.event_start_seq);
+        tsd_text_put(t, ",\"event_start_seq\":\"%llu\"",
+                     (unsigned long long)a->alert.event_start_seq);
         if (e->end)
-            put(t, ",\"event_end_seq\":\"%llu\"", (unsigned long long)a->alert.event_end_seq);
+            tsd_text_put(t, ",\"event_end_seq\":\"%llu\"",
+                         (unsigned long long)a->alert.event_end_seq);
     }
-    put(t, "},\"startsAt\":");
+    tsd_text_put(t, "},\"startsAt\":");
     jtime(t, e->open->detected_at_ns);
-    put(t, ",\"endsAt\":");
+    tsd_text_put(t, ",\"endsAt\":");
     int64_t ends = e->end ? e->end->detected_at_ns : firing_ends_ns;
     jtime(t, ends > e->open->detected_at_ns ? ends : e->open->detected_at_ns);
     if (id->generator_url && *id->generator_url) {
-        put(t, ",\"generatorURL\":");
+        tsd_text_put(t, ",\"generatorURL\":");
         jstring(t, id->generator_url);
     }
-    put(t, "}");
+    tsd_text_put(t, "}");
 }
 
 size_t tsd_am_body(char *buf, size_t len, const tsd_am_event *ev, size_t n, const tsd_am_ident *id,
                    int64_t firing_ends_ns) {
-    text t = {buf, len, 0};
+    tsd_text t = {buf, len, 0};
     if (len)
         buf[0] = '\0';
-    put(&t, "[");
+    tsd_text_put(&t, "[");
     for (size_t i = 0; i < n; i++) {
         if (i)
-            put(&t, ",");
+            tsd_text_put(&t, ",");
         one(&t, &ev[i], id, firing_ends_ns);
     }
-    put(&t, "]");
+    tsd_text_put(&t, "]");
     return t.used;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* metrics_text.c - the Prometheus text format of a metrics snapshot (pure). */
+#include "text_buf.h"
 #include "metrics.h"
 
 #include <stdarg.h>
@@ -28,39 +29,22 @@ const char *tsd_phase_name(int phase) {
     return phase >= 0 && phase < TSD_PHASES ? names[phase] : NULL;
 }
 
-/* Appends to a bounded buffer; keeps counting the length past its end. */
-typedef struct {
-    char *buf;
-    size_t len, used;
-} text;
-
-static void put(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    size_t room = t->used < t->len ? t->len - t->used : 0;
-    int n = vsnprintf(room ? t->buf + t->used : NULL, room, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        t->used += (size_t)n;
+static void header(tsd_text *t, const char *name, const char *type, const char *help) {
+    tsd_text_put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void header(text *t, const char *name, const char *type, const char *help) {
-    put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void scalar(text *t, const char *name, const char *type, const char *help, uint64_t v) {
+static void scalar(tsd_text *t, const char *name, const char *type, const char *help, uint64_t v) {
     header(t, name, type, help);
-    put(t, "%s %llu\n", name, (unsigned long long)v);
+    tsd_text_put(t, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static void real(text *t, const char *name, const char *type, const char *help, double v) {
+static void real(tsd_text *t, const char *name, const char *type, const char *help, double v) {
     header(t, name, type, help);
-    put(t, "%s %.6f\n", name, v);
+    tsd_text_put(t, "%s %.6f\n", name, v);
 }
 
 /* The checkpoints' work (ckpt_job.h). */
-static void checkpoints(text *t, const tsd_ckpt_stats *c) {
+static void checkpoints(tsd_text *t, const tsd_ckpt_stats *c) {
     real(t, "tsmine_checkpoint_duration_seconds", "gauge",
          "The last checkpoint, from its start to its last fsync.", c->last_duration_s);
     real(t, "tsmine_checkpoint_stall_seconds", "gauge",
@@ -79,28 +63,28 @@ static void checkpoints(text *t, const tsd_ckpt_stats *c) {
            c->files);
     header(t, "tsmine_checkpoint_last_success_timestamp_seconds", "gauge",
            "When the last checkpoint that wrote every file it had to ended (0: none yet).");
-    put(t, "tsmine_checkpoint_last_success_timestamp_seconds %.3f\n",
-        (double)c->last_success_ns * 1e-9);
+    tsd_text_put(t, "tsmine_checkpoint_last_success_timestamp_seconds %.3f\n",
+                 (double)c->last_success_ns * 1e-9);
 }
 
 /* One series per alert kind, labelled kind="discord" ... (tsd_alert_kind_label). */
-static void by_kind(text *t, const char *name, const char *type, const char *help,
+static void by_kind(tsd_text *t, const char *name, const char *type, const char *help,
                     const uint64_t v[TSS_ALERT_KINDS]) {
     header(t, name, type, help);
     for (int k = 0; k < TSS_ALERT_KINDS; k++)
         if (tsd_alert_kind_label(k))
-            put(t, "%s{kind=\"%s\"} %llu\n", name, tsd_alert_kind_label(k),
-                (unsigned long long)v[k]);
+            tsd_text_put(t, "%s{kind=\"%s\"} %llu\n", name, tsd_alert_kind_label(k),
+                         (unsigned long long)v[k]);
 }
 
 /* The process_* series of Prometheus's client libraries. */
-static void process(text *t, const tsd_process_stats *p) {
+static void process(tsd_text *t, const tsd_process_stats *p) {
     header(t, "process_start_time_seconds", "gauge",
            "Start time of the process since unix epoch in seconds.");
-    put(t, "process_start_time_seconds %.3f\n", p->start_time_s);
+    tsd_text_put(t, "process_start_time_seconds %.3f\n", p->start_time_s);
     header(t, "process_cpu_seconds_total", "counter",
            "Total user and system CPU time spent in seconds.");
-    put(t, "process_cpu_seconds_total %.3f\n", p->cpu_s);
+    tsd_text_put(t, "process_cpu_seconds_total %.3f\n", p->cpu_s);
     scalar(t, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
            p->resident_bytes);
     scalar(t, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
@@ -112,13 +96,13 @@ static void process(text *t, const tsd_process_stats *p) {
 }
 
 size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) {
-    text t = {buf, len, 0};
+    tsd_text t = {buf, len, 0};
     if (len)
         buf[0] = '\0';
     header(&t, "tsmine_build_info", "gauge",
            "Always 1: the version and the compute backend in use, as labels.");
-    put(&t, "tsmine_build_info{version=\"%s\",backend=\"%s\"} 1\n", s->version ? s->version : "",
-        s->backend ? s->backend : "");
+    tsd_text_put(&t, "tsmine_build_info{version=\"%s\",backend=\"%s\"} 1\n",
+                 s->version ? s->version : "", s->backend ? s->backend : "");
     process(&t, &s->process);
     scalar(&t, "tsmine_reloads_total", "counter",
            "Configuration reloads asked for (SIGHUP, RELOAD).", s->reloads);
@@ -129,7 +113,7 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            (uint64_t)s->last_reload_ok);
     header(&t, "tsmine_last_reload_timestamp_seconds", "gauge",
            "When the last reload happened (seconds since the epoch; 0: none yet).");
-    put(&t, "tsmine_last_reload_timestamp_seconds %.3f\n", s->last_reload_time_s);
+    tsd_text_put(&t, "tsmine_last_reload_timestamp_seconds %.3f\n", s->last_reload_time_s);
     scalar(&t, "tsmine_ingest_samples_total", "counter", "Samples accepted into streams.",
            s->samples);
     scalar(&t, "tsmine_ingest_bytes_total", "counter", "Ingest message bytes received.", s->bytes);
@@ -137,8 +121,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     header(&t, "tsmine_ingest_messages_rejected_total", "counter",
            "Ingest messages rejected, by reason.");
     for (int r = 1; r < TSD_REASON_COUNT; r++)
-        put(&t, "tsmine_ingest_messages_rejected_total{reason=\"%s\"} %llu\n", tsd_reason_name(r),
-            (unsigned long long)s->rejected[r]);
+        tsd_text_put(&t, "tsmine_ingest_messages_rejected_total{reason=\"%s\"} %llu\n",
+                     tsd_reason_name(r), (unsigned long long)s->rejected[r]);
     by_kind(&t, "tsmine_alerts_total", "counter",
             "Alerts found, by kind: each one is published, dropped or queued (the three "
             "series below add up to this one at every scrape).",
@@ -161,7 +145,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     header(&t, "tsmine_pass_seconds_total", "counter",
            "Time spent in each detection phase (discord, motif: summed over pass threads).");
     for (int p = 0; p < TSD_PASSES; p++)
-        put(&t, "tsmine_pass_seconds_total{pass=\"%s\"} %.9g\n", pass[p], s->pass_seconds[p]);
+        tsd_text_put(&t, "tsmine_pass_seconds_total{pass=\"%s\"} %.9g\n", pass[p],
+                     s->pass_seconds[p]);
     scalar(&t, "tsmine_processed_samples_total", "counter",
            "Samples the ticks moved into the windows and scored.", s->processed);
     scalar(&t, "tsmine_pending_passes", "gauge", "Streams whose windowed passes wait or run now.",
@@ -171,22 +156,22 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     scalar(&t, "tsmine_ticks_total", "counter", "Engine ticks.", s->ticks);
     header(&t, "tsmine_streams_removed_total", "counter",
            "Streams removed: idle past idle_expiry, evicted for a new one, or deleted.");
-    put(&t, "tsmine_streams_removed_total{why=\"expired\"} %llu\n",
-        (unsigned long long)s->streams_expired);
-    put(&t, "tsmine_streams_removed_total{why=\"evicted\"} %llu\n",
-        (unsigned long long)s->streams_evicted);
-    put(&t, "tsmine_streams_removed_total{why=\"deleted\"} %llu\n",
-        (unsigned long long)s->streams_deleted);
+    tsd_text_put(&t, "tsmine_streams_removed_total{why=\"expired\"} %llu\n",
+                 (unsigned long long)s->streams_expired);
+    tsd_text_put(&t, "tsmine_streams_removed_total{why=\"evicted\"} %llu\n",
+                 (unsigned long long)s->streams_evicted);
+    tsd_text_put(&t, "tsmine_streams_removed_total{why=\"deleted\"} %llu\n",
+                 (unsigned long long)s->streams_deleted);
     scalar(&t, "tsmine_samples_dropped_total", "counter",
            "Samples accepted and never processed: their stream was removed.", s->samples_dropped);
     header(&t, "tsmine_busy_seconds_total", "counter",
            "Time the main thread spent outside zmq_poll.");
-    put(&t, "tsmine_busy_seconds_total %.9g\n", 1e-9 * (double)s->busy_ns);
+    tsd_text_put(&t, "tsmine_busy_seconds_total %.9g\n", 1e-9 * (double)s->busy_ns);
     header(&t, "tsmine_phase_seconds_total", "counter",
            "Main-thread busy time by phase (disjoint: they add up to tsmine_busy_seconds_total).");
     for (int p = 0; p < TSD_PHASES; p++)
-        put(&t, "tsmine_phase_seconds_total{phase=\"%s\"} %.9g\n", tsd_phase_name(p),
-            1e-9 * (double)s->phase_ns[p]);
+        tsd_text_put(&t, "tsmine_phase_seconds_total{phase=\"%s\"} %.9g\n", tsd_phase_name(p),
+                     1e-9 * (double)s->phase_ns[p]);
     scalar(&t, "tsmine_ring_samples", "gauge", "Samples held in all stream windows.",
            s->ring_samples);
     scalar(&t, "tsmine_ring_bytes", "gauge", "Memory held by the ring buffers.", s->ring_bytes);
@@ -194,10 +179,10 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     header(&t, "tsmine_http_connections_refused_total", "counter",
            "Connections to this server refused: per_host (4 open from one host), full (16 "
            "requests under way).");
-    put(&t, "tsmine_http_connections_refused_total{reason=\"per_host\"} %llu\n",
-        (unsigned long long)s->http.refused_per_host);
-    put(&t, "tsmine_http_connections_refused_total{reason=\"full\"} %llu\n",
-        (unsigned long long)s->http.refused_full);
+    tsd_text_put(&t, "tsmine_http_connections_refused_total{reason=\"per_host\"} %llu\n",
+                 (unsigned long long)s->http.refused_per_host);
+    tsd_text_put(&t, "tsmine_http_connections_refused_total{reason=\"full\"} %llu\n",
+                 (unsigned long long)s->http.refused_full);
     scalar(&t, "tsmine_http_connections_cut_total", "counter",
            "Connections to this server cut: no complete request within 5 s, or the longest "
            "waiting for one, evicted for a new connection with all 16 slots taken.",
@@ -227,13 +212,14 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     header(&t, "tsmine_peers_cut_total", "counter",
            "Peer connections cut, by reason (memory: held too many unread bytes, or the most "
            "while memory was over budget; connections: beyond their socket's share).");
-    put(&t, "tsmine_peers_cut_total{reason=\"memory\"} %llu\n", (unsigned long long)g->cut_memory);
-    put(&t, "tsmine_peers_cut_total{reason=\"connections\"} %llu\n",
-        (unsigned long long)g->cut_connections);
+    tsd_text_put(&t, "tsmine_peers_cut_total{reason=\"memory\"} %llu\n",
+                 (unsigned long long)g->cut_memory);
+    tsd_text_put(&t, "tsmine_peers_cut_total{reason=\"connections\"} %llu\n",
+                 (unsigned long long)g->cut_connections);
     header(&t, "tsmine_connections", "gauge", "Peer connections, by socket.");
     for (int k = 0; k < TSD_SOCK_KINDS; k++)
-        put(&t, "tsmine_connections{socket=\"%s\"} %llu\n", tsd_sock_kind_name(k),
-            (unsigned long long)g->connections[k]);
+        tsd_text_put(&t, "tsmine_connections{socket=\"%s\"} %llu\n", tsd_sock_kind_name(k),
+                     (unsigned long long)g->connections[k]);
     if (s->curve.enabled) {
         scalar(&t, "tsmine_curve_handshakes_total", "counter",
                "CURVE handshakes completed by allowed clients.", s->curve.handshakes);
@@ -242,8 +228,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "CURVE client or a malformed handshake; other: cut short). A refused client "
                "counts once per reconnection attempt.");
         for (int r = 0; r < TSD_AUTH_REASONS; r++)
-            put(&t, "tsmine_curve_rejected_total{reason=\"%s\"} %llu\n", tsd_auth_reason_name(r),
-                (unsigned long long)s->curve.rejected[r]);
+            tsd_text_put(&t, "tsmine_curve_rejected_total{reason=\"%s\"} %llu\n",
+                         tsd_auth_reason_name(r), (unsigned long long)s->curve.rejected[r]);
         scalar(&t, "tsmine_curve_authorized_keys", "gauge", "Client keys in the allow-list.",
                s->curve.keys);
         scalar(&t, "tsmine_curve_revoked_messages_total", "counter",
@@ -278,7 +264,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "Anomaly events open now, re-sent every resend_interval.", a->open);
         header(&t, "tsmine_alertmanager_last_success_timestamp_seconds", "gauge",
                "When a request to Alertmanager last succeeded (0: never).");
-        put(&t, "tsmine_alertmanager_last_success_timestamp_seconds %.3f\n", a->last_success_s);
+        tsd_text_put(&t, "tsmine_alertmanager_last_success_timestamp_seconds %.3f\n",
+                     a->last_success_s);
     }
     if (s->mqtt.enabled) { /* mqtt.h */
         scalar(&t, "tsmine_mqtt_connected", "gauge", "1 while the MQTT broker's connection is up.",
