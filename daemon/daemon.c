@@ -330,6 +330,20 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_log(TSD_LOG_WARNING, "%s: peers' memory and connections are not limited", msg);
     else
         d->ingest.admit_new = tsd_guard_admit, d->ingest.admit_new_user = d->guard;
+    if (d->res.address_space && (!d->guard || tsd_daemon_as_room(d) == 0)) {
+        /* libzmq aborts when one of its allocations fails: a daemon started with less
+         * than the guard's room (or without the guard) would die at its first busy moment */
+        tsd_process_stats p;
+        tsd_process_stats_get(0, 0, &p);
+        tsd_log(TSD_LOG_ERR,
+                "cannot run: the address space is limited to %llu MB and %llu MB are mapped "
+                "once started, too little left for libzmq and the streams (raise ulimit -v or "
+                "LimitAS=)",
+                (unsigned long long)(d->res.address_space >> 20),
+                (unsigned long long)(p.virtual_bytes >> 20));
+        rc = EX_OSERR;
+        goto fail;
+    }
     tsd_metrics_snapshot snap;
     tsd_daemon_snapshot(d, &snap);
     tsd_metrics_publish(d->metrics, &snap);
@@ -337,6 +351,16 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
 fail:
     tsd_daemon_close(d);
     return rc;
+}
+
+uint64_t tsd_daemon_as_room(const tsd_daemon *d) {
+    const uint64_t as = d->res.address_space, mib = 1024 * 1024;
+    if (!as)
+        return UINT64_MAX;
+    tsd_process_stats p;
+    tsd_process_stats_get(0, 0, &p);
+    const uint64_t keep = as / 8 > 8 * mib ? as / 8 : 8 * mib; /* the guard's room */
+    return p.virtual_bytes + keep < as ? as - keep - p.virtual_bytes : 0;
 }
 
 void tsd_daemon_close(tsd_daemon *d) {

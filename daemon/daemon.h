@@ -39,9 +39,9 @@ typedef struct {
     tsd_metrics *metrics;
     tsd_notify notify;
     struct tsd_ckpt_job *ckpt; /* checkpoints (ckpt_job.h); NULL without a state_dir */
-    tsd_resources res; /* the process's limits (resources.h) */
-    tsd_guard *guard;  /* memory and descriptors of peers (guard.h); NULL if it failed */
-    tsd_mqtt *mqtt;    /* MQTT ingest and alerts (mqtt.h); NULL when off */
+    tsd_resources res;         /* the process's limits (resources.h) */
+    tsd_guard *guard;          /* memory and descriptors of peers (guard.h); NULL if it failed */
+    tsd_mqtt *mqtt;            /* MQTT ingest and alerts (mqtt.h); NULL when off */
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
@@ -75,6 +75,9 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
 /* Runs until asked to stop; returns the process exit status (0 after SIGTERM,
  * TSD_EXIT_DEVICE_LOST after a sticky device error). */
 int tsd_daemon_run(tsd_daemon *d);
+/* Under an address-space limit, the bytes that may still be mapped beyond the room the
+ * guard keeps free for libzmq (0: none); UINT64_MAX without a limit. */
+uint64_t tsd_daemon_as_room(const tsd_daemon *d);
 void tsd_daemon_close(tsd_daemon *d);
 
 /* Writes the checkpoint now, all at once: finishes the one in progress, then writes

@@ -397,7 +397,11 @@ static int run(tsd_daemon *d) {
 
 int tsd_daemon_run(tsd_daemon *d) {
     char err[256];
-    if (tsd_alerts_start(&d->alerts, PUBLISH_QUEUE, err, sizeof err) != 0)
+    /* under an address-space limit, at most half of what may still be mapped */
+    const uint64_t room = tsd_daemon_as_room(d) / 2;
+    const size_t queue =
+        room < PUBLISH_QUEUE ? (size_t)(room > (1u << 20) ? room : 1u << 20) : PUBLISH_QUEUE;
+    if (tsd_alerts_start(&d->alerts, queue, err, sizeof err) != 0)
         tsd_log(TSD_LOG_WARNING, "%s: alerts are sent from the main loop", err);
     int rc = run(d);
     tsd_alerts_stop(&d->alerts); /* every queued alert leaves before the sockets close */

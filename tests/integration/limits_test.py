@@ -64,6 +64,7 @@ MB = 1 << 20
 # empty frames, each 64 bytes in libzmq for 2 on the wire; [+514 MB for 512 MB sent,
 # +1392 MB for 64 MB of 1-byte frames, growing as long as the peer sends]).
 MULTIPART_BOUND = 160 * MB
+RETAINED_BOUND = 24 * MB  # VmRSS above an attack's start, 10 s after its cut
 # ... while one PUSH floods a busy daemon for FLOOD_S (worst: +73 MB, of which the
 # connection's queue is at most limits.peer_buffer, 32 MiB, the rest the engine's
 # staging; [+1307 MB in 3 s]).
@@ -228,9 +229,13 @@ def case_multipart(env):
             check(peak < MULTIPART_BOUND or not RSS_BOUNDS,
                   "%s, %d-byte frames: VmRSS peak +%.0f MB (bound %.0f MB)" %
                   (name, size, peak / MB, MULTIPART_BOUND / MB))
-            # what libzmq held is freed and given back
+            # what libzmq held is freed and given back, but for what the allocators keep:
+            # up to 16.1 MB after a cut at 30-44 MB sent on this 2-core machine (the same
+            # with malloc_trim for 20 s: not a timing matter); a peer's whole 34.7 MB kept
+            # would stay beyond the bound
             try:
-                wait_until(lambda: rss_bytes(d.proc.pid) < before + 16 * MB or not RSS_BOUNDS,
+                wait_until(lambda: (rss_bytes(d.proc.pid) < before + RETAINED_BOUND or
+                                    not RSS_BOUNDS),
                            10, "VmRSS to come back after the cut")
             except Failure:
                 raise Failure("%s, %d-byte frames: VmRSS %.1f MB above where it was, 10 s after "
