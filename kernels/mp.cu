@@ -82,8 +82,8 @@ typedef struct {
     const long long *first;      /* first work item of each band (nb + 1 entries) */
     long long item0;             /* work item of blockIdx.x 0 (launches in chunks) */
     int nb, band0, N, m, excl;   /* bands band0 .. band0 + nb - 1 (tsm_mp_part) */
-    unsigned long long *key; /* best left (0..N-1) and right (N..2N-1): ordered corr */
-    int *idx, *lock;         /* its index, and the entry's lock */
+    unsigned long long *key;     /* best left (0..N-1) and right (N..2N-1): ordered corr */
+    int *idx, *lock;             /* its index, and the entry's lock */
 } mpg_args;
 
 /* Order-preserving map of a non-NaN double to 64 bits: a < b iff key(a) < key(b),
@@ -539,10 +539,10 @@ static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
     TSM_CUDA_TRY(ctx,
                  cudaMemcpyAsync(lj, nbr, N * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
     if (rows) {
-        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(rc, corr + N, N * sizeof(double),
-                                          cudaMemcpyDeviceToHost, stream));
-        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(rj, nbr + N, N * sizeof(int64_t),
-                                          cudaMemcpyDeviceToHost, stream));
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(rc, corr + N, N * sizeof(double), cudaMemcpyDeviceToHost, stream));
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(rj, nbr + N, N * sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
     }
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
 done:
@@ -555,7 +555,9 @@ done:
     return st;
 }
 
-extern "C" size_t tsmi_mp_band_width_cuda(void) { return MPG_W; }
+extern "C" size_t tsmi_mp_band_width_cuda(void) {
+    return MPG_W;
+}
 
 extern "C" tsm_status tsmi_mp_part_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0,
                                         size_t b1, double *lc, int64_t *lj, double *rc,
