@@ -12,6 +12,11 @@ void tss_arena_init(tss_arena *a, tsm_ctx *ctx) {
     *a = (tss_arena){.ctx = ctx, .device = tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA};
 }
 
+void tss_arena_set_room(tss_arena *a, uint64_t (*room)(void *user), void *user) {
+    a->room = room;
+    a->room_user = user;
+}
+
 /* A new buffer of bytes: device (or pinned host when pinned) memory for a CUDA
  * arena, plain host memory otherwise. */
 static tsm_status alloc_buf(tss_arena *a, void **p, uint64_t bytes, int pinned) {
@@ -20,6 +25,11 @@ static tsm_status alloc_buf(tss_arena *a, void **p, uint64_t bytes, int pinned) 
         return tssi_arena_cuda_alloc(a->ctx, p, bytes, pinned);
 #endif
     (void)pinned;
+    if (a->room && a->room(a->room_user) < bytes)
+        return tsm_fail(a->ctx, TSM_ENOMEM,
+                        "stream arena: %llu bytes more would leave too little address space "
+                        "for the rest of the process (ulimit -v, LimitAS=)",
+                        (unsigned long long)bytes);
     *p = malloc(bytes);
     if (!*p)
         return tsm_fail(a->ctx, TSM_ENOMEM, "stream arena: out of memory for %llu bytes",
@@ -72,7 +82,8 @@ void tss_arena_free(tss_arena *a) {
         release_buf(a, a->dev_io, 0);
     free(a->free_off);
     free(a->free_bytes);
-    *a = (tss_arena){.ctx = a->ctx, .device = a->device};
+    *a =
+        (tss_arena){.ctx = a->ctx, .device = a->device, .room = a->room, .room_user = a->room_user};
 }
 
 void tss_arena_give(tss_arena *a, uint64_t off, uint64_t bytes) {
@@ -107,6 +118,24 @@ tsm_status tss_arena_reuse(tss_arena *a, uint64_t bytes, uint64_t *off) {
     return TSM_EINVAL;
 }
 
+/* Grows a host arena to size in place where it can: glibc's realloc moves a large
+ * block with mremap, so only the growth takes new address space (allocate, copy, free
+ * needed the old and the new buffer at once). Bounded by the room callback. */
+static tsm_status grow_host(tss_arena *a, uint64_t size) {
+    if (a->room && a->room(a->room_user) < size - a->size)
+        return tsm_fail(a->ctx, TSM_ENOMEM,
+                        "stream arena: %llu bytes more would leave too little address space "
+                        "for the rest of the process (ulimit -v, LimitAS=)",
+                        (unsigned long long)(size - a->size));
+    unsigned char *p = realloc(a->base, size);
+    if (!p)
+        return tsm_fail(a->ctx, TSM_ENOMEM, "stream arena: out of memory for %llu bytes",
+                        (unsigned long long)size);
+    a->base = p;
+    a->size = size;
+    return TSM_OK;
+}
+
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
     bytes = tss_arena_align(bytes);
     if (bytes == 0) /* the common round: every stream already placed */
@@ -115,19 +144,33 @@ tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
         uint64_t size = a->size ? 2 * a->size : (uint64_t)1 << 24;
         while (size - a->used < bytes)
             size *= 2;
-        void *p = NULL;
-        tsm_status st = alloc_buf(a, &p, size, 0);
-        if (st == TSM_OK && a->used)
-            st = copy(a, p, a->base, a->used, 1);
-        if (st != TSM_OK) {
-            if (p)
-                release_buf(a, p, 0);
-            return st;
+        tsm_status st;
+        if (!a->device) {
+            /* near a memory bound, at most half of what is left, or just what this
+             * round needs (in MiB): doubling would take the room others need */
+            const uint64_t mib = (uint64_t)1 << 20, exact = (a->used + bytes + mib - 1) / mib * mib;
+            const uint64_t half = a->room ? a->room(a->room_user) / 2 : UINT64_MAX;
+            if (size - a->size > half) {
+                const uint64_t most = (a->size + half) / mib * mib;
+                size = most > exact ? most : exact;
+            }
+            if ((st = grow_host(a, size)) != TSM_OK)
+                return st;
+        } else {
+            void *p = NULL;
+            st = alloc_buf(a, &p, size, 0);
+            if (st == TSM_OK && a->used)
+                st = copy(a, p, a->base, a->used, 1);
+            if (st != TSM_OK) {
+                if (p)
+                    release_buf(a, p, 0);
+                return st;
+            }
+            if (a->base)
+                release_buf(a, a->base, 0);
+            a->base = p;
+            a->size = size;
         }
-        if (a->base)
-            release_buf(a, a->base, 0);
-        a->base = p;
-        a->size = size;
     }
     /* only the bytes about to be handed out: zeroing the whole new buffer cost an
      * engine's first stream 16 MiB of memset (a quarter of the fuzzer's speed) */

@@ -54,11 +54,18 @@ typedef struct {
     uint64_t io_size;
     uint64_t *free_off, *free_bytes; /* regions given back */
     size_t nfree, free_cap;
+    /* host bytes the arena may still take (NULL: no bound); see tss_engine_set_room */
+    uint64_t (*room)(void *user);
+    void *room_user;
 } tss_arena;
 
 /* An empty arena on ctx's backend; allocates nothing yet. */
 void tss_arena_init(tss_arena *a, tsm_ctx *ctx);
 void tss_arena_free(tss_arena *a);
+/* Bounds the host memory a CPU arena takes: each new buffer must fit in what room(user)
+ * returns at that moment, else the growth fails as out of memory (a CUDA arena's
+ * device memory is not bounded by it). */
+void tss_arena_set_room(tss_arena *a, uint64_t (*room)(void *user), void *user);
 
 /* Region size rounding: every region and sub-array starts 256-byte aligned. */
 static inline uint64_t tss_arena_align(uint64_t bytes) {

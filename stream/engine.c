@@ -233,6 +233,10 @@ void tss_engine_destroy(tss_engine **self_p) {
     }
 }
 
+void tss_engine_set_room(tss_engine *e, uint64_t (*room)(void *user), void *user) {
+    tss_arena_set_room(&e->arena, room, user);
+}
+
 tsm_backend tss_engine_backend(const tss_engine *e) {
     return e->backend;
 }

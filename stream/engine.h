@@ -238,6 +238,12 @@ int tss_engine_reset_stream(tss_engine *e, const char *stream_id);
  * dropped and counted: samples_dropped); a later batch creates it afresh. Waits for
  * its passes in flight. 0, or -1 for an unknown id. */
 int tss_engine_delete_stream(tss_engine *e, const char *stream_id);
+/* Bounds the host memory the CPU backend's window storage grows into: a growth that
+ * does not fit in room(user) bytes fails like any allocation (the passes concerned are
+ * skipped and counted, the tick reports it). The daemon passes what its address-space
+ * limit leaves (daemon.c, tsd_daemon_as_room), so that libzmq, which aborts when an
+ * allocation fails, keeps its share. NULL: no bound. Call before the first batch. */
+void tss_engine_set_room(tss_engine *e, uint64_t (*room)(void *user), void *user);
 /* New limits (a reload); they apply from the next batch and tick. */
 void tss_engine_set_limits(tss_engine *e, const tss_limits *limits);
 
@@ -312,6 +318,10 @@ size_t tss_engine_stream_count(const tss_engine *e);
 int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out);
 /* Info of a stream by id; -1 when unknown. */
 int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info *out);
+/* The host bytes a new stream of that id will take once it runs (tss_stream_bytes_for
+ * with its parameters), for admission before its first batch; 0 when its parameters
+ * are refused. */
+uint64_t tss_engine_new_stream_bytes(tss_engine *e, const char *stream_id);
 
 /* Engine-wide counters for metrics. Times are seconds of CLOCK_MONOTONIC since the
  * engine was created. */

@@ -98,6 +98,13 @@ static int params_of_new(tss_engine *e, const char *id, tss_params *p) {
     return tss_params_check(p, NULL, 0);
 }
 
+uint64_t tss_engine_new_stream_bytes(tss_engine *e, const char *stream_id) {
+    tss_params p;
+    if (params_of_new(e, stream_id, &p) != 0)
+        return 0; /* refused at ingest anyway */
+    return tss_stream_bytes_for(&p, !e->arena.device);
+}
+
 tss_reject tss_engine_ingest(tss_engine *e, const char *stream_id, uint64_t first_seq,
                              const int64_t *timestamps_ns, int64_t first_ts_ns, int64_t period_ns,
                              const double *values, size_t n) {

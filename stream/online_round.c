@@ -77,19 +77,28 @@ tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n) {
     }
     if (st == TSM_OK)
         st = tss_arena_reserve(a, need);
-    for (size_t q = 0; q < n && st == TSM_OK; q++) {
+    /* when the arena could not grow (memory), what it has left goes to the first
+     * streams; the others stay without a region (their rounds are skipped) */
+    const int short_of_memory = st == TSM_ENOMEM;
+    tsm_status up = short_of_memory ? TSM_OK : st;
+    for (size_t q = 0; q < n && up == TSM_OK; q++) {
         tss_online *o = &list[q]->on;
         const tss_ring *r = &list[q]->ring;
-        if (!o->placed)
-            placed_at(o, tss_arena_take(a, tss_online_bytes(o)), r);
+        if (!o->placed) {
+            const uint64_t bytes = tss_arena_align(tss_online_bytes(o));
+            if (short_of_memory &&
+                (a->size - a->used < bytes || tss_arena_reserve(a, bytes) != TSM_OK))
+                continue;
+            placed_at(o, tss_arena_take(a, bytes), r);
+        }
         if (o->stale) {
-            st = tss_arena_put(a, o->off + layout(o).ring, r->v,
+            up = tss_arena_put(a, o->off + layout(o).ring, r->v,
                                2 * (uint64_t)r->cap * sizeof *r->v);
-            o->stale = st != TSM_OK;
+            o->stale = up != TSM_OK;
             o->st.valid = 0;
         }
     }
-    return st;
+    return up != TSM_OK ? up : st;
 }
 
 /* Describes stream s's job on the arena (its outputs at io byte offsets nn_off and
@@ -158,8 +167,19 @@ static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, con
         s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);
 }
 
-tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
-                            tss_score_fn on_score, void *user) {
+/* A stream's round that could not run: its samples go to the host ring unscored, and
+ * its arena window is rebuilt from there at its next round. */
+static void skipped(tss_stream *s) {
+    s->proc_seq += s->chunk;
+    s->since_pass += s->chunk;
+    s->on.st.valid = 0;
+    s->on.stale = s->on.placed;
+}
+
+/* The round of list's streams, every one placed unless placed (tss_online_place's
+ * status) says otherwise. */
+static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
+                           tsm_status placed, tss_score_fn on_score, void *user) {
     tsm_online_job *jobs = malloc((n ? n : 1) * sizeof *jobs);
     uint64_t *x0 = malloc((n ? n : 1) * sizeof *x0);
     uint64_t *src = malloc((n ? n : 1) * sizeof *src);
@@ -176,7 +196,7 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
     const uint64_t nn_off = tss_arena_align(vals_off + total * sizeof(double));
     const uint64_t idx_off = tss_arena_align(nn_off + total * sizeof(double));
     const uint64_t io = idx_off + total * sizeof(int64_t);
-    tsm_status st = tss_online_place(a, list, n);
+    tsm_status st = placed;
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
     for (size_t q = 0, at = 0; q < n; at += list[q]->chunk, q++) {
@@ -199,13 +219,12 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
 #pragma omp parallel for schedule(dynamic, 16) if (!on_score && n > 16)
     for (size_t q = 0; q < n; q++) {
         tss_stream *s = list[q];
-        s->proc_seq += s->chunk;
-        s->since_pass += s->chunk;
         if (st != TSM_OK) {
-            s->on.st.valid = 0;
-            s->on.stale = s->on.placed;
+            skipped(s);
             continue;
         }
+        s->proc_seq += s->chunk;
+        s->since_pass += s->chunk;
         s->on.st.valid = 1;
         score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src[q],
               (const int64_t *)(a->host_io + idx_off) + src[q], x0[q], on_score, user);
@@ -214,4 +233,26 @@ tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_
     free(x0);
     free(src);
     return st;
+}
+
+tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
+                            tss_score_fn on_score, void *user) {
+    const tsm_status placed = tss_online_place(a, list, n);
+    tss_stream **run = placed == TSM_ENOMEM ? malloc(n * sizeof *run) : NULL;
+    if (!run)
+        return round_of(ctx, a, list, n, placed, on_score, user);
+    /* Short of memory for some streams' regions: the round goes on for the others (a
+     * burst of new streams near the limits must not stop the streams already running). */
+    size_t k = 0;
+    for (size_t q = 0; q < n; q++) {
+        if (list[q]->on.placed && !list[q]->on.stale)
+            run[k++] = list[q];
+        else {
+            push_host(list[q]);
+            skipped(list[q]);
+        }
+    }
+    const tsm_status st = round_of(ctx, a, run, k, TSM_OK, on_score, user);
+    free(run);
+    return st != TSM_OK ? st : placed; /* the message on ctx is the latest failure's */
 }

@@ -44,7 +44,9 @@ const double *tss_online_window(const tss_online *o, const tss_arena *a, const t
 
 /* Gives every stream of list without a region one (one growth of the arena at most)
  * and uploads the host ring of every stale one (a restored window, or a failed
- * round), so that its window can be read there. O(streams) plus the uploads. */
+ * round), so that its window can be read there. O(streams) plus the uploads. When the
+ * arena cannot grow (TSM_ENOMEM, returned), what it has left goes to the first streams
+ * in list and the others stay without a region. */
 tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n);
 
 /* One round for the n streams of list, each with s->chunk > 0 staged samples (no gap
@@ -55,7 +57,9 @@ tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n);
  * one with its score) and advances proc_seq and
  * since_pass. On a failure the samples still enter the host windows, nothing is
  * scored this round, the arena's rings are re-uploaded and the online states
- * rebuilt on the next round, and the status is returned with the message in ctx. */
+ * rebuilt on the next round, and the status is returned with the message in ctx.
+ * Streams the arena has no room for (memory) fail that way alone: the round goes on for
+ * the others. */
 typedef void (*tss_score_fn)(void *user, const char *stream_id, uint64_t start, double raw,
                              uint64_t neighbor, double score);
 tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,

@@ -53,6 +53,15 @@ void tss_stream_choose_m(tss_stream *s, const double *x, size_t n) {
         s->period = period;
 }
 
+uint64_t tss_stream_bytes_for(const tss_params *p, int host_arena) {
+    tss_ring r;
+    tss_ring_init(&r, p->window, tss_stream_slack(p));
+    tss_online o;
+    tss_online_init(&o, &r, 3); /* the region does not depend on m (online_round.c) */
+    const uint64_t ring = (uint64_t)r.cap * (2 * sizeof(double) + sizeof(int64_t)); /* v, ts */
+    return sizeof(tss_stream) + ring + (host_arena ? tss_arena_align(tss_online_bytes(&o)) : 0);
+}
+
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out) {
     *out = NULL;
     tss_stream *s = calloc(1, sizeof *s);

@@ -98,6 +98,11 @@ struct tss_stream {
 
 /* Ring slack (samples a round may append at most) for these parameters. */
 uint32_t tss_stream_slack(const tss_params *p);
+/* The host bytes a stream of parameters p takes once it runs: the stream itself, its
+ * host ring and, when the arena is host memory (host_arena), its arena region. For
+ * memory admission (engine.h, tss_engine_new_stream_bytes): the staged samples and the
+ * alert buffers come on top and vary. */
+uint64_t tss_stream_bytes_for(const tss_params *p, int host_arena);
 /* A new stream with validated parameters p (excl may be 0, subsequence 0 for auto); 0
  * or -1 (out of memory). */
 int tss_stream_new(const char *id, const tss_params *p, tss_stream **out);
