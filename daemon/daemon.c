@@ -248,6 +248,11 @@ static int open_engine(tsd_daemon *d) {
     return 0;
 }
 
+/* What the engine's window storage may still take: tsd_daemon_as_room. */
+static uint64_t engine_room(void *d) {
+    return tsd_daemon_as_room(d);
+}
+
 int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_path) {
     memset(d, 0, sizeof *d);
     d->cfg = *cfg;
@@ -344,6 +349,8 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         rc = EX_OSERR;
         goto fail;
     }
+    if (d->res.address_space) /* the streams' windows grow only within that room too */
+        tss_engine_set_room(d->engine, engine_room, d);
     tsd_metrics_snapshot snap;
     tsd_daemon_snapshot(d, &snap);
     tsd_metrics_publish(d->metrics, &snap);

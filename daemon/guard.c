@@ -69,9 +69,9 @@ struct tsd_guard {
     size_t ledger_n;
     _Atomic uint64_t emptied[TSD_SOCK_KINDS]; /* when a reader last found the socket empty */
     atomic_int pressure;
-    atomic_int near;   /* the last look found memory within reach of a limit */
-    uint64_t admit_ns; /* tsd_guard_admit's (the main thread's): when it last looked */
-    int admit_over;    /* and what it found */
+    /* tsd_guard_admit's (the main thread's): when it last looked, what it found, and
+     * the bytes of the new streams it admitted since the last tsd_guard_settled */
+    uint64_t admit_ns, admit_rss, admit_vm, admit_pending;
 
     pthread_mutex_t mu; /* count, stop */
     pthread_cond_t wake;
@@ -130,20 +130,31 @@ static int over_limits(const tsd_guard *g, uint64_t rss, uint64_t vm) {
 
 static void memory(const tsd_guard *g, uint64_t *rss, uint64_t *vm);
 
-int tsd_guard_admit(void *user) {
+int tsd_guard_admit(void *user, uint64_t bytes) {
     tsd_guard *g = user;
     if (atomic_load_explicit(&g->pressure, memory_order_relaxed))
         return 0;
-    if (!atomic_load_explicit(&g->near, memory_order_relaxed))
-        return 1;
     const uint64_t now = tsd_now_ns();
     if (now - g->admit_ns >= TSD_GUARD_ADMIT_NS) {
-        uint64_t rss, vm;
-        memory(g, &rss, &vm);
-        g->admit_over = over_limits(g, rss, vm);
+        memory(g, &g->admit_rss, &g->admit_vm);
         g->admit_ns = now;
     }
-    return !g->admit_over;
+    /* what was admitted since the last tick may not be allocated yet (rings and
+     * regions come at the stream's first round): counted on top of the fresh size
+     * against the address-space limit, which is hard (libzmq aborts); the budget is
+     * soft (going over it is a pressure episode: shedding and a checkpoint) */
+    const uint64_t pending = g->admit_pending + bytes;
+    if (over_limits(g, g->admit_rss, g->admit_vm + pending))
+        return 0;
+    g->admit_pending = pending;
+    return 1;
+}
+
+void tsd_guard_settled(tsd_guard *g) {
+    if (g) {
+        g->admit_pending = 0;
+        g->admit_ns = 0; /* the next admission looks afresh */
+    }
 }
 
 void tsd_guard_counters_get(const tsd_guard *g, tsd_guard_counters *out) {
@@ -409,10 +420,6 @@ static void look(tsd_guard *g) {
     const uint64_t budget = g->lim.memory_budget, as = g->lim.address_space;
     const uint64_t as_room = as / 8 > 8 * MIB ? as / 8 : 8 * MIB;
     const int over = over_limits(g, rss, vm);
-    /* within reach: what a few looks of growth could cover */
-    atomic_store_explicit(&g->near,
-                          (budget && rss > budget / 4 * 3) || (as && vm + 3 * as_room > as),
-                          memory_order_relaxed);
     int pressure = atomic_load_explicit(&g->pressure, memory_order_relaxed);
     if (over && !pressure) {
         pressure = 1;

@@ -92,14 +92,19 @@ void tsd_guard_emptied(tsd_guard *g, tsd_sock_kind kind, uint64_t since_ns);
 /* 1 while memory is over budget: refuse what would take more (new streams). */
 int tsd_guard_pressure(const tsd_guard *g);
 
-/* Whether something new (a stream) may take memory now: 0 under pressure; near the
- * budget or the address-space limit, 0 when the process's size (re-read at most every
- * TSD_GUARD_ADMIT_NS) is over it, so that a burst of new streams between two of the
- * guard's looks cannot run the address space out (under ulimit -v, libzmq aborts when an
- * allocation fails). O(1): an atomic load, and near the limits a clock read. For the
- * main thread (user = the guard). */
+/* Whether a new stream that will take `bytes` may be created now: 0 under pressure,
+ * and 0 when the process's size (re-read at most every TSD_GUARD_ADMIT_NS) is over the
+ * budget, or with the bytes of every stream admitted since the last tsd_guard_settled
+ * would come within the guard's room of the address-space limit, so that a burst of new
+ * streams between two of the guard's looks cannot run the address space out (under
+ * ulimit -v, libzmq aborts when an allocation fails). O(1): a clock read, at most every
+ * TSD_GUARD_ADMIT_NS a read of /proc/self/statm. For the main thread (user = the
+ * guard), asked only for streams the engine does not know. */
 #define TSD_GUARD_ADMIT_NS 1000000ull
-int tsd_guard_admit(void *user);
+int tsd_guard_admit(void *user, uint64_t bytes);
+/* After a tick (main thread): the streams admitted so far have their memory now, the
+ * process's size shows it. */
+void tsd_guard_settled(tsd_guard *g);
 
 /* The counters; zeros when g is NULL. */
 void tsd_guard_counters_get(const tsd_guard *g, tsd_guard_counters *out);

@@ -233,8 +233,8 @@ void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx) 
     in->admit_ctx = ctx;
 }
 
-/* Whether the engine has a stream of that id (asked only when in->admit_new refuses new
- * streams). */
+/* Whether the engine has a stream of that id (only streams it does not know need
+ * admitting). */
 static int known(const tss_engine *e, const char *id) {
     tss_stream_info info;
     return tss_engine_stream_find(e, id, &info) == 0;
@@ -260,8 +260,8 @@ static int finish(tsd_ingest *in, tss_engine *e, const Tsmine__V1__SampleBatch *
         r = in->admit(in->admit_ctx, from, b->stream_id);
     uint64_t t1 = tsd_now_ns();
     in->count.ns_decode += t1 - t0;
-    if (r == TSS_OK && in->admit_new && !in->admit_new(in->admit_new_user) &&
-        !known(e, b->stream_id))
+    if (r == TSS_OK && in->admit_new && !known(e, b->stream_id) &&
+        !in->admit_new(in->admit_new_user, tss_engine_new_stream_bytes(e, b->stream_id)))
         r = TSD_REASON_MEMORY;
     if (r == TSS_OK) {
         r = tsd_apply(e, b);

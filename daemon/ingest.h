@@ -102,10 +102,10 @@ typedef struct {
     tsd_ratelimit limit[TSD_REASON_COUNT]; /* log lines per reason */
     tsd_ingest_admit_fn admit;             /* NULL: every sender may write every stream */
     void *admit_ctx;
-    /* Whether a new stream may take memory now (guard.h, tsd_guard_admit), or NULL for
-     * always: when it says no, a batch of a stream the engine does not know is refused
-     * (memory). Asked before every batch: it must be cheap. */
-    int (*admit_new)(void *user);
+    /* Whether a new stream that will take that many bytes may be created now (guard.h,
+     * tsd_guard_admit), or NULL for always: when it says no, the batch is refused
+     * (memory). Asked for every batch of a stream the engine does not know. */
+    int (*admit_new)(void *user, uint64_t bytes);
     void *admit_new_user;
 } tsd_ingest;
 

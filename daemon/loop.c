@@ -211,7 +211,9 @@ static int device_lost(tsd_daemon *d, const timers *t, const char *why) {
  * checkpoint written). */
 static int tick(tsd_daemon *d, const timers *t) {
     char err[1024];
-    if (tss_engine_tick(d->engine, err, sizeof err) == 0)
+    const int rc = tss_engine_tick(d->engine, err, sizeof err);
+    tsd_guard_settled(d->guard);
+    if (rc == 0)
         return 0;
     if (tss_engine_device_lost(d->engine))
         return device_lost(d, t, err);

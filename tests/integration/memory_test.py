@@ -41,13 +41,18 @@ MB = 1 << 20
 RSS_BOUNDS = not os.environ.get("ASAN_OPTIONS") and not harness.WRAPPER
 
 
-def rss_bytes(pid):
-    """Resident memory of a process (VmRSS in /proc/PID/status)."""
+def status_bytes(pid, field):
+    """A size in /proc/PID/status (VmRSS, VmPeak, ...), in bytes."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
-    raise Failure("no VmRSS for pid %d" % pid)
+    raise Failure("no %s for pid %d" % (field, pid))
+
+
+def rss_bytes(pid):
+    """Resident memory of a process (VmRSS)."""
+    return status_bytes(pid, "VmRSS")
 
 
 class RssSampler:
