@@ -294,6 +294,42 @@ def case_detect(tsmine, work, data):
                   "detect: no %s band over %d..%d" % (colour, first, last))
 
 
+def case_input(tsmine, work):
+    """The text input options and -m auto, as the batch commands take them: a ';' CSV
+    with a label column and decimal commas, the series of case_discord in its third."""
+    rng = random.Random(7)
+    v = [math.sin(2 * math.pi * i / 50) + 0.05 * rng.gauss(0, 1) for i in range(2000)]
+    for i in range(1200, 1225):
+        v[i] = 1.5
+    path = os.path.join(work, "columns.csv")
+    with open(path, "w") as f:
+        f.write("timestamp;label;value\n")
+        for i, x in enumerate(v):
+            f.write("2024-01-01 %02d:%02d;%d;%s\n" % (i // 60 % 24, i % 60, int(i >= 1200),
+                                                      repr(x).replace(".", ",")))
+    opts = ["-m", "auto", "--column", "value", "--decimal-comma", "-k", "1"]
+    rc, out, err = run(tsmine, "discord", *opts, path)
+    if not check(rc == 0 and "m = 50 (period 50)" in err, "input: discord %s exited %d: %s"
+                 % (" ".join(opts), rc, err)):
+        return
+    d = json.loads(out.splitlines()[0])
+    pic = os.path.join(work, "columns.svg")
+    rc, _, err = run(tsmine, "plot", *opts, "--motifs", "0", "-v", "-o", pic, path)
+    if check(rc == 0 and "m = 50 (period 50)" in err,
+             "input: plot %s exited %d: %s" % (" ".join(opts), rc, err)):
+        expect_bands(pic, frame_of(err), [("discord", d["index"], d["index"] + 49)], "input")
+    for args, status, text in [
+            (["-m", "50", path], 65, "give --column"),
+            (["-m", "50", "--column", "value", path], 65, "decimal comma"),
+            (["-m", "50", "--column", "value", "--decimal-comma", "--delimiter", ",", path],
+             64, "--decimal-comma needs a delimiter"),
+            (["-m", "auto", "--column", "value", "--decimal-comma", "--delimiter", ";",
+              "--input-format", "csv", path], 0, "m = 50")]:
+        rc, _, err = run(tsmine, "plot", *args[:-1], "-o", pic, args[-1])
+        check(rc == status and text in err, "input: plot %s: exit %d (want %d), %r (want %r)"
+              % (" ".join(args), rc, status, err, text))
+
+
 def case_refusals(tsmine, work):
     """Bad arguments and bad results: the exit status and the message's place."""
     path = os.path.join(work, "small.csv")
@@ -339,6 +375,7 @@ def main():
         case_motif(a.tsmine, work)
         case_events(a.tsmine, work)
         case_detect(a.tsmine, work, a.data)
+        case_input(a.tsmine, work)
         case_refusals(a.tsmine, work)
     print("%d failures" % len(failures))
     return 1 if failures else 0

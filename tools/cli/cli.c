@@ -249,9 +249,6 @@ enum {
     KEY_REFS,
     KEY_SEED,
     KEY_KEY_WIDTH,
-    KEY_COLUMN,
-    KEY_DELIMITER,
-    KEY_DECIMAL_COMMA,
     KEY_PROGRESS,
 };
 
@@ -283,12 +280,7 @@ static const cli_option options[] = {
      "output: JSON lines (default), CSV, or arrays into -o OUT (see above)"},
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLI_OPT_SERIES,
      "input format (default: from FILE's extension; text for - and others)"},
-    {"column", KEY_COLUMN, 1, "N|NAME", CLI_OPT_SERIES,
-     "text: the column of values, by number (1 first) or header name"},
-    {"delimiter", KEY_DELIMITER, 1, "C", CLI_OPT_SERIES,
-     "text: the column delimiter: , ; tab space or one character (default: detect)"},
-    {"decimal-comma", KEY_DECIMAL_COMMA, 0, NULL, CLI_OPT_SERIES,
-     "text: read 1,5 as 1.5 (refused otherwise)"},
+    CLI_INPUT_OPTIONS(CLI_OPT_SERIES),
     {"backend", KEY_BACKEND, 1, "auto|cpu|cuda", CLI_OPT_COMMON, "compute backend (default auto)"},
     {"threads", KEY_THREADS, 1, "N", CLI_OPT_COMMON, "CPU threads (default: all)"},
     {"verbose", 'v', 0, NULL, CLI_OPT_COMMON, "report backend, sizes, work and timings on stderr"},
@@ -357,6 +349,31 @@ static int parse_delimiter(const cli_optable *t, const char *arg, char *out) {
     cli_error("%s: --delimiter: invalid delimiter '%s' (one character, tab or space)", t->command,
               arg);
     return EX_USAGE;
+}
+
+int cli_apply_input(const cli_optable *t, const cli_option *o, const char *arg,
+                    series_options *in) {
+    switch (o->key) {
+    case CLI_KEY_COLUMN:
+        if (!*arg || strcmp(arg, "0") == 0) {
+            cli_error("%s: --column: invalid column '%s' (a number from 1, or a header name)",
+                      t->command, arg);
+            return EX_USAGE;
+        }
+        in->column = arg;
+        return 0;
+    case CLI_KEY_DELIMITER: return parse_delimiter(t, arg, &in->delimiter);
+    case CLI_KEY_DECIMAL_COMMA: in->decimal_comma = 1; return 0;
+    }
+    return 1;
+}
+
+int cli_check_input(const char *command, const series_options *in) {
+    if (in->decimal_comma && in->delimiter == ',') {
+        cli_error("%s: --decimal-comma needs a delimiter other than ','", command);
+        return EX_USAGE;
+    }
+    return 0;
 }
 
 /* Applies one parsed option (cli_apply_fn; dest is a batch_parse). */
@@ -433,16 +450,9 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
                   t->accept & CLI_OPT_ARRAYS ? "json, csv, npy or f64" : "json or csv");
         return EX_USAGE;
     case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input.fmt);
-    case KEY_COLUMN:
-        if (!*arg || strcmp(arg, "0") == 0) {
-            cli_error("%s: --column: invalid column '%s' (a number from 1, or a header name)",
-                      t->command, arg);
-            return EX_USAGE;
-        }
-        a->input.column = arg;
-        return 0;
-    case KEY_DELIMITER: return parse_delimiter(t, arg, &a->input.delimiter);
-    case KEY_DECIMAL_COMMA: a->input.decimal_comma = 1; return 0;
+    case CLI_KEY_COLUMN:
+    case CLI_KEY_DELIMITER:
+    case CLI_KEY_DECIMAL_COMMA: return cli_apply_input(t, o, arg, &a->input);
     case KEY_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) != 0) {
             cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", t->command, arg);
@@ -493,10 +503,8 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
         return EX_USAGE;
     }
     a->file = argv[optind];
-    if (a->input.decimal_comma && a->input.delimiter == ',') {
-        cli_error("%s: --decimal-comma needs a delimiter other than ','", cmd->name);
+    if (cli_check_input(cmd->name, &a->input) != 0)
         return EX_USAGE;
-    }
     if (a->arrays != SERIES_FMT_AUTO && !a->output) {
         cli_error("%s: --format %s writes arrays: give -o OUT", cmd->name,
                   a->arrays == SERIES_FMT_NPY ? "npy" : "f64");
@@ -512,29 +520,31 @@ static int parse_args(const cli_command *cmd, int argc, char **argv, cli_args *a
     return 0;
 }
 
-/* -m auto: sets a->m (and a->excl unless given) from the series' dominant period
- * (tsm_auto_m over [AUTO_M_MIN, min(AUTO_M_MAX, n / 4)], AUTO_M_DEFAULT when it has
- * none) and says which on stderr. Returns 0 or the exit status after printing why. */
-static int choose_m(const cli_command *cmd, cli_args *a, cli_session *s) {
-    size_t n = s->data.n;
+int cli_auto_m(const char *command, tsm_ctx *ctx, const double *v, size_t n, size_t *m,
+               uint32_t *period) {
     if (n < 4 * AUTO_M_MIN) {
         cli_error("%s: -m auto: %zu values are too few to choose m (need %d or more; give -m M)",
-                  cmd->name, n, 4 * AUTO_M_MIN);
+                  command, n, 4 * AUTO_M_MIN);
         return EX_USAGE;
     }
-    uint32_t hi = n / 4 < AUTO_M_MAX ? (uint32_t)(n / 4) : AUTO_M_MAX, m = 0;
-    tsm_status st =
-        tsm_auto_m(s->ctx, s->data.v, n, AUTO_M_MIN, hi, AUTO_M_DEFAULT, &m, &a->period);
+    uint32_t hi = n / 4 < AUTO_M_MAX ? (uint32_t)(n / 4) : AUTO_M_MAX, mm = 0;
+    tsm_status st = tsm_auto_m(ctx, v, n, AUTO_M_MIN, hi, AUTO_M_DEFAULT, &mm, period);
     if (st != TSM_OK)
-        return cli_fail_status(s->ctx, st);
-    a->m = m;
-    if (a->excl_is_m)
-        a->excl = m;
-    if (a->period)
-        cli_error("%s: -m auto: m = %u (period %u)", cmd->name, m, a->period);
+        return cli_fail_status(ctx, st);
+    *m = mm;
+    if (*period)
+        cli_error("%s: -m auto: m = %u (period %u)", command, mm, *period);
     else
-        cli_error("%s: -m auto: m = %u (no period found: default)", cmd->name, m);
+        cli_error("%s: -m auto: m = %u (no period found: default)", command, mm);
     return 0;
+}
+
+/* -m auto: sets a->m (and a->excl unless given) from the series (cli_auto_m). */
+static int choose_m(const cli_command *cmd, cli_args *a, cli_session *s) {
+    int rc = cli_auto_m(cmd->name, s->ctx, s->data.v, s->data.n, &a->m, &a->period);
+    if (rc == 0 && a->excl_is_m)
+        a->excl = a->m;
+    return rc;
 }
 
 /* Reads the series, chooses m for -m auto, and builds ctx and statistics (only the ctx for a

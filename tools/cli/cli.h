@@ -94,6 +94,32 @@ int cli_parse_count(const cli_optable *t, const cli_option *o, const char *arg, 
  * why. */
 int cli_parse_input_format(const cli_optable *t, const char *arg, series_format *out);
 
+/* The text input options of every command that reads a series (the batch commands
+ * and plot): their keys, their table entries (taken by the commands in mask), and
+ * their parser. */
+enum { CLI_KEY_COLUMN = CLI_KEY_LONG + 128, CLI_KEY_DELIMITER, CLI_KEY_DECIMAL_COMMA };
+/* clang-format off */
+#define CLI_INPUT_OPTIONS(mask)                                                         \
+    {"column", CLI_KEY_COLUMN, 1, "N|NAME", (mask),                                     \
+     "text: the column of values, by number (1 first) or header name"},                 \
+    {"delimiter", CLI_KEY_DELIMITER, 1, "C", (mask),                                    \
+     "text: the column delimiter: , ; tab space or one character (default: detect)"},   \
+    {"decimal-comma", CLI_KEY_DECIMAL_COMMA, 0, NULL, (mask),                           \
+     "text: read 1,5 as 1.5 (refused otherwise)"}
+/* clang-format on */
+/* Applies o when it is one of CLI_INPUT_OPTIONS to in: 0, or EX_USAGE after printing
+ * why; 1 when o is another option. */
+int cli_apply_input(const cli_optable *t, const cli_option *o, const char *arg, series_options *in);
+/* Checks the text input options together once parsed: 0, or EX_USAGE after printing
+ * why. */
+int cli_check_input(const char *command, const series_options *in);
+
+/* -m auto: the subsequence length for the n values v, the dominant period by
+ * autocorrelation (period > 0) or a default (period 0), said on stderr; 0, or an exit
+ * status after printing why (too few values, a kernel failure). */
+int cli_auto_m(const char *command, tsm_ctx *ctx, const double *v, size_t n, size_t *m,
+               uint32_t *period);
+
 /* ---- Batch subcommands ---------------------------------------------------------- */
 
 /* Options a command may accept beyond the common ones (-m, --excl, --format,

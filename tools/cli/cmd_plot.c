@@ -40,7 +40,8 @@ enum {
 #define HEIGHT_DEFAULT   600
 
 static const cli_option options[] = {
-    {NULL, 'm', 1, "M", 1, "subsequence length (required): 3 <= M <= n"},
+    {NULL, 'm', 1, "M|auto", 1,
+     "subsequence length (required): 3 <= M <= n, or auto (as in 'tsmine discord')"},
     {NULL, 'k', 1, "K", 1, "mark the top K discords (default 3; 0: none)"},
     {"motifs", K_MOTIFS, 1, "K", 1, "mark the top K motif pairs (default 1; 0: none)"},
     {"left", K_LEFT, 0, NULL, 1, "draw the left matrix profile (neighbours j <= i - E)"},
@@ -53,6 +54,7 @@ static const cli_option options[] = {
     {"title", K_TITLE, 1, "TEXT", 1, "title line (default: FILE, n and m)"},
     {"input-format", K_INPUT_FORMAT, 1, "csv|txt|npy|f64", 1,
      "input format (default: by extension)"},
+    CLI_INPUT_OPTIONS(1),
     {"backend", K_BACKEND, 1, "auto|cpu|cuda", 1, "compute backend (default auto)"},
     {"threads", K_THREADS, 1, "N", 1, "CPU threads (default: all)"},
     {"verbose", 'v', 0, NULL, 1, "report backend, timings and where the plot put things"},
@@ -62,9 +64,9 @@ static const cli_option options[] = {
 typedef struct {
     const char *file, *from, *output, *title;
     size_t m, excl, discords, motifs;
-    int have_m, have_excl, left, no_profile, verbose, threads, width, height;
+    int have_m, auto_m, have_excl, left, no_profile, verbose, threads, width, height;
     tsm_backend backend;
-    series_format input_format;
+    series_options input; /* --input-format, --column, --delimiter, --decimal-comma */
 } plot_args;
 
 /* Applies one option (cli_apply_fn; dest is the plot_args). */
@@ -73,6 +75,11 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     uint64_t v = 0;
     switch (o->key) {
     case 'm':
+        if (strcmp(arg, "auto") == 0) {
+            a->auto_m = 1, a->have_m = 1;
+            return 0;
+        }
+        /* fall through */
     case K_EXCL:
     case 'k':
     case K_MOTIFS:
@@ -104,7 +111,10 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case K_TITLE: a->title = arg; return 0;
     case 'o': a->output = arg; return 0;
     case 'v': a->verbose = 1; return 0;
-    case K_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
+    case K_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input.fmt);
+    case CLI_KEY_COLUMN:
+    case CLI_KEY_DELIMITER:
+    case CLI_KEY_DECIMAL_COMMA: return cli_apply_input(t, o, arg, &a->input);
     case K_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) == 0)
             return 0;
@@ -156,9 +166,7 @@ static int parse_args(int argc, char **argv, plot_args *a) {
         return EX_USAGE;
     }
     a->file = argv[optind];
-    if (!a->have_excl)
-        a->excl = a->m;
-    return 0;
+    return cli_check_input("plot", &a->input);
 }
 
 /* Marks the top discords and motif pairs of s (the kernels of `tsmine discord` and
@@ -228,12 +236,20 @@ static tsm_ctx *open_ctx(const plot_args *a, int *rc) {
     return ctx;
 }
 
-/* Builds the figure of series d (marks, profile, title) and draws it. */
-static int plot_series(const plot_args *a, const series *d) {
+/* Builds the figure of series d (marks, profile, title) and draws it; m is chosen
+ * here for -m auto. */
+static int plot_series(plot_args *a, const series *d) {
     int rc = 0;
     tsm_ctx *ctx = open_ctx(a, &rc);
     if (!ctx)
         return rc;
+    uint32_t period;
+    if (a->auto_m && (rc = cli_auto_m("plot", ctx, d->v, d->n, &a->m, &period)) != 0) {
+        tsm_ctx_destroy(&ctx);
+        return rc;
+    }
+    if (!a->have_excl)
+        a->excl = a->m;
     tsm_stats *s = NULL;
     plot_figure f = {.v = d->v, .n = d->n, .m = a->m, .left = a->left};
     char title[512];
@@ -281,7 +297,7 @@ int plot_main(int argc, char **argv) {
         return plot_draw(NULL, a.output, a.width, a.height, NULL); /* says why */
     series d = {0};
     char err[512];
-    rc = cli_input_status(series_read(a.file, a.input_format, &d, err, sizeof err), err);
+    rc = cli_input_status(series_read_with(a.file, &a.input, &d, err, sizeof err), err);
     if (rc == 0)
         rc = plot_series(&a, &d);
     series_free(&d);
