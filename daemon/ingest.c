@@ -236,8 +236,7 @@ void tsd_ingest_set_admit(tsd_ingest *in, tsd_ingest_admit_fn admit, void *ctx) 
 /* Whether the engine has a stream of that id (only streams it does not know need
  * admitting). */
 static int known(const tss_engine *e, const char *id) {
-    tss_stream_info info;
-    return tss_engine_stream_find(e, id, &info) == 0;
+    return tss_engine_stream_find(e, id, NULL) == 0;
 }
 
 int tsd_ingest_message(tsd_ingest *in, tss_engine *e, const void *buf, size_t len,

@@ -815,7 +815,8 @@ int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info 
     const tss_stream *s = tss_registry_find(&e->reg, id);
     if (!s)
         return -1;
-    info_of(e, s, out);
+    if (out)
+        info_of(e, s, out);
     return 0;
 }
 

@@ -316,7 +316,7 @@ typedef struct {
 size_t tss_engine_stream_count(const tss_engine *e);
 /* Info of the i-th stream (0 <= i < count, in creation order); -1 when out of range. */
 int tss_engine_stream_at(const tss_engine *e, size_t i, tss_stream_info *out);
-/* Info of a stream by id; -1 when unknown. */
+/* Info of a stream by id (out may be NULL: whether it exists, O(1)); -1 when unknown. */
 int tss_engine_stream_find(const tss_engine *e, const char *id, tss_stream_info *out);
 /* The host bytes a new stream of that id will take once it runs (tss_stream_bytes_for
  * with its parameters), for admission before its first batch; 0 when its parameters
