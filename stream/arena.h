@@ -7,7 +7,9 @@
  * mirrored ring, the mirrored statistics of the online left-NN, its QT row and its
  * tsm_online_state). Regions are handed out by a bump pointer; the arena grows by
  * reallocating (at least doubling) and copying what is in use, so offsets stay valid
- * and a growth costs one copy of the used bytes, amortised O(1) per byte. A region
+ * and a growth costs one copy of the used bytes, amortised O(1) per byte (host memory
+ * grows with realloc, which moves a large block by remapping it; under a room bound,
+ * tss_arena_set_room, by at most half of the room, else just what is needed). A region
  * given back (a stream removed: idle, evicted, deleted) is handed out again to the
  * next stream that needs one of exactly its size (streams of one configuration all
  * have the same), so a table that turns over does not grow the arena; one given up by
