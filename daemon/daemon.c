@@ -329,6 +329,7 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     else if (d->metrics)
         tsd_log(TSD_LOG_INFO, "metrics: http://%s/metrics", cfg->metrics_listen);
     /* last: the descriptors open now are the daemon's own, the rest is for peers */
+    tsd_resources_fit_descriptors(&d->res, tsd_daemon_as_room(d));
     tsd_guard_limits limits;
     tsd_resources_guard_limits(&d->res, cfg, &d->sock, &limits);
     if (tsd_guard_start(&d->guard, &limits, d->sock.bound, d->sock.n_bound, msg, sizeof msg))

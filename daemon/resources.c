@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* pthread_setattr_default_np */
 #include "resources.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -23,6 +24,13 @@
 /* Threads started and stopped to check they can start: libzmq's two I/O threads and
  * its reaper, and one more. */
 #define PROBE_THREADS 4
+
+/* Address space one connection takes in libzmq with nothing queued (its engine, its
+ * encoder's and decoder's buffers, its pipes): measured 65 KiB per idle ZMTP peer, with
+ * a margin. */
+#define PEER_ADDRESS_SPACE (96u * 1024)
+/* Connections left to peers however little address space there is. */
+#define PEERS_MIN 64u
 
 /* A cgroup v2 memory limit of this process ("memory.high" or "memory.max"); 0 for none
  * or when unknown. */
@@ -124,6 +132,35 @@ int tsd_resources_init(tsd_resources *r, char *err, size_t errlen) {
                 (unsigned long long)(r->address_space / MIB), SMALL_STACK / 1024);
     }
     return 0;
+}
+
+/* Entries of /proc/self/fd less the directory's own; 0 when it cannot be read. */
+static uint64_t open_descriptors(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 0;
+    uint64_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n > 0 ? n - 1 : 0;
+}
+
+void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room) {
+    const uint64_t open = open_descriptors(), peers = room / 2 / PEER_ADDRESS_SPACE;
+    const uint64_t want = open + (peers > PEERS_MIN ? peers : PEERS_MIN);
+    struct rlimit rl;
+    if (!r->address_space || !open || want >= r->nofile || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    tsd_log(TSD_LOG_INFO,
+            "resources: descriptors limited to %llu (%llu open): the connections libzmq can "
+            "accept, %llu KiB of address space each, fit in half of the %llu MB left",
+            (unsigned long long)want, (unsigned long long)open,
+            (unsigned long long)(PEER_ADDRESS_SPACE / 1024), (unsigned long long)(room / MIB));
+    r->nofile = want;
 }
 
 uint64_t tsd_resources_budget(const tsd_resources *r, const tsc_config *cfg) {

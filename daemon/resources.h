@@ -3,8 +3,10 @@
  * from them (issue 17 item 9; guard.h).
  *
  *   descriptors     RLIMIT_NOFILE: the soft limit is raised to the hard one (at most
- *                   65536); the guard keeps a reserve of it free for control clients,
- *                   checkpoints and /metrics, and shares the rest among the sockets.
+ *                   65536), or under an address-space limit to what the connections'
+ *                   address space allows; the guard keeps a reserve of it free for
+ *                   control clients, checkpoints and /metrics, and shares the rest among
+ *                   the sockets.
  *   address space   RLIMIT_AS (ulimit -v, LimitAS=): when finite, new threads get 1 MiB
  *                   stacks instead of 8 MiB (a thread's stack is reserved address
  *                   space: under `ulimit -v 48M` libzmq's third thread did not fit and
@@ -38,6 +40,15 @@ typedef struct {
  * what it found. 0, or -1 with the cause in err ("cannot start a thread: ... the address
  * space is limited to N MB (ulimit -v) ..."). Call before any thread starts. */
 int tsd_resources_init(tsd_resources *r, char *err, size_t errlen);
+
+/* Under an address-space limit, lowers the descriptor limit (soft) so that the
+ * connections libzmq may accept beyond the descriptors open now fit in half of room, the
+ * address space left below the guard's margin (at least PEERS_MIN of them): libzmq
+ * accepts every connection and aborts when an allocation fails, and the guard's cuts
+ * come a look later [under ulimit -v 128M, about 1,000 idle connections aborted it].
+ * The kernel then refuses the rest (libzmq retries the accept). No-op without the
+ * limit. Call once the sockets are bound, before the guard starts. */
+void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room);
 
 /* The memory budget in resident bytes: cfg's limits.memory_budget, else the default
  * above. */

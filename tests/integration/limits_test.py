@@ -34,7 +34,8 @@ Cases:
                  `ulimit -v 128M`, 20,000 new streams: the daemon refuses the ones that
                  do not fit (reason `memory`) instead of aborting inside libzmq, its
                  address space never comes within 4 MB of the limit, it keeps
-                 answering, and stops with a checkpoint.
+                 answering, and stops with a checkpoint; the same with 1,500 idle
+                 connections (fewer when the test's descriptors run short).
   budget         limits.memory_budget just above the daemon's memory: new streams push
                  it over, and then new streams are refused (`memory`), known streams go
                  on, a checkpoint is written at once, a new connection is cut.
@@ -607,6 +608,50 @@ def case_address_space(env):
         d.dump_log()
         raise
     finally:
+        d.kill()
+
+    # 3. Under 128 MB, idle connections until the client runs out of descriptors:
+    # each costs libzmq about 65 KB of address space before any message [about 1,000
+    # aborted the daemon].
+    d, rc, log = start_under(env, "connections", 128 * 1024)
+    check(rc is None, "no start under ulimit -v 128M: exit %s: %s" % (rc, log[-300:]))
+    socks = []
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        port = int(d.ingest.rsplit(":", 1)[1])
+        for i in range(min(1500, soft - 64)):
+            try:  # raw peers: one descriptor each, and no reconnection when cut
+                s = socket.create_connection(("127.0.0.1", port), timeout=2)
+                s.sendall(greeting() + ready(b"PUSH"))
+            except OSError:
+                break  # the kernel's backlog is full: the daemon stopped accepting
+            socks.append(s)
+        want = len(socks)
+        time.sleep(2.0)
+        check(d.proc.poll() is None, "tsmined died under %d idle connections: exit %s"
+              % (want, d.proc.poll()))
+        check(timed_status(d) < CONTROL_BOUND_S, "control slow under %d connections" % want)
+        c = counters(d)
+        peak = status_bytes(d.proc.pid, "VmPeak")
+        print("# ulimit -v 128M, %d idle connections: ingest share %d, %d cut; peak address "
+              "space %.1f MB" % (want, c["connections_ingest_max"], c["peers_cut_connections"],
+                                 peak / MB))
+        check(peak <= 128 * MB - 4 * MB, "the address space peaked at %.1f MB of 128 MB"
+              % (peak / MB))
+        for s in socks:
+            s.close()
+        socks = []
+        rc = d.stop(timeout=30)
+        with open(d.log_path) as f:
+            log = f.read()
+        check(rc == 0 and "checkpointed" in log, "stop after the connections: exit %d" % rc)
+        check(not any(a in log for a in ABORTS), "an abort: %s" % log[-300:])
+    except Failure:
+        d.dump_log()
+        raise
+    finally:
+        for s in socks:
+            s.close()
         d.kill()
 
 
