@@ -329,7 +329,11 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
     else if (d->metrics)
         tsd_log(TSD_LOG_INFO, "metrics: http://%s/metrics", cfg->metrics_listen);
     /* last: the descriptors open now are the daemon's own, the rest is for peers */
-    tsd_resources_fit_descriptors(&d->res, tsd_daemon_as_room(d));
+    if (d->res.address_space) {
+        tsd_process_stats p;
+        tsd_process_stats_get(0, 0, &p);
+        tsd_resources_fit_descriptors(&d->res, tsd_daemon_as_room(d), p.open_fds);
+    }
     tsd_guard_limits limits;
     tsd_resources_guard_limits(&d->res, cfg, &d->sock, &limits);
     if (tsd_guard_start(&d->guard, &limits, d->sock.bound, d->sock.n_bound, msg, sizeof msg))
@@ -362,12 +366,12 @@ fail:
 }
 
 uint64_t tsd_daemon_as_room(const tsd_daemon *d) {
-    const uint64_t as = d->res.address_space, mib = 1024 * 1024;
+    const uint64_t as = d->res.address_space;
     if (!as)
         return UINT64_MAX;
     tsd_process_stats p;
     tsd_process_stats_get(0, 0, &p);
-    const uint64_t keep = as / 8 > 8 * mib ? as / 8 : 8 * mib; /* the guard's room */
+    const uint64_t keep = tsd_guard_as_margin(as);
     return p.virtual_bytes + keep < as ? as - keep - p.virtual_bytes : 0;
 }
 

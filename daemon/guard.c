@@ -124,7 +124,7 @@ int tsd_guard_pressure(const tsd_guard *g) {
  * address-space limit (as_room: what libzmq may still need to allocate). */
 static int over_limits(const tsd_guard *g, uint64_t rss, uint64_t vm) {
     const uint64_t budget = g->lim.memory_budget, as = g->lim.address_space;
-    const uint64_t as_room = as / 8 > 8 * MIB ? as / 8 : 8 * MIB;
+    const uint64_t as_room = tsd_guard_as_margin(as);
     return (budget && rss > budget) || (as && vm + as_room > as);
 }
 
@@ -418,7 +418,7 @@ static void look(tsd_guard *g) {
     uint64_t rss, vm;
     memory(g, &rss, &vm);
     const uint64_t budget = g->lim.memory_budget, as = g->lim.address_space;
-    const uint64_t as_room = as / 8 > 8 * MIB ? as / 8 : 8 * MIB;
+    const uint64_t as_room = tsd_guard_as_margin(as);
     const int over = over_limits(g, rss, vm);
     int pressure = atomic_load_explicit(&g->pressure, memory_order_relaxed);
     if (over && !pressure) {

@@ -45,6 +45,12 @@
 /* How often the thread looks at the process's memory and descriptors. */
 #define TSD_GUARD_TICK_NS 5000000ull
 
+/* The address space the guard keeps free under an address-space limit as (what libzmq,
+ * which aborts when an allocation fails, may still need): an eighth, at least 8 MiB. */
+static inline uint64_t tsd_guard_as_margin(uint64_t as) {
+    return as / 8 > (8ull << 20) ? as / 8 : 8ull << 20;
+}
+
 typedef struct {
     uint64_t peer_limit[TSD_SOCK_KINDS];       /* unread bytes a peer may hold (alerts: a burst
                                                 * of subscription bytes) */

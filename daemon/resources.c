@@ -3,7 +3,6 @@
 #define _GNU_SOURCE /* pthread_setattr_default_np */
 #include "resources.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -134,20 +133,8 @@ int tsd_resources_init(tsd_resources *r, char *err, size_t errlen) {
     return 0;
 }
 
-/* Entries of /proc/self/fd less the directory's own; 0 when it cannot be read. */
-static uint64_t open_descriptors(void) {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return 0;
-    uint64_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n > 0 ? n - 1 : 0;
-}
-
-void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room) {
-    const uint64_t open = open_descriptors(), peers = room / 2 / PEER_ADDRESS_SPACE;
+void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room, uint64_t open) {
+    const uint64_t peers = room / 2 / PEER_ADDRESS_SPACE;
     const uint64_t want = open + (peers > PEERS_MIN ? peers : PEERS_MIN);
     struct rlimit rl;
     if (!r->address_space || !open || want >= r->nofile || getrlimit(RLIMIT_NOFILE, &rl) != 0)

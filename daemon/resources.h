@@ -42,13 +42,13 @@ typedef struct {
 int tsd_resources_init(tsd_resources *r, char *err, size_t errlen);
 
 /* Under an address-space limit, lowers the descriptor limit (soft) so that the
- * connections libzmq may accept beyond the descriptors open now fit in half of room, the
+ * connections libzmq may accept beyond the `open` descriptors fit in half of room, the
  * address space left below the guard's margin (at least PEERS_MIN of them): libzmq
  * accepts every connection and aborts when an allocation fails, and the guard's cuts
  * come a look later [under ulimit -v 128M, about 1,000 idle connections aborted it].
  * The kernel then refuses the rest (libzmq retries the accept). No-op without the
  * limit. Call once the sockets are bound, before the guard starts. */
-void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room);
+void tsd_resources_fit_descriptors(tsd_resources *r, uint64_t room, uint64_t open);
 
 /* The memory budget in resident bytes: cfg's limits.memory_budget, else the default
  * above. */
