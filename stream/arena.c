@@ -17,6 +17,18 @@ void tss_arena_set_room(tss_arena *a, uint64_t (*room)(void *user), void *user) 
     a->room_user = user;
 }
 
+/* Whether `bytes` more host memory fit in the room (tss_arena_set_room). */
+static int fits(tss_arena *a, uint64_t bytes) {
+    return !a->room || a->room(a->room_user) >= bytes;
+}
+
+static tsm_status no_room(tss_arena *a, uint64_t bytes) {
+    return tsm_fail(a->ctx, TSM_ENOMEM,
+                    "stream arena: %llu bytes more would leave too little address space for "
+                    "the rest of the process (ulimit -v, LimitAS=)",
+                    (unsigned long long)bytes);
+}
+
 /* A new buffer of bytes: device (or pinned host when pinned) memory for a CUDA
  * arena, plain host memory otherwise. */
 static tsm_status alloc_buf(tss_arena *a, void **p, uint64_t bytes, int pinned) {
@@ -25,11 +37,8 @@ static tsm_status alloc_buf(tss_arena *a, void **p, uint64_t bytes, int pinned) 
         return tssi_arena_cuda_alloc(a->ctx, p, bytes, pinned);
 #endif
     (void)pinned;
-    if (a->room && a->room(a->room_user) < bytes)
-        return tsm_fail(a->ctx, TSM_ENOMEM,
-                        "stream arena: %llu bytes more would leave too little address space "
-                        "for the rest of the process (ulimit -v, LimitAS=)",
-                        (unsigned long long)bytes);
+    if (!fits(a, bytes))
+        return no_room(a, bytes);
     *p = malloc(bytes);
     if (!*p)
         return tsm_fail(a->ctx, TSM_ENOMEM, "stream arena: out of memory for %llu bytes",
@@ -122,11 +131,8 @@ tsm_status tss_arena_reuse(tss_arena *a, uint64_t bytes, uint64_t *off) {
  * block with mremap, so only the growth takes new address space (allocate, copy, free
  * needed the old and the new buffer at once). Bounded by the room callback. */
 static tsm_status grow_host(tss_arena *a, uint64_t size) {
-    if (a->room && a->room(a->room_user) < size - a->size)
-        return tsm_fail(a->ctx, TSM_ENOMEM,
-                        "stream arena: %llu bytes more would leave too little address space "
-                        "for the rest of the process (ulimit -v, LimitAS=)",
-                        (unsigned long long)(size - a->size));
+    if (!fits(a, size - a->size))
+        return no_room(a, size - a->size);
     unsigned char *p = realloc(a->base, size);
     if (!p)
         return tsm_fail(a->ctx, TSM_ENOMEM, "stream arena: out of memory for %llu bytes",
@@ -134,6 +140,18 @@ static tsm_status grow_host(tss_arena *a, uint64_t size) {
     a->base = p;
     a->size = size;
     return TSM_OK;
+}
+
+/* The size a host arena grows to for `bytes` more, doubling to `size`: near a memory
+ * bound at most half of what is left, or just what is needed (in MiB), since doubling
+ * would take the room others need. */
+static uint64_t host_size(const tss_arena *a, uint64_t size, uint64_t bytes) {
+    const uint64_t mib = (uint64_t)1 << 20, exact = (a->used + bytes + mib - 1) / mib * mib;
+    const uint64_t half = a->room ? a->room(a->room_user) / 2 : UINT64_MAX;
+    if (size - a->size <= half)
+        return size;
+    const uint64_t most = (a->size + half) / mib * mib;
+    return most > exact ? most : exact;
 }
 
 tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
@@ -146,15 +164,7 @@ tsm_status tss_arena_reserve(tss_arena *a, uint64_t bytes) {
             size *= 2;
         tsm_status st;
         if (!a->device) {
-            /* near a memory bound, at most half of what is left, or just what this
-             * round needs (in MiB): doubling would take the room others need */
-            const uint64_t mib = (uint64_t)1 << 20, exact = (a->used + bytes + mib - 1) / mib * mib;
-            const uint64_t half = a->room ? a->room(a->room_user) / 2 : UINT64_MAX;
-            if (size - a->size > half) {
-                const uint64_t most = (a->size + half) / mib * mib;
-                size = most > exact ? most : exact;
-            }
-            if ((st = grow_host(a, size)) != TSM_OK)
+            if ((st = grow_host(a, host_size(a, size, bytes))) != TSM_OK)
                 return st;
         } else {
             void *p = NULL;
