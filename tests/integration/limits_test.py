@@ -526,6 +526,24 @@ def start_under(env, name, limit_kb, params=SMALL, metrics=False):
     return d, rc, log
 
 
+def peak_under_128m(d):
+    """VmPeak, checked to have left at least 4 MB of a 128 MB limit to libzmq (the guard
+    keeps 16 MB)."""
+    peak = status_bytes(d.proc.pid, "VmPeak")
+    check(peak <= 128 * MB - 4 * MB, "the address space peaked at %.1f MB of 128 MB: less "
+          "than 4 MB were left for libzmq" % (peak / MB))
+    return peak
+
+
+def stop_checkpointed(d, when):
+    """SIGTERM: exit 0 with the final checkpoint, and no abort in the log."""
+    rc = d.stop(timeout=30)
+    with open(d.log_path) as f:
+        log = f.read()
+    check(rc == 0 and "checkpointed" in log, "stop %s: exit %d" % (when, rc))
+    check(not any(a in log for a in ABORTS), "an abort: %s" % log[-300:])
+
+
 def case_address_space(env):
     if not RSS_BOUNDS:  # ASan reserves terabytes of address space; a wrapper hides ulimit
         print("SKIP: ulimit -v cannot apply under ASan or a wrapper")
@@ -595,15 +613,8 @@ def case_address_space(env):
         # the guard keeps 1/8 of the limit (16 MB) for libzmq, which aborts when an
         # allocation fails: new streams count what they will take before they take it,
         # and the streams' storage grows only into that room's remainder
-        peak = status_bytes(d.proc.pid, "VmPeak")
-        print("# peak address space %.1f MB of 128 MB" % (peak / MB))
-        check(peak <= 128 * MB - 4 * MB, "the address space peaked at %.1f MB of 128 MB: "
-              "less than 4 MB were left for libzmq" % (peak / MB))
-        rc = d.stop(timeout=30)
-        with open(d.log_path) as f:
-            log = f.read()
-        check(rc == 0 and "checkpointed" in log, "stop under pressure: exit %d" % rc)
-        check(not any(a in log for a in ABORTS), "an abort: %s" % log[-300:])
+        print("# peak address space %.1f MB of 128 MB" % (peak_under_128m(d) / MB))
+        stop_checkpointed(d, "under pressure")
     except Failure:
         d.dump_log()
         raise
@@ -632,20 +643,13 @@ def case_address_space(env):
               % (want, d.proc.poll()))
         check(timed_status(d) < CONTROL_BOUND_S, "control slow under %d connections" % want)
         c = counters(d)
-        peak = status_bytes(d.proc.pid, "VmPeak")
         print("# ulimit -v 128M, %d idle connections: ingest share %d, %d cut; peak address "
               "space %.1f MB" % (want, c["connections_ingest_max"], c["peers_cut_connections"],
-                                 peak / MB))
-        check(peak <= 128 * MB - 4 * MB, "the address space peaked at %.1f MB of 128 MB"
-              % (peak / MB))
+                                 peak_under_128m(d) / MB))
         for s in socks:
             s.close()
         socks = []
-        rc = d.stop(timeout=30)
-        with open(d.log_path) as f:
-            log = f.read()
-        check(rc == 0 and "checkpointed" in log, "stop after the connections: exit %d" % rc)
-        check(not any(a in log for a in ABORTS), "an abort: %s" % log[-300:])
+        stop_checkpointed(d, "after the connections")
     except Failure:
         d.dump_log()
         raise
