@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "emit.h" /* emit_double */
+#include "emit.h" /* emit_double, emit_json_char */
 
 const char *tsm_alert_kind_name(int kind) {
     switch (kind) {
@@ -50,15 +50,11 @@ static void number(text *t, double x) {
 
 /* A JSON string: quotes and backslashes escaped, control bytes as \u00XX. */
 static void string(text *t, const char *s) {
+    char e[8];
     put(t, "\"");
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            put(t, "\\%c", c);
-        else if (c < 0x20)
-            put(t, "\\u%04x", c);
-        else
-            put(t, "%c", c);
+        emit_json_char(e, (unsigned char)*s);
+        put(t, "%s", e);
     }
     put(t, "\"");
 }

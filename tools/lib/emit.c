@@ -30,16 +30,21 @@ size_t emit_double(char *buf, size_t len, double x) {
     return k < 0 ? 0 : (size_t)k;
 }
 
+void emit_json_char(char out[8], unsigned char c) {
+    if (c == '"' || c == '\\')
+        snprintf(out, 8, "\\%c", c);
+    else if (c < 0x20)
+        snprintf(out, 8, "\\u%04x", c);
+    else
+        out[0] = (char)c, out[1] = '\0';
+}
+
 void emit_json_string(FILE *out, const char *s) {
+    char e[8];
     fputc('"', out);
     for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
+        emit_json_char(e, (unsigned char)*s);
+        fputs(e, out);
     }
     fputc('"', out);
 }

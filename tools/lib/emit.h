@@ -59,4 +59,8 @@ size_t emit_double(char *buf, size_t len, double x);
 /* Prints s as a JSON string literal, quotes included. */
 void emit_json_string(FILE *out, const char *s);
 
+/* Byte c as it stands inside a JSON string literal (quotes and backslashes escaped,
+ * control bytes as \u00XX), into out (7 bytes and the terminator at most). */
+void emit_json_char(char out[8], unsigned char c);
+
 #endif
