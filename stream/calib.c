@@ -38,6 +38,18 @@ int tss_calib_bin(const tss_calib *c, double raw) {
     return u >= 1.0 ? BINS - 1 : (int)(u * BINS);
 }
 
+double tss_calib_shrink(const tss_calib *c, uint64_t n, uint64_t n_full) {
+    if (n >= n_full || n == 0)
+        return 1.0;
+    const double m = c->scale * c->scale / 4.0; /* scale = 2 sqrt(m) */
+    return pow((double)n / (double)n_full, 1.0 / (TSS_CALIB_DIM * m));
+}
+
+double tss_calib_comparable(const tss_calib *c, double raw, uint64_t n, uint64_t n_full) {
+    const double v = raw * tss_calib_shrink(c, n, n_full);
+    return tss_calib_bin(c, v) || !tss_calib_bin(c, raw) ? v : raw;
+}
+
 /* ---- the tails ----------------------------------------------------------------- */
 
 /* The values a tail must hold: TSS_CALIB_TAIL of the history, at least 5. */

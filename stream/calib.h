@@ -33,6 +33,16 @@
  * exponential with that mean, so a tail of nearly equal values does not make a small
  * step beyond them look extreme, nor a large one ordinary.
  *
+ * Candidates. A nearest-neighbour distance shrinks as its candidates grow: among n of
+ * them it falls as n^(-1/k), k the dimension the stream's z-normalised subsequences
+ * spread in (the Weibull law of nearest-neighbour distances; for white noise k is 0.69
+ * to 0.78 m, measured for m = 8 to 64, and the left-NN distances of noisy NAB feeds
+ * fall the same way while their windows fill). While a window fills, each raw score has
+ * more candidates than the ones before it, so the history would judge it against
+ * larger values: a noisy stream drifts to the NEAR side during its first W samples.
+ * The score therefore compares raw scores scaled to the candidates of a full window
+ * (tss_calib_comparable), k = TSS_CALIB_DIM m; a full window's are unchanged.
+ *
  * Cost. Adding a raw score is O(1) amortised: a ring of bins, their counts, and the two
  * tails' counts and sums, whose edges move as values come and go. The verdict on a
  * raw score (tss_calib_level) is a comparison with the tails' edges for most scores,
@@ -51,6 +61,7 @@
 #define TSS_CALIB_TAIL    0.02 /* share of the history in each fitted tail (at least 5) */
 #define TSS_CALIB_FLOOR   0.02 /* raw / (2 sqrt m) below this: an exact repeat */
 #define TSS_CALIB_EXCESS  0.05 /* least mean excess of a tail, relative to its quantile */
+#define TSS_CALIB_DIM     0.75 /* k / m, the dimension of the candidate scaling */
 
 /* The two levels a stream's events compare scores with (params: threshold, threshold_end). */
 enum { TSS_LEVEL_OPEN = 0, TSS_LEVEL_STAY = 1, TSS_LEVELS = 2 };
@@ -89,6 +100,13 @@ void tss_calib_init(tss_calib *c, uint32_t m, double open, double stay);
 static inline int tss_calib_ready(const tss_calib *c) {
     return c->n >= TSS_CALIB_MIN;
 }
+/* A raw score found among n candidates, as the history compares it: scaled to the
+ * n_full candidates of a full window, raw (n / n_full)^(1 / (TSS_CALIB_DIM m)) for
+ * n < n_full, raw itself otherwise (and where the scaling would make an exact repeat of
+ * a raw score that is not one). */
+double tss_calib_comparable(const tss_calib *c, double raw, uint64_t n, uint64_t n_full);
+/* The factor of that scaling, (n / n_full)^(1 / (TSS_CALIB_DIM m)) (1 for n >= n_full). */
+double tss_calib_shrink(const tss_calib *c, uint64_t n, uint64_t n_full);
 /* The bin of a raw score (0: an exact repeat, or not finite). */
 int tss_calib_bin(const tss_calib *c, double raw);
 /* Whether raw scores at least level L (0 when not ready): exactly

@@ -160,7 +160,7 @@ static void w_detect(membuf *w, const tss_detect *d) {
     w_u32(w, c->head);
     for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
         w_uint(w, c->ring[k], 2);
-    w_f64(w, d->last_raw);
+    w_f64(w, d->last_value);
     w_u64(w, d->events);
     w_u8(w, (unsigned)d->open);
     w_u8(w, (unsigned)d->tail);
@@ -466,7 +466,7 @@ static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
         return -1;
     }
     tss_calib_rebuild(c);
-    d->last_raw = r_f64(r);
+    d->last_value = r_f64(r);
     d->events = r_u64(r);
     d->open = (int)r_u8(r);
     d->tail = (int)r_u8(r);
@@ -982,7 +982,7 @@ uint64_t tss_stream_fingerprint(const tss_stream *s) {
     h = mix(h, d->events), h = mix(h, d->npub), h = mix(h, d->nmotif);
     h = mix(h, (uint64_t)d->open << 8 | (uint64_t)d->tail), h = mix(h, d->below);
     h = mix(h, d->first), h = mix(h, d->last), h = mix(h, d->peak.start_seq);
-    h = mix(h, (uint64_t)d->cal.n << 32 | d->cal.head), h = mix_f64(h, d->last_raw);
+    h = mix(h, (uint64_t)d->cal.n << 32 | d->cal.head), h = mix_f64(h, d->last_value);
     h = mix(h, (uint64_t)s->period << 32 | s->next_check);
     h = mix_params(mix_params(h, &s->cfg), &s->p);
     return h | 1; /* 0: never written */

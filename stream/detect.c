@@ -10,7 +10,7 @@
 
 void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m) {
     tss_calib_init(&d->cal, m ? m : 1, p->threshold, p->threshold_end);
-    d->last_raw = NAN;
+    d->last_value = NAN;
     d->open = 0;
     d->below = 0;
 }
@@ -22,11 +22,24 @@ void tss_detect_free(tss_detect *d) {
     d->npub = d->cappub = d->nmotif = d->capmotif = 0;
 }
 
-/* Whether raw opens (L = TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an event. */
-static int passes(const tss_stream *s, double raw, int L) {
+uint64_t tss_detect_candidates(const tss_stream *s, uint64_t fill) {
+    const uint64_t m = s->p.subsequence, excl = s->p.excl;
+    if (fill > s->p.window)
+        fill = s->p.window;
+    return fill >= m + excl ? fill - m - excl + 1 : 0;
+}
+
+double tss_detect_value(const tss_stream *s, double raw, uint64_t fill) {
+    return tss_calib_comparable(&s->det.cal, raw, tss_detect_candidates(s, fill),
+                                tss_detect_candidates(s, s->p.window));
+}
+
+/* Whether a subsequence of raw score raw (comparable value v) opens (L =
+ * TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an event. */
+static int passes(const tss_stream *s, double raw, double v, int L) {
     if (!isnan(s->p.range))
         return raw >= s->p.range;
-    return tss_calib_level(&s->det.cal, raw, L);
+    return tss_calib_level(&s->det.cal, v, L);
 }
 
 /* The alert of one subsequence (kind ANOMALY or LEFT_DISCORD). */
@@ -68,14 +81,16 @@ void tss_detect_close(tss_stream *s, uint64_t detected) {
         end_event(s, detected);
 }
 
-void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, int armed) {
+void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
+                     int armed) {
     tss_detect *d = &s->det;
-    d->last_raw = raw;
+    const double v = tss_detect_value(s, raw, fill);
+    d->last_value = v;
     if (d->open) {
         /* the peak is the event's highest subsequence among those that keep it open,
          * so that it lies within the extent ANOMALY_END reports */
-        if (passes(s, raw, TSS_LEVEL_STAY)) {
-            tss_score sc = tss_calib_score(&d->cal, raw);
+        if (passes(s, raw, v, TSS_LEVEL_STAY)) {
+            tss_score sc = tss_calib_score(&d->cal, v);
             if (isnan(s->p.range) ? sc.score > d->peak.score : raw > d->peak.distance)
                 d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
             d->last = start;
@@ -83,8 +98,8 @@ void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbo
         } else if (++d->below >= s->p.subsequence) {
             end_event(s, start + s->p.subsequence - 1);
         }
-    } else if (armed && passes(s, raw, TSS_LEVEL_OPEN)) {
-        tss_score sc = tss_calib_score(&d->cal, raw);
+    } else if (armed && passes(s, raw, v, TSS_LEVEL_OPEN)) {
+        tss_score sc = tss_calib_score(&d->cal, v);
         tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
         tss_stream_alert(s, &a);
         d->open = 1;
@@ -94,12 +109,12 @@ void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbo
         d->below = 0;
         d->peak = a;
     }
-    if (s->p.left_discord && armed && passes(s, raw, TSS_LEVEL_OPEN)) {
+    if (s->p.left_discord && armed && passes(s, raw, v, TSS_LEVEL_OPEN)) {
         tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, start, raw, neighbor,
-                                        tss_calib_score(&d->cal, raw));
+                                        tss_calib_score(&d->cal, v));
         tss_stream_alert(s, &a);
     }
-    tss_calib_add(&d->cal, raw);
+    tss_calib_add(&d->cal, v);
 }
 
 /* The first published span whose start is >= a (binary search). */

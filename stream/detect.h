@@ -37,8 +37,8 @@ typedef struct {
 
 typedef struct {
     tss_calib cal;
-    double last_raw; /* raw score of the last completed subsequence (NAN: none) */
-    uint64_t events; /* events opened */
+    double last_value; /* the last completed subsequence's comparable raw score (NAN: none) */
+    uint64_t events;   /* events opened */
     /* the open event */
     int open;
     int tail;             /* tss_tail of its first subsequence */
@@ -56,11 +56,21 @@ typedef struct {
 void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m);
 void tss_detect_free(tss_detect *d);
 
+/* The left candidates (lags excl .. fill - m) of a subsequence completed when the
+ * window held fill samples (at most W), 0 if none; fill = W gives a full window's. */
+uint64_t tss_detect_candidates(const tss_stream *s, uint64_t fill);
+/* Raw score raw of a subsequence completed when the window held fill samples, as the
+ * score history compares it (tss_calib_comparable). */
+double tss_detect_value(const tss_stream *s, double raw, uint64_t fill);
+
 /* One completed subsequence of s: starting at `start`, raw score raw (finite) to its
- * neighbour at neighbor; armed when the window holds its warm-up. Queues ANOMALY,
- * ANOMALY_END and LEFT_DISCORD alerts on s (their timestamps filled in by the
- * caller's round), then adds raw to the history. O(1) while no event is open. */
-void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, int armed);
+ * neighbour at neighbor, completed when the window held fill samples; armed when the
+ * window holds its warm-up. Queues ANOMALY, ANOMALY_END and LEFT_DISCORD alerts on s
+ * (their timestamps filled in by the caller's round; they carry raw, and the score of
+ * its comparable value), then adds that value to the history. O(1) while no event is
+ * open. */
+void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
+                     int armed);
 
 /* Closes the open event, if any, at sample `detected` (a restart of the window:
  * nothing is compared across it), queuing its ANOMALY_END on s. */

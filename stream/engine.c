@@ -793,9 +793,9 @@ static void info_of(const tss_engine *e, const tss_stream *s, tss_stream_info *o
                                     : NAN;
     out->event_open = d->open;
     out->events = d->events;
-    out->last_score = isnan(d->last_raw) || !tss_calib_ready(&d->cal)
+    out->last_score = isnan(d->last_value) || !tss_calib_ready(&d->cal)
                           ? NAN
-                          : tss_calib_score(&d->cal, d->last_raw).score;
+                          : tss_calib_score(&d->cal, d->last_value).score;
     out->epoch = s->epoch;
     out->idle_s = tssi_engine_now(e) - s->last_active;
 }

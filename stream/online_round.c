@@ -157,11 +157,11 @@ static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, con
     for (uint32_t k = 0; k < jb->nnew; k++) {
         if (!isfinite(nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
-        uint64_t start = x0 + jb->fill + k + 1 - m;
+        const uint64_t fill = jb->fill + k + 1, start = x0 + fill - m;
         if (on_score) /* against the history before this one, as detect_step judges it */
             on_score(user, s->id, start, nn[k], x0 + (uint64_t)idx[k],
-                     tss_calib_score(&s->det.cal, nn[k]).score);
-        tss_detect_step(s, start, nn[k], x0 + (uint64_t)idx[k], jb->fill + k + 1 >= warm);
+                     tss_calib_score(&s->det.cal, tss_detect_value(s, nn[k], fill)).score);
+        tss_detect_step(s, start, nn[k], x0 + (uint64_t)idx[k], fill, fill >= warm);
     }
     for (size_t q = queued; q < s->out.n; q++)
         s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);

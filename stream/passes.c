@@ -119,6 +119,13 @@ static int by_distance(const void *x, const void *y) {
     return (a->start > b->start) - (a->start < b->start);
 }
 
+/* The two-sided candidates (non-self-matches) of subsequence i of the pass's window. */
+static uint64_t candidates(const item *it, uint64_t i) {
+    const uint64_t m = it->s->p.subsequence, excl = it->s->p.excl;
+    const uint64_t subs = it->w.n >= m ? it->w.n - m + 1 : 0;
+    return (i + 1 > excl ? i + 1 - excl : 0) + (subs > i + excl ? subs - i - excl : 0);
+}
+
 /* The range discords of the pass (found, by index) whose score reaches the threshold
  * (or, with a configured range, all of them), into s->cand best first. O(nfound log). */
 static void discords(item *it, const tsm_discord *found, size_t nfound) {
@@ -132,8 +139,11 @@ static void discords(item *it, const tsm_discord *found, size_t nfound) {
         }
         s->cand = c, s->capcand = nfound;
     }
+    const uint64_t full = tss_detect_candidates(s, s->p.window);
     for (size_t k = 0; k < nfound; k++) {
-        tss_score sc = tss_calib_score_far(&it->cal, found[k].distance);
+        const double v = tss_calib_comparable(&it->cal, found[k].distance,
+                                              candidates(it, (uint64_t)found[k].index), full);
+        tss_score sc = tss_calib_score_far(&it->cal, v);
         if (isnan(s->p.range) && sc.score < s->p.threshold)
             continue; /* r is the edge of a bin: a few below it may come */
         s->cand[s->ncand++] = (tss_discord_cand){
@@ -196,6 +206,17 @@ static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w)
     return 0;
 }
 
+/* The range of s's pass: the smallest raw distance whose comparable value reaches the
+ * FAR edge of the score history for the subsequence of the window with the most
+ * candidates (the first: n - m + 1 - excl; the scaling only lowers a value, and less
+ * with more candidates). Rounded down a little: discords() checks each score. */
+static double pass_range(const tss_stream *s) {
+    const double far = tss_calib_far_raw(&s->det.cal, TSS_LEVEL_OPEN);
+    const uint64_t most = tss_detect_candidates(s, s->ring.fill); /* also n - m + 1 - excl */
+    const double f = tss_calib_shrink(&s->det.cal, most, tss_detect_candidates(s, s->p.window));
+    return isinf(far) ? far : far / f * (1.0 - 1e-9);
+}
+
 struct tss_passes {
     item *it;
     size_t ni;
@@ -218,8 +239,7 @@ tsm_status tss_passes_start(tsm_ctx *ctx, const tss_arena *a, tss_stream **list,
     for (size_t k = 0; k < n; k++) {
         tss_stream *s = list[k];
         s->ncand = 0;
-        const double r =
-            isnan(s->p.range) ? tss_calib_far_raw(&s->det.cal, TSS_LEVEL_OPEN) : s->p.range;
+        const double r = isnan(s->p.range) ? pass_range(s) : s->p.range;
         if ((isinf(r) && !s->p.motif) || window_of(a, s, r, &it[ni].w) != 0)
             continue; /* nothing to run (no score history yet, no motif), or failed */
         it[ni].s = s;

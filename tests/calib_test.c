@@ -10,7 +10,8 @@
  * with spikes both ways, mostly exact repeats (below the floor), a drift, a constant
  * then a jump, values on bin edges, and m = 3, 16 and 128. Also: the history rebuilt
  * from its ring scores the same; a noise-free stream never passes; readiness at
- * TSS_CALIB_MIN; non-finite raw scores are ignored. */
+ * TSS_CALIB_MIN; non-finite raw scores are ignored; the candidate scaling
+ * (tss_calib_comparable) against its definition. */
 #include "testutil.h"
 
 #include "calib.h"
@@ -180,11 +181,51 @@ static void test_ready_and_nonfinite(void **state) {
     free(c);
 }
 
+/* The candidate scaling against the reference: unchanged with a full window's
+ * candidates (or more, or none), (n / n_full)^(1 / (TSS_CALIB_DIM m)) below, never an
+ * exact repeat made of a raw score that is not one, and the factor it reports. */
+static void test_comparable(void **state) {
+    (void)state;
+    tu_case_seed(12);
+    const uint32_t ms[] = {3, 12, 16, 128};
+    for (size_t q = 0; q < sizeof ms / sizeof *ms; q++) {
+        const uint32_t m = ms[q];
+        const uint64_t full = 4096 - 2 * m + 1;
+        tss_calib c;
+        tss_calib_init(&c, m, 0.997, 0.95);
+        const double scale = 2.0 * sqrt((double)m);
+        assert_true(tss_calib_comparable(&c, 1.5, full, full) == 1.5);
+        assert_true(tss_calib_comparable(&c, 1.5, full + 9, full) == 1.5);
+        assert_true(tss_calib_comparable(&c, 1.5, 0, full) == 1.5);
+        assert_true(tss_calib_shrink(&c, full, full) == 1.0);
+        double last = 0.0;
+        for (uint64_t n = 1; n < full; n += 1 + n / 3) {
+            const double raw = (0.03 + 0.9 * tu_uniform()) * scale;
+            const double got = tss_calib_comparable(&c, raw, n, full);
+            const double want = ref_comparable(raw, m, (double)n, (double)full);
+            if (fabs(got - want) > TOL * scale)
+                fail_msg("m %u, n %llu: comparable %.17g, reference %.17g", m,
+                         (unsigned long long)n, got, want);
+            const double f = tss_calib_shrink(&c, n, full);
+            assert_true(f > last && f < 1.0); /* more candidates, less scaling */
+            last = f;
+            if (tss_calib_bin(&c, raw * f)) /* not at the floor: exactly the factor */
+                assert_true(got == raw * f);
+        }
+        /* a raw score just above the floor stays one, however few its candidates */
+        const double low = (TSS_CALIB_FLOOR + 1e-3) * scale;
+        assert_true(tss_calib_bin(&c, tss_calib_comparable(&c, low, 1, full)) > 0);
+        /* an exact repeat stays one */
+        assert_int_equal(tss_calib_bin(&c, tss_calib_comparable(&c, 1e-9, 5, full)), 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
         cmocka_unit_test(test_noise_free_never_passes),
         cmocka_unit_test(test_ready_and_nonfinite),
+        cmocka_unit_test(test_comparable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,8 @@ static size_t run_case(const char *name, uint32_t m, double threshold, double th
                        const size_t *ups, size_t nup, const size_t *downs, size_t ndown) {
     tss_stream *s = make_stream(m, threshold, threshold_end, range, left_discord);
     ref_events ev = {.m = m,
+                     .excl = s->p.excl,
+                     .window = s->p.window,
                      .threshold = threshold,
                      .threshold_end = threshold_end,
                      .range = range,
@@ -79,10 +81,12 @@ static size_t run_case(const char *name, uint32_t m, double threshold, double th
     size_t events = 0;
     for (size_t k = 0; k < n; k++) {
         double raw = raw_at(k, scale, ups, nup, downs, ndown);
+        /* the window fills over the first cases' scores, then stays full */
+        const uint64_t fill = k + 2 * m + 1;
         ref_alert want[3];
-        size_t nw = ref_events_step(&ev, k, raw, k / 2, k >= armed_from, want);
+        size_t nw = ref_events_step(&ev, k, raw, k / 2, fill, k >= armed_from, want);
         s->out.n = 0;
-        tss_detect_step(s, k, raw, k / 2, k >= armed_from);
+        tss_detect_step(s, k, raw, k / 2, fill, k >= armed_from);
         if (s->out.n != nw)
             fail_msg("%s, step %zu: %zu alerts, reference %zu", name, k, s->out.n, nw);
         for (size_t q = 0; q < nw; q++) {
@@ -121,11 +125,11 @@ static void test_close_at_restart(void **state) {
     (void)state;
     tu_case_seed(6);
     tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
-    tss_detect_step(s, 100, 3.0, 5, 1); /* opens: raw >= range */
+    tss_detect_step(s, 100, 3.0, 5, 4096, 1); /* opens: raw >= range */
     assert_int_equal(s->out.n, 1);
     assert_int_equal(s->out.item[0].kind, TSS_ALERT_ANOMALY);
-    tss_detect_step(s, 101, 3.5, 6, 1); /* the new peak */
-    tss_detect_step(s, 102, 1.0, 7, 1);
+    tss_detect_step(s, 101, 3.5, 6, 4096, 1); /* the new peak */
+    tss_detect_step(s, 102, 1.0, 7, 4096, 1);
     s->proc_seq = 110;
     tss_stream_restart(s);
     assert_int_equal(s->out.n, 2);
@@ -151,10 +155,10 @@ static void test_peak_within_extent(void **state) {
     tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
     for (int k = 0; k < TSS_CALIB_MIN - 1; k++)
         tss_calib_add(&s->det.cal, 0.5);
-    tss_detect_step(s, 100, 10.0, 5, 1); /* opens on the range, uncalibrated */
+    tss_detect_step(s, 100, 10.0, 5, 4096, 1); /* opens on the range, uncalibrated */
     assert_true(tss_calib_ready(&s->det.cal));
     assert_true(tss_calib_score(&s->det.cal, 1.5).score > s->det.peak.score);
-    tss_detect_step(s, 101, 1.5, 6, 1); /* below the range */
+    tss_detect_step(s, 101, 1.5, 6, 4096, 1); /* below the range */
     s->proc_seq = 120;
     tss_stream_restart(s);
     assert_int_equal(s->out.n, 2);
@@ -203,12 +207,49 @@ static void test_spans(void **state) {
     tss_detect_free(&d);
 }
 
+/* A noisy stream whose window fills: its left-NN distances shrink with their
+ * candidates as n^(-1 / k) (here exactly the law the score assumes, k = TSS_CALIB_DIM m,
+ * times noise). Judged by their comparable values they are stationary noise, and about
+ * as many pass a threshold of 0.95 on the NEAR side as its p-value allows (0.025 of 3000,
+ * 75); taken as they are, each is judged against a history of larger ones and the NEAR
+ * side passes about three times as often. Returns the subsequences that pass on the
+ * NEAR side (LEFT_DISCORD alerts). */
+static size_t filling_passes(int scaled) {
+    tu_case_seed(8);
+    const uint32_t m = 16;
+    tss_stream *s = make_stream(m, 0.95, 0.9, NAN, 1);
+    const uint64_t full = tss_detect_candidates(s, s->p.window);
+    size_t passed = 0;
+    for (size_t k = 0; k < 3000; k++) {
+        const uint64_t fill = k + 2 * m + 1, n = tss_detect_candidates(s, fill);
+        assert_int_equal(n, fill - 2 * m + 1);
+        double raw = (0.4 + 0.02 * tu_normal()) * 2.0 * sqrt((double)m) *
+                     pow((double)n / (double)full, -1.0 / (TSS_CALIB_DIM * m));
+        s->out.n = 0;
+        tss_detect_step(s, k, raw, k / 2, scaled ? fill : s->p.window, 1);
+        for (size_t q = 0; q < s->out.n; q++)
+            passed += s->out.item[q].kind == TSS_ALERT_LEFT_DISCORD &&
+                      s->out.item[q].tail == TSS_TAIL_NEAR;
+    }
+    tss_stream_destroy(&s);
+    return passed;
+}
+
+static void test_filling_window(void **state) {
+    (void)state;
+    const size_t scaled = filling_passes(1), unscaled = filling_passes(0);
+    print_message("subsequences past the threshold while the window fills: %zu scaled, %zu "
+                  "unscaled (of 3000)\n",
+                  scaled, unscaled);
+    assert_true(scaled >= 40 && scaled <= 110); /* 58-76 for seeds 1-8 */
+    assert_true(unscaled >= 2 * scaled + 30);   /* 184-220 */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_events_against_reference),
-        cmocka_unit_test(test_close_at_restart),
-        cmocka_unit_test(test_peak_within_extent),
-        cmocka_unit_test(test_spans),
+        cmocka_unit_test(test_events_against_reference), cmocka_unit_test(test_close_at_restart),
+        cmocka_unit_test(test_peak_within_extent),       cmocka_unit_test(test_spans),
+        cmocka_unit_test(test_filling_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,11 +171,17 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
     size_t hn = ref_history_get(&ms->ev.hist, hist), nc = 0;
     model_prune(ms, w0, excl);
     int scoring = isnan(p->range) ? hn >= TSS_CALIB_MIN : 1;
+    double *sc = malloc(N * sizeof *sc); /* FAR scores, by index */
+    assert_non_null(sc);
     for (size_t i = 0; scoring && i < N; i++) {
         if (!isfinite(nn[i]))
             continue;
-        double s = ref_score(hist, hn, nn[i], m, 1, NULL);
-        if (isnan(p->range) ? s >= p->threshold : nn[i] >= p->range)
+        /* two-sided: the non-self-matches left and right of i */
+        double left = i + 1 > excl ? (double)(i + 1 - excl) : 0;
+        double right = N > i + excl ? (double)(N - i - excl) : 0;
+        double v = ref_comparable(nn[i], m, left + right, (double)(p->window - m - excl + 1));
+        sc[i] = ref_score(hist, hn, v, m, 1, NULL);
+        if (isnan(p->range) ? sc[i] >= p->threshold : nn[i] >= p->range)
             cand[nc++] = (tsm_discord){.index = (int64_t)i, .distance = nn[i], .neighbor = nj[i]};
     }
     qsort(cand, nc, sizeof *cand, by_distance);
@@ -192,7 +198,7 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
                            .distance = cand[k].distance,
                            .neighbor_seq = w0 + (uint64_t)cand[k].neighbor,
                            .threshold = isnan(p->range) ? p->threshold : p->range,
-                           .score = ref_score(hist, hn, cand[k].distance, m, 1, NULL),
+                           .score = sc[cand[k].index],
                            .detected_seq = last,
                            .tail = 1,
                        });
@@ -223,7 +229,7 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
         }
         tsm_stats_destroy(&s);
     }
-    free(nn), free(nj), free(cand);
+    free(nn), free(nj), free(cand), free(sc);
 }
 
 /* The subsequence that sample k completes (window from ws): the engine's raw score
@@ -252,7 +258,7 @@ static void model_score(const st_input *in, const tss_params *p, size_t excl, mo
                  (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->raw,
                  (unsigned long long)e->neighbor, sqrt(best), (unsigned long long)in->seq[bj]);
     ref_alert r[3];
-    size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, armed, r);
+    size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, k + 1 - ws, armed, r);
     expect_ref(ms, r, n, isnan(p->range) ? p->threshold : p->range, x);
 }
 
@@ -299,7 +305,8 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
                              .threshold = p->threshold,
                              .threshold_end = p->threshold_end,
                              .range = p->range,
-                             .left_discord = p->left_discord}};
+                             .left_discord = p->left_discord,
+                             .window = p->window}};
     /* the engine's scores of this stream */
     st_score *own = malloc((scores->n + 1) * sizeof *own);
     assert_non_null(own);
@@ -314,6 +321,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
     }
     const size_t W = p->window;
     size_t excl = tss_params_excl(p, m), warm = tss_params_warm(p, m), seg0 = 0, since = 0;
+    ms.ev.excl = (uint32_t)excl;
     for (size_t k = 0; k < in->n; k++) {
         if (k > 0 && in->seq[k] != in->seq[k - 1] + 1) {
             ref_alert r[1];
@@ -339,6 +347,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
                     ms.ev.m = m = nm;
                     ms.ev.hist = (ref_history){0};
                     excl = tss_params_excl(p, m), warm = tss_params_warm(p, m);
+                    ms.ev.excl = (uint32_t)excl;
                     ms.switched = 1;
                 }
             }

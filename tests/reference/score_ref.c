@@ -115,6 +115,13 @@ size_t ref_history_get(const ref_history *h, double *out) {
     return h->n;
 }
 
+double ref_comparable(double raw, uint32_t m, double n, double n_full) {
+    if (n < 1 || n >= n_full)
+        return raw;
+    const double v = raw * pow(n / n_full, 1.0 / (TSS_CALIB_DIM * m));
+    return bin(v, m) == 0 && bin(raw, m) != 0 ? raw : v;
+}
+
 /* Whether a raw score opens (level = threshold) or keeps open an event. */
 static int passes(const ref_events *ev, double raw, double score, double level) {
     return isnan(ev->range) ? score >= level : raw >= ev->range;
@@ -136,12 +143,15 @@ size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out) {
     return 1;
 }
 
-size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, int armed,
-                       ref_alert *out) {
+size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
+                       int armed, ref_alert *out) {
     double hist[TSS_CALIB_HISTORY];
     size_t n = ref_history_get(&ev->hist, hist), count = 0;
     int tail = 0;
-    const double score = ref_score(hist, n, raw, ev->m, 0, &tail);
+    const double n_full = (double)ev->window - ev->m - ev->excl + 1;
+    const double v = ref_comparable(
+        raw, ev->m, (double)(fill < ev->window ? fill : ev->window) - ev->m - ev->excl + 1, n_full);
+    const double score = ref_score(hist, n, v, ev->m, 0, &tail);
     if (ev->open) {
         if (passes(ev, raw, score, ev->threshold_end)) { /* the peak: within the extent */
             int higher = isnan(ev->range) ? score > ev->peak_score : raw > ev->peak_raw;
@@ -165,6 +175,6 @@ size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neig
     }
     if (ev->left_discord && armed && passes(ev, raw, score, ev->threshold))
         out[count++] = subsequence(ev, 2, start, raw, neighbor, score, tail);
-    ref_history_add(&ev->hist, raw);
+    ref_history_add(&ev->hist, v);
     return count;
 }

@@ -25,9 +25,15 @@ void ref_history_add(ref_history *h, double raw);
 /* The history in arrival order into out (room for 1000); returns its length. */
 size_t ref_history_get(const ref_history *h, double *out);
 
+/* A nearest-neighbour distance raw found among n candidates, as the score compares it
+ * with a history of distances found among n_full (a full window's left candidates,
+ * W - m - excl + 1): raw (n / n_full)^(1 / (TSS_CALIB_DIM m)) for 1 <= n < n_full,
+ * unless that makes an exact repeat of a raw that is not one; else raw. */
+double ref_comparable(double raw, uint32_t m, double n, double n_full);
+
 /* One event model (detect.h), fed the raw scores of a stream's subsequences. */
 typedef struct {
-    uint32_t m;
+    uint32_t m, excl, window;
     double threshold, threshold_end, range; /* range NAN: scores decide */
     int left_discord;
     ref_history hist;
@@ -46,11 +52,12 @@ typedef struct {
     int tail;
 } ref_alert;
 
-/* One completed subsequence (start, raw, neighbor; armed: the window holds its
- * warm-up). Writes the alerts it produces to out (room for 3) in the order the engine
- * queues them; returns their count. Then adds raw to the history. */
-size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, int armed,
-                       ref_alert *out);
+/* One completed subsequence (start, raw, neighbor; fill: the window's samples when it
+ * completed; armed: the window holds its warm-up). Writes the alerts it produces to out
+ * (room for 3) in the order the engine queues them; returns their count. Then adds
+ * raw's comparable value to the history. */
+size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor,
+                       uint64_t fill, int armed, ref_alert *out);
 /* A restart of the window at sample `detected`: closes an open event. Returns 0 or 1
  * alert in out. */
 size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out);
