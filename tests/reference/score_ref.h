@@ -56,8 +56,8 @@ typedef struct {
  * completed; armed: the window holds its warm-up). Writes the alerts it produces to out
  * (room for 3) in the order the engine queues them; returns their count. Then adds
  * raw's comparable value to the history. */
-size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor,
-                       uint64_t fill, int armed, ref_alert *out);
+size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
+                       int armed, ref_alert *out);
 /* A restart of the window at sample `detected`: closes an open event. Returns 0 or 1
  * alert in out. */
 size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out);
