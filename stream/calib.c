@@ -46,6 +46,8 @@ double tss_calib_shrink(const tss_calib *c, uint64_t n, uint64_t n_full) {
 }
 
 double tss_calib_comparable(const tss_calib *c, double raw, uint64_t n, uint64_t n_full) {
+    if (n >= n_full || n == 0) /* a full window's: every score once the window is full */
+        return raw;
     const double v = raw * tss_calib_shrink(c, n, n_full);
     return tss_calib_bin(c, v) || !tss_calib_bin(c, raw) ? v : raw;
 }
