@@ -33,6 +33,7 @@
 typedef struct {
     uint64_t id;                     /* unique, from 1 */
     uint32_t ver;                    /* 1 open, 2 resolved */
+    uint32_t missed;                 /* reconciles in a row whose list lacked its stream */
     uint32_t acked[TSC_MAX_AM_URLS]; /* per URL: the version it acknowledged (0: none) */
     tsd_alert_rec open, end;         /* end valid when ver == 2 */
 } event;
@@ -158,16 +159,24 @@ static int by_id(const void *a, const void *b) {
     return strcmp(a, b);
 }
 
-/* Resolves the open events, opened before at, of streams not in ids (sorted here): an
- * ANOMALY_END with no details (length 0), closed now. O(n log n + events log n). */
+/* Resolves the open events, opened before at, of streams not in ids (sorted here) for
+ * the second time in a row: an ANOMALY_END with no details (length 0), closed now. The
+ * list is the engine's at `at`, but alerts reach this thread through the publisher's:
+ * an ANOMALY_END the engine emitted before `at` may still be on its way, and resolving
+ * at the first miss would make it a second, detached event. O(n log n + events log n). */
 static void reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at) {
     if (n)
         qsort(ids, n, sizeof *ids, by_id);
     uint64_t orphaned = 0;
     for (size_t i = 0; i < am->nev; i++) {
         event *e = &am->ev[i];
-        if (e->ver != 1 || e->open.detected_at_ns >= at ||
-            (n && bsearch(e->open.stream_id, ids, n, sizeof *ids, by_id)))
+        if (e->ver != 1 || e->open.detected_at_ns >= at)
+            continue;
+        if (n && bsearch(e->open.stream_id, ids, n, sizeof *ids, by_id)) {
+            e->missed = 0;
+            continue;
+        }
+        if (++e->missed < 2)
             continue;
         e->end = e->open;
         e->end.alert = (tss_alert){.kind = TSS_ALERT_ANOMALY_END, .distance = NAN, .score = NAN};

@@ -70,8 +70,10 @@ void tsd_am_offer(void *user, const tsd_alert_rec *r);
 void tsd_am_resume(tsd_am *am, const char *stream_id);
 /* Which streams have an event open in the engine, at realtime at_ns (the main thread,
  * every resend_interval): the sender resolves each open event of any other stream that
- * opened before at_ns, since no ANOMALY_END will come for it (its stream was deleted,
- * expired or evicted, or the ANOMALY_END was lost to a full queue). Takes ownership of
+ * opened before at_ns and was missing from the previous list too, since no ANOMALY_END
+ * will come for it (its stream was deleted, expired or evicted, or the ANOMALY_END was
+ * lost to a full queue); one miss is not enough, as an ANOMALY_END emitted before at_ns
+ * may still be in the publisher's queue. Takes ownership of
  * ids (malloc'd, n entries; NULL when n is 0); a list not yet taken is replaced. */
 void tsd_am_reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at_ns);
 /* A copy of the counters (all 0 when am is NULL). Any thread. */
