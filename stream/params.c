@@ -14,7 +14,7 @@ tss_params tss_params_default(void) {
         .excl = 0,
         .warmup = 300,
         .threshold = 0.997,
-        .threshold_end = 0.95,
+        .threshold_end = 0.98,
         .range = NAN,
         .motif = 1,
         .references = 10,

@@ -16,7 +16,7 @@ typedef struct {
     uint32_t excl;        /* exclusion zone; 0 means m (default) */
     uint32_t warmup;      /* samples a (re)started window holds before it scores (300) */
     double threshold;     /* score that opens an ANOMALY event and passes a DISCORD (0.997) */
-    double threshold_end; /* an event stays open while the score is >= this (0.95) */
+    double threshold_end; /* an event stays open while the score is >= this (0.98) */
     double range;         /* NAN: scores decide (default); a distance >= 0: an absolute
                            * override, raw distances >= range open events instead */
     int motif;            /* run the MK pass and publish MOTIF alerts (default 1) */

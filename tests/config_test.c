@@ -53,7 +53,7 @@ static void test_defaults(void **state) {
     assert_int_equal(c.stream_default.excl, 0);
     assert_int_equal(c.stream_default.warmup, 300);
     assert_true(c.stream_default.threshold == 0.997);
-    assert_true(c.stream_default.threshold_end == 0.95);
+    assert_true(c.stream_default.threshold_end == 0.98);
     assert_true(isnan(c.stream_default.range));
     assert_int_equal(c.stream_default.motif, 1);
     assert_int_equal(c.stream_default.references, 10);
@@ -209,7 +209,7 @@ static void test_overrides(void **state) {
     assert_int_equal(p.subsequence, 0);
     assert_int_equal(p.warmup, 240);
     assert_true(p.threshold == 0.99);
-    assert_true(p.threshold_end == 0.95);
+    assert_true(p.threshold_end == 0.98);
     assert_int_equal(p.window, 1024);
 
     p = tsc_stream_params_for(&c, "lab/c7"); /* no rule: the default */

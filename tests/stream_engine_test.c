@@ -964,7 +964,7 @@ static void test_params_check(void **state) {
     tss_params p = tss_params_default();
     assert_int_equal(tss_params_check(&p, err, sizeof err), 0);
     assert_true(isnan(p.range) && p.window == 4096 && p.subsequence == 0 && p.hop == 1024);
-    assert_true(p.warmup == 300 && p.threshold == 0.997 && p.threshold_end == 0.95);
+    assert_true(p.warmup == 300 && p.threshold == 0.997 && p.threshold_end == 0.98);
     assert_true(p.motif == 1 && p.left_discord == 0);
     p.window = 100, p.subsequence = 64, p.warmup = 100;
     assert_int_equal(tss_params_check(&p, err, sizeof err), -1);
