@@ -458,7 +458,10 @@ def case_latency(env):
 
                 def poll():
                     while not seen:
-                        mine = ours(am.alerts(), stream)
+                        try:
+                            mine = ours(am.alerts(), stream)
+                        except OSError:  # Alertmanager's API reset a poll: poll again
+                            mine = []
                         if mine:
                             seen.append(time.monotonic())
                             seen.append(mine[0])
