@@ -462,9 +462,8 @@ def case_latency(env):
                             mine = ours(am.alerts(), stream)
                         except OSError:  # Alertmanager's API reset a poll: poll again
                             mine = []
-                        if mine:
-                            seen.append(time.monotonic())
-                            seen.append(mine[0])
+                        if mine:  # one append: the sender loop breaks on seen
+                            seen.append((time.monotonic(), mine[0]))
                         time.sleep(0.005)
                 t = threading.Thread(target=poll, daemon=True)
                 t.start()
@@ -478,12 +477,12 @@ def case_latency(env):
                 check(seen, "no alert for %s" % stream)
                 # the alert as first seen: samples still queued behind the ANOMALY may
                 # close the event, and a resolved alert leaves the list
-                got = seen[1]
+                t_seen, got = seen[0]
                 a = got["annotations"]
                 done = int(a["start_seq"]) + int(a["length"]) - 1  # the ANOMALY's detected_seq
                 check(done in sent, "the alert's subsequence ends at %d, not in the paced part"
                       % done)
-                lat.append(seen[0] - sent[done])
+                lat.append(t_seen - sent[done])
                 # startsAt: when tsmined published the ANOMALY (CLOCK_REALTIME, ms)
                 det.append(iso_seconds(got["startsAt"]) - wall[done])
         lat.sort()
