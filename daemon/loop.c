@@ -70,20 +70,26 @@ typedef struct {
     double ns_per_sample; /* a tick's time per sample it processed (average; 0: none yet) */
 } timers;
 
-/* The staged samples a drain may reach before it stops reading (TICK_TARGET_NS). */
+/* The staged samples a drain may reach before it stops reading (TICK_TARGET_NS);
+ * PENDING_TICK until the first estimate (a tick follows at once and makes one). */
 static size_t drain_cap(const timers *t) {
     if (t->ns_per_sample <= 0)
-        return SIZE_MAX;
+        return PENDING_TICK;
     const double cap = TICK_TARGET_NS / t->ns_per_sample;
     return cap < PENDING_TICK ? PENDING_TICK : cap > 1e15 ? SIZE_MAX : (size_t)cap;
 }
 
-/* Folds a tick of `ns` that processed `samples` into t->ns_per_sample; ticks of fewer
- * than PENDING_TICK samples are dominated by their fixed costs and are left out. */
-static void note_tick(timers *t, uint64_t ns, size_t samples) {
-    if (samples < PENDING_TICK)
+/* Folds a tick of `ns` that processed `samples` and left `left` staged into
+ * t->ns_per_sample. Ticks of fewer than PENDING_TICK samples are dominated by their
+ * fixed costs and are left out, unless they ran for their whole budget with samples
+ * still staged: then the passes bound the rate (a pass per hop of every stream), and
+ * their time per sample, passes included, is the cost a drain must plan for. Leaving
+ * those out too kept the estimate unset under a flood of pass-bound streams, and
+ * staging unbounded (+20M samples in 3 s under ASan). */
+static void note_tick(timers *t, uint64_t ns, size_t samples, size_t left) {
+    if (samples < PENDING_TICK && !(left && ns >= TICK_TARGET_NS))
         return;
-    const double x = (double)ns / (double)samples;
+    const double x = (double)ns / (double)(samples ? samples : 1);
     t->ns_per_sample = t->ns_per_sample > 0 ? 0.75 * t->ns_per_sample + 0.25 * x : x;
 }
 
@@ -155,8 +161,9 @@ static size_t discard(void *sock, uint64_t until, uint64_t *bytes) {
  * the messages read; *dropped, *bytes: those dropped. */
 static size_t drain_queued(tsd_daemon *d, const timers *t, size_t *dropped, uint64_t *bytes) {
     const uint64_t start = tsd_now_ns();
-    const size_t cap =
-        drain_cap(t) > SIZE_MAX / STOP_STAGE_TICKS ? SIZE_MAX : STOP_STAGE_TICKS * drain_cap(t);
+    const size_t cap = t->ns_per_sample <= 0 || drain_cap(t) > SIZE_MAX / STOP_STAGE_TICKS
+                           ? SIZE_MAX /* no estimate: STOP_READ_NS bounds the reading */
+                           : STOP_STAGE_TICKS * drain_cap(t);
     size_t n = 0, got;
     int full = 0;
     do {
@@ -345,7 +352,7 @@ static int run(tsd_daemon *d) {
                 break;
             now = tsd_now_ns();
             const size_t left = tss_engine_pending(d->engine); /* nothing arrives meanwhile */
-            note_tick(&t, now - started, pending > left ? pending - left : 0);
+            note_tick(&t, now - started, pending > left ? pending - left : 0, left);
             /* Fixed rate, not fixed delay: the next tick is due tick_ms after this one
              * STARTED, so a sample waits at most tick_ms plus the tick in progress,
              * however long ticks take; after an overrun the next tick runs at once

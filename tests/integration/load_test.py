@@ -60,8 +60,7 @@ STATUS_EVERY_S = 0.2
 ANSWER_BOUND_S = 1.0    # issue 17 item 2
 WATCHDOG_USEC = 1000000
 STOP_BOUND_S = 10.0     # issue 17 item 3
-# How much slower than a plain build the daemon runs here (see the top).
-SLOWER = harness.SLOW * (3.0 if os.environ.get("ASAN_OPTIONS") else 1.0)
+SLOWER = harness.SLOWER  # see the top
 
 
 def noise(rng, n):
