@@ -453,23 +453,37 @@ int tssi_engine_join(tss_engine *e, int emit_them, char *err, unsigned errlen) {
             emit(e, e->fly[k]);
     }
     emitted(e);
-    if (e->nfly) { /* the cost of a window's passes, for the size of the next launches */
-        const double x = e->exec_secs / (double)e->nfly;
+    if (e->nfly && e->fly_work > 0) { /* the cost of the passes, for the next launches' size */
+        const double x = e->exec_secs / e->fly_work;
         e->pass_cost = e->pass_cost > 0 ? 0.75 * e->pass_cost + 0.25 * x : x;
     }
     e->nfly = 0;
     return st == TSM_OK ? 0 : -1;
 }
 
-/* The streams the next launch takes: as many as the measured cost per window lets run
- * in TSS_PASS_BATCH_S (PASS_BATCH_FIRST before any is measured), at least one. So a
- * join, which waits for the launch in flight, never waits much longer than that,
- * whatever the number of streams due at once. */
+/* What a stream's passes cost, in units of e->pass_cost: the pairs of its window's
+ * subsequences. The exact passes' worst case (noise, where little is pruned) grows with
+ * them. Counted per window instead, the first passes after the warm-up (a quarter of W
+ * or less) set a cost that full windows then exceeded 6 to 30 times (launches of 0.57 s
+ * for TSS_PASS_BATCH_S = 0.2: MK on noise at W = 4096, 2-core CPU). */
+static double pass_work(const tss_stream *s) {
+    const double m = s->p.subsequence, fill = s->ring.fill;
+    const double c = fill > m ? fill - m + 1 : 1;
+    return c * c;
+}
+
+/* The streams the next launch takes, the first waiting: as many as the measured cost
+ * lets run in TSS_PASS_BATCH_S (PASS_BATCH_FIRST before any is measured), at least one.
+ * So a join, which waits for the launch in flight, never waits much longer than that,
+ * whatever the number of streams due at once. O(streams taken). */
 static size_t launch_size(const tss_engine *e) {
     if (e->pass_cost <= 0)
-        return PASS_BATCH_FIRST;
-    const double n = TSS_PASS_BATCH_S / e->pass_cost;
-    return n < 1 ? 1 : n > 1e9 ? (size_t)1e9 : (size_t)n;
+        return e->nwait < PASS_BATCH_FIRST ? e->nwait : PASS_BATCH_FIRST;
+    size_t n = 1;
+    double work = e->nwait ? pass_work(e->wait[0]) : 0;
+    while (n < e->nwait && (work + pass_work(e->wait[n])) * e->pass_cost <= TSS_PASS_BATCH_S)
+        work += pass_work(e->wait[n++]);
+    return n;
 }
 
 /* Launches the passes of the n due streams (creation order): on the pass thread with
@@ -491,6 +505,9 @@ static tsm_status launch(tss_engine *e, tss_stream **due, size_t n) {
         if (s->next_check && s->ring.fill >= s->next_check)
             tss_stream_choose_m(s, s->ring.v + tss_ring_start(&s->ring), s->ring.fill);
     }
+    e->fly_work = 0;
+    for (size_t k = 0; k < n; k++)
+        e->fly_work += pass_work(due[k]);
     double t0 = tssi_now();
     /* a stream restored at its pass point has no window in the arena yet: place it
      * (no passes are in flight: the arena may grow); a failure shows in its passes */
@@ -529,9 +546,7 @@ static int advance_passes(tss_engine *e, int block, char *err, unsigned errlen) 
         return rc;
     tsm_status st = TSM_OK;
     /* the first n waiting, in the order they reached their pass points */
-    const size_t n = e->device_lost              ? e->nwait
-                     : e->nwait < launch_size(e) ? e->nwait
-                                                 : launch_size(e);
+    const size_t n = e->device_lost ? e->nwait : launch_size(e);
     if (!e->device_lost) /* else nothing can run them: the streams go on without */
         st = launch(e, e->wait, n);
     for (size_t k = 0; k < n; k++)
@@ -602,6 +617,11 @@ static int join_before_online(const tss_engine *e, tss_stream **act, size_t nact
     return 0;
 }
 
+/* Whether a tick that began at `began` has used its budget (tick_budget_s). */
+static int spent(const tss_engine *e, double began) {
+    return e->opt.tick_budget_s > 0 && tssi_now() - began >= e->opt.tick_budget_s;
+}
+
 /* Notes a failure of the tick: the first message goes to err. */
 static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
     if (!*failed)
@@ -622,7 +642,7 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
     const double began = tssi_now();
     for (;;) {
         size_t nact = 0;
-        if (e->opt.tick_budget_s > 0 && tssi_now() - began >= e->opt.tick_budget_s)
+        if (spent(e, began))
             break; /* the rest stays staged for the next tick */
         if (join_before_plan(e) && tssi_engine_join(e, 1, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
@@ -670,7 +690,10 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
         emitted(e);
         if (e->device_lost)
             break; /* nothing more can run on the device */
-        if (advance_passes(e, 0, msg, sizeof msg) != 0)
+        /* the passes of the streams that just reached their pass points; without a pass
+         * thread they run here, so only while the budget lasts (the next tick launches
+         * them first): two launches in a tick held it 0.75 s for a budget of 0.2 */
+        if ((e->have_thread || !spent(e, began)) && advance_passes(e, 0, msg, sizeof msg) != 0)
             failure(&failed, err, errlen, msg);
     }
     return failed ? -1 : 0;

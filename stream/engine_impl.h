@@ -49,7 +49,9 @@ struct tss_engine {
     tss_stream **wait;
     size_t nwait, wait_cap;
     double exec_secs; /* the last launch's passes (written by whoever ran them, read by the join) */
-    double pass_cost; /* seconds of passes per window, averaged over launches (0: none yet) */
+    double pass_cost; /* seconds of passes per unit of pass_work (engine.c), averaged over
+                       * launches (0: none yet) */
+    double fly_work;  /* the pass_work of the launch in flight */
     int device_lost;  /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
     /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
