@@ -170,7 +170,7 @@ typedef struct {
      * stream) while the engine goes on; a round never waits for them: it joins them
      * once they are done (hands over their DISCORD and MOTIF alerts) and then launches
      * the passes of the streams that reached a pass point meanwhile, at most
-     * TSS_PASS_BATCH_S worth of them per launch (measured cost per window). Those
+     * TSS_PASS_BATCH_S worth of them per launch (measured cost per subsequence pair). Those
      * streams take no samples until their passes are launched. A stream's online
      * alerts are not held for its passes in flight (top of this file, "Alert order").
      * A tick never waits for the passes: it may return with passes in flight or
