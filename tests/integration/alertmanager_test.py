@@ -446,7 +446,7 @@ def case_latency(env):
     def body(hook, am):
         am.start()
         rng = random.Random(SEED + 1)
-        lat, det = [], []
+        lat, det, closed = [], [], 0
         with daemon(env, [am.url]) as d:
             sock = env.pusher(d.ingest)
             for k in range(5):
@@ -454,10 +454,11 @@ def case_latency(env):
                 values = series(rng)
                 env.send_series(sock, stream, values[:AT], batch=32)
                 d.wait_samples({stream: AT})
-                sent, wall, seen = {}, {}, []
+                sent, wall, seen, done_polling = {}, {}, [], threading.Event()
+                resolved0 = counters(d)["alertmanager_resolved"]
 
-                def poll():
-                    while not seen:
+                def poll(seen=seen, stream=stream, done_polling=done_polling):
+                    while not seen and not done_polling.is_set():
                         try:
                             mine = ours(am.alerts(), stream)
                         except OSError:  # Alertmanager's API reset a poll: poll again
@@ -473,8 +474,23 @@ def case_latency(env):
                     time.sleep(0.005)
                     if seen:
                         break
+                def seen_or_closed():
+                    """The alert seen active, or the event closed and its alert resolved:
+                    under valgrind the daemon may process the samples that open and close
+                    the event in one tick, and the alert reaches Alertmanager resolved,
+                    never in its list of active alerts (counted, not timed)."""
+                    if seen:
+                        return True
+                    st = d.status()
+                    s = st["streams"].get(stream, {})
+                    return (s.get("events", 0) >= 1 and not s.get("event_open") and
+                            st["counters"]["alertmanager_resolved"] > resolved0)
+                wait_until(seen_or_closed, 10, "the alert for %s" % stream)
+                done_polling.set()
                 t.join(10)
-                check(seen, "no alert for %s" % stream)
+                if not seen:
+                    closed += 1
+                    continue
                 # the alert as first seen: samples still queued behind the ANOMALY may
                 # close the event, and a resolved alert leaves the list
                 t_seen, got = seen[0]
@@ -485,11 +501,15 @@ def case_latency(env):
                 lat.append(t_seen - sent[done])
                 # startsAt: when tsmined published the ANOMALY (CLOCK_REALTIME, ms)
                 det.append(iso_seconds(got["startsAt"]) - wall[done])
+        check(len(lat) >= 3, "%d of 5 alerts seen active in time (%d resolved first)" %
+              (len(lat), closed))
         lat.sort()
         det.sort()
-        print("# latency sample->Alertmanager API (5 streams, poll 5 ms): min %.1f ms, median "
-              "%.1f ms, max %.1f ms; of which sample->ANOMALY (startsAt, ms clock): median "
-              "%.1f ms" % (1e3 * lat[0], 1e3 * lat[2], 1e3 * lat[-1], 1e3 * det[2]))
+        mid = len(lat) // 2
+        print("# latency sample->Alertmanager API (%d streams, poll 5 ms; %d resolved before "
+              "a poll saw them): min %.1f ms, median %.1f ms, max %.1f ms; of which "
+              "sample->ANOMALY (startsAt, ms clock): median %.1f ms" %
+              (len(lat), closed, 1e3 * lat[0], 1e3 * lat[mid], 1e3 * lat[-1], 1e3 * det[mid]))
         check(lat[-1] < 5.0 * harness.SLOW, "latency %.2f s" % lat[-1])
     return run_with_am(env, body)
 
