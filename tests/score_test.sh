@@ -220,6 +220,20 @@ printf '{"stream_id":"x","kind":"ANOMALY","start_seq":10,"length":1}\n' >"$tmp/a
 expect_err "ambiguous stream -> 65 FILE:LINE" 65 "$tmp/amb.jsonl:1: stream \"x\" matches several" \
     --windows "$tmp/w2.json" --data "$tmp/data" "$tmp/amb.jsonl"
 
+# A file name with a dot before its extension, as TSB-UAD's "MGAB/1.test.csv": `tsmine
+# detect` names its stream "1.test", the file's name without extension as it is; a
+# stream id with the extension still finds it.
+mkdir -p "$tmp/data/d"
+cp "$tmp/data/a/x.csv" "$tmp/data/d/1.test.csv"
+printf '{"d/1.test.csv": [["2020-01-01 00:50:00", "2020-01-01 01:05:00"]]}\n' >"$tmp/w3.json"
+{
+    printf '{"stream_id":"1.test","kind":"ANOMALY","start_seq":10,"length":1}\n'
+    printf '{"stream_id":"mgab/1.test.csv","kind":"ANOMALY","start_seq":15,"length":1}\n'
+} >"$tmp/d.jsonl"
+run --windows "$tmp/w3.json" --data "$tmp/data" "$tmp/d.jsonl"
+expect_values "a dotted file name: its stream with or without the extension" 4 windows_hit=1 \
+    alerts=2 false_alerts=1
+
 # ---- errors -----------------------------------------------------------------------
 run --help
 if [ "$rc" -eq 0 ] && grep -q '^Usage: tsmine score ' "$tmp/out" && grep -q -- '--kinds' "$tmp/out"

@@ -115,7 +115,8 @@ static void usage(const cli_optable *t) {
              "them) against labelled anomaly windows with the rules of the Numenta Anomaly\n"
              "Benchmark. Each file of the windows file is a data file under DIR (CSV, timestamp\n"
              "first); an alert belongs to the file whose name without folder and extension is\n"
-             "the last part of its stream_id, and sample k of a stream is row k of the file.");
+             "the last part of its stream_id (with or without an extension), and sample k of\n"
+             "a stream is row k of the file.");
     printf("\nALERTS are files of alerts, one JSON object a line; none or - reads standard\n"
            "input. A row's anomaly score is the highest \"score\" (absent or null: 1) of the\n"
            "alerts of the chosen kinds placed on it, 0 without any.\n\n"
@@ -470,37 +471,54 @@ static void base_name(const char *s, size_t n, const char **base, size_t *len) {
     *len = (size_t)(e - b);
 }
 
-/* Whether the key without extension is the stream id without extension, or its end
- * after a '/': "realKnownCause/nyc_taxi.csv" suits "nab/realKnownCause/nyc_taxi". */
-static int path_suffix(const char *key, const char *id) {
-    const char *kb, *ib;
-    size_t kl, il;
-    base_name(key, strlen(key), &kb, &kl);
-    base_name(id, strlen(id), &ib, &il);
-    size_t klen = (size_t)(kb - key) + kl, ilen = (size_t)(ib - id) + il;
-    return klen <= ilen && memcmp(id + ilen - klen, key, klen) == 0 &&
-           (klen == ilen || id[ilen - klen - 1] == '/');
+/* Where the name s ends when compared: at its end, or (strip) before the extension of its
+ * last component. */
+static size_t name_end(const char *s, int strip) {
+    const char *b;
+    size_t len;
+    base_name(s, strlen(s), &b, &len);
+    return strip ? (size_t)(b - s) + len : strlen(s);
 }
 
-/* The data file of stream id: the one whose base name is the stream id's; among
- * several, the one whose path the id ends with. *file gets its index or NAB_NO_ROW
+/* Whether file key (without its extension) is the stream id (up to id_end), or its end
+ * after a '/': "realKnownCause/nyc_taxi.csv" suits "nab/realKnownCause/nyc_taxi". */
+static int path_suffix(const char *key, const char *id, size_t id_end) {
+    size_t klen = name_end(key, 1);
+    return klen <= id_end && memcmp(id + id_end - klen, key, klen) == 0 &&
+           (klen == id_end || id[id_end - klen - 1] == '/');
+}
+
+/* The data file of stream id: the one whose base name without extension is the id's
+ * last component; among several, the one whose path the id ends with. The id is taken
+ * as it is first (`tsmine detect` names a stream after its file without the extension,
+ * so "1.test" is the stream of "MGAB/1.test.csv"), and only when no file suits it
+ * without its own extension ("nyc_taxi.csv"). *file gets the file's index or NAB_NO_ROW
  * (no file); returns 0, or -1 when the id matches several files equally. */
 static int match_stream(const corpus *c, const char *id, size_t *file) {
-    const char *ib;
-    size_t il, n = 0, suffix = 0, last = 0, last_suffix = 0;
-    base_name(id, strlen(id), &ib, &il);
-    for (size_t k = 0; k < c->n_files; k++) {
-        const char *kb;
-        size_t kl;
-        base_name(c->files[k].key, strlen(c->files[k].key), &kb, &kl);
-        if (kl != il || memcmp(kb, ib, il) != 0)
-            continue;
-        n++, last = k;
-        if (path_suffix(c->files[k].key, id))
-            suffix++, last_suffix = k;
+    for (int strip = 0; strip < 2; strip++) {
+        size_t id_end = name_end(id, strip), n = 0, suffix = 0, last = 0, last_suffix = 0;
+        const char *ib = id;
+        for (const char *q = id; q < id + id_end; q++)
+            if (*q == '/')
+                ib = q + 1;
+        size_t il = (size_t)(id + id_end - ib);
+        for (size_t k = 0; k < c->n_files; k++) {
+            const char *kb;
+            size_t kl;
+            base_name(c->files[k].key, strlen(c->files[k].key), &kb, &kl);
+            if (kl != il || memcmp(kb, ib, il) != 0)
+                continue;
+            n++, last = k;
+            if (path_suffix(c->files[k].key, id, id_end))
+                suffix++, last_suffix = k;
+        }
+        if (n > 0) {
+            *file = n == 1 ? last : last_suffix;
+            return n > 1 && suffix != 1 ? -1 : 0;
+        }
     }
-    *file = n == 0 ? NAB_NO_ROW : n == 1 ? last : last_suffix;
-    return n > 1 && suffix != 1 ? -1 : 0;
+    *file = NAB_NO_ROW;
+    return 0;
 }
 
 /* Counts an alert of a stream that has no data file. Returns 0, or -1 when out of
