@@ -11,10 +11,18 @@ it here, straight from the definition (NAB's sweeper: every candidate threshold,
 with ties to the higher threshold), runs `tsmine score` on the same input under several
 option sets, and compares every figure (relative tolerance 1e-9).
 
+Then the same for AUC-PR (--scores, --labels): synthetic score lines with few distinct
+scores (many ties), nulls, m named as "m" or "length" or not at all (--subsequence), a
+stream that starts over, lines past the end of their file and of a stream without one,
+and random point labels; each file's average precision and trapezoid area computed
+here from scratch at every distinct score, and, where scikit-learn is installed (a
+test-only tool: Debian python3-sklearn), by its average_precision_score and
+auc(precision_recall_curve), on both placements (end, centre) and both labellings.
+
     score_crosscheck.py --tsmine TSMINE --windows combined_windows.json --data DIR
     score_crosscheck.py --tsmine TSMINE --bundled tests/data    # the 3 bundled NAB files
 
-Standard library only. Prints `ok - NAME` / `not ok - NAME` per check; exits 1 when
+Standard library only (scikit-learn optional). Prints `ok - NAME` / `not ok - NAME` per check; exits 1 when
 any check failed.
 """
 import argparse
@@ -274,6 +282,174 @@ def synthetic_alerts(windows, data, seed):
     return alerts
 
 
+def pr_areas(scores, labels):
+    """(average precision, trapezoid) of scores (None: no score, ranked lowest) against
+    labels, from scratch at every distinct score; (None, None) without a positive."""
+    positives = sum(labels)
+    if positives == 0:
+        return None, None
+    key = [-math.inf if x is None else x for x in scores]
+    ap = trap = 0.0
+    r_prev, p_prev = 0.0, 1.0
+    for t in sorted(set(key), reverse=True):
+        tp = sum(1 for k, y in zip(key, labels) if k >= t and y)
+        fp = sum(1 for k, y in zip(key, labels) if k >= t and not y)
+        r, p = tp / positives, tp / (tp + fp)
+        ap += (r - r_prev) * p
+        trap += (r - r_prev) * (p + p_prev) / 2
+        r_prev, p_prev = r, p
+    return ap, trap
+
+
+def sklearn_areas(scores, labels):
+    """The same areas by scikit-learn, or None where it is not installed (NaN scores
+    become one value below every score: the same ranking)."""
+    try:
+        from sklearn import metrics
+    except ImportError:
+        return None
+    if sum(labels) == 0:
+        return None, None
+    finite = [x for x in scores if x is not None]
+    low = (min(finite) if finite else 0.0) - 1.0
+    y_score = [low if x is None else x for x in scores]
+    precision, recall, _ = metrics.precision_recall_curve(labels, y_score)
+    return (float(metrics.average_precision_score(labels, y_score)),
+            float(metrics.auc(recall, precision)))
+
+
+def synthetic_scores(windows, data, seed):
+    """Score lines for every file but the last, point labels for every file: returns
+    (lines, labels, m of each file, the --subsequence the m-less lines need)."""
+    rng = random.Random(seed)
+    values = [round(rng.random(), 2) for _ in range(12)]
+    keys = sorted(windows)
+    lines, labels, m_of = [], {}, {}
+    subsequence = 8
+    for n_key, key in enumerate(keys):
+        rows = read_rows(os.path.join(data, key))
+        n = len(rows)
+        labels[key] = [rows[rng.randrange(n)] for _ in range(rng.randrange(1, 4))]
+        if n_key == len(keys) - 1:
+            continue  # a file without a score line: every row tied
+        m = rng.choice([subsequence, 16, 33, 64])
+        m_of[key] = m
+        stream = base(key)
+        naming = rng.choice(["m", "length", None]) if m == subsequence else "m"
+        starts = list(range(0, 300)) + list(range(200, n - m + 1 + 3))  # over; past the end
+        for start in starts:
+            if rng.random() < 0.2:
+                continue  # gaps
+            line = {"stream_id": stream, "start_seq": start, "raw": rng.random(),
+                    "score": None if rng.random() < 0.1 else rng.choice(values)}
+            if naming:
+                line[naming] = m
+            lines.append(line)
+    lines.append({"stream_id": "nowhere", "start_seq": 5, "score": 1, "m": 4})
+    return lines, labels, m_of, subsequence
+
+
+def auc_expected(windows, data, lines, labels, subsequence):
+    """Per file: {(labelling, placement): (ap, trapezoid)}; and the mean lines."""
+    files = {}
+    for key, wins in windows.items():
+        rows = read_rows(os.path.join(data, key))
+        first = {}
+        for i, ts in enumerate(rows):
+            first.setdefault(ts, i)
+        n = len(rows)
+        in_window = [0] * n
+        for a, b in wins:
+            for i in range(first[timestamp(a)], first[timestamp(b)] + 1):
+                in_window[i] = 1
+        points = [0] * n
+        for ts in labels.get(key, []):
+            points[first[timestamp(ts)]] = 1
+        files[key] = {"n": n, "windows": in_window, "points": points,
+                      "end": [None] * n, "centre": [None] * n, "last": None}
+    by_base = {base(k): k for k in files}
+    for line in lines:
+        key = by_base.get(line["stream_id"])
+        if key is None:
+            continue
+        f = files[key]
+        if f["last"] is not None and line["start_seq"] <= f["last"]:
+            f["end"], f["centre"] = [None] * f["n"], [None] * f["n"]
+        f["last"] = line["start_seq"]
+        m = line.get("m", line.get("length", subsequence))
+        x = line.get("score")
+        for at, row in (("end", line["start_seq"] + m - 1), ("centre", line["start_seq"] + m // 2)):
+            if row < f["n"] and x is not None and (f[at][row] is None or x > f[at][row]):
+                f[at][row] = x
+    per_file, means = {}, {}
+    for by in ("windows", "points"):
+        for at in ("end", "centre"):
+            aps, traps = [], []
+            for key, f in files.items():
+                ap, trap = pr_areas(f[at], f[by])
+                per_file[key, by, at] = (ap, trap)
+                sk = sklearn_areas(f[at], f[by])
+                if sk is not None:
+                    per_file[key, by, at, "sklearn"] = sk
+                if ap is not None:
+                    aps.append(ap)
+                    traps.append(trap)
+            means[by, at] = (sum(aps) / len(aps), sum(traps) / len(traps))
+    return per_file, means
+
+
+def check_auc(args, tmp, windows_path, windows, data):
+    """Runs tsmine score --scores --labels --per-file and compares every area."""
+    lines, labels, _, subsequence = synthetic_scores(windows, data, args.seed)
+    scores_path = os.path.join(tmp, "scores.jsonl")
+    labels_path = os.path.join(tmp, "labels.json")
+    with open(scores_path, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    with open(labels_path, "w") as f:
+        json.dump(labels, f)
+    per_file, means = auc_expected(windows, data, lines, labels, subsequence)
+    proc = subprocess.run([args.tsmine, "score", "--windows", windows_path, "--data", data,
+                           "--scores", scores_path, "--labels", labels_path,
+                           "--subsequence", str(subsequence), "--per-file"],
+                          capture_output=True, text=True)
+    name = "AUC-PR: --scores --labels --per-file"
+    if proc.returncode != 0:
+        print(f"not ok - {name}: exit {proc.returncode}\n#   {proc.stderr.strip()}")
+        return 1
+    bad, sk_checked = [], 0
+    for ln in map(json.loads, proc.stdout.splitlines()):
+        if "auc_pr" in ln and "file" not in ln:
+            want = means[ln["auc_pr"], ln["at"]]
+            got = (ln["average_precision_mean"], ln["trapezoid_mean"])
+            if not (close(got[0], want[0]) and close(got[1], want[1])):
+                bad.append(f"mean {ln['auc_pr']} {ln['at']}: tsmine {got}, python {want}")
+        elif "file" in ln:
+            for by, per_at in ln["auc_pr"].items():
+                for at in ("end", "centre"):
+                    got = (per_at[at]["average_precision"], per_at[at]["trapezoid"])
+                    want = per_file[ln["file"], by, at]
+                    if not (close(got[0], want[0]) and close(got[1], want[1])):
+                        bad.append(f"{ln['file']} {by} {at}: tsmine {got}, python {want}")
+                    sk = per_file.get((ln["file"], by, at, "sklearn"))
+                    if sk is not None:
+                        sk_checked += 1
+                        if not (close(got[0], sk[0]) and close(got[1], sk[1])):
+                            bad.append(f"{ln['file']} {by} {at}: tsmine {got}, sklearn {sk}")
+    if len(means) != 4 or not proc.stdout:
+        bad.append("missing output lines")
+    if bad:
+        print(f"not ok - {name}")
+        for b in bad:
+            print(f"#   {b}")
+        return 1
+    w = means["windows", "end"]
+    print(f"ok - {name}: windows/end AP {w[0]:.6f}, trapezoid {w[1]:.6f} "
+          f"({len(lines)} lines; scikit-learn " +
+          (f"agrees on {sk_checked} areas)" if sk_checked else "not installed)"))
+    return 0
+
+
 def close(a, b):
     if a is None or b is None:
         return a is None and b is None
@@ -347,7 +523,9 @@ def main():
             print(f"ok - {name}: standard {p['score']:.6f} at threshold {p['threshold']}, "
                   f"as published {p['score_as_published']:.6f} "
                   f"({len(alerts)} alerts, {len(windows)} files)")
-    print(f"{len(runs) - failed} passed, {failed} failed")
+    auc_failed = check_auc(args, tmp.name, windows_path, windows, data)
+    failed += auc_failed
+    print(f"{len(runs) + 1 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

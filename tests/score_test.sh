@@ -234,6 +234,119 @@ run --windows "$tmp/w3.json" --data "$tmp/data" "$tmp/d.jsonl"
 expect_values "a dotted file name: its stream with or without the extension" 4 windows_hit=1 \
     alerts=2 false_alerts=1
 
+# ---- AUC-PR of score lines (--scores) ---------------------------------------------
+# Score lines of x, m = 4: start 7 (0.9), 8 (0.9), 14 (0.5), 15 (null: no score), 16
+# (0.2); "raw" = 1 - score. Labelled rows: the window 10..13, 4 of 20; y has none
+# (unlabelled, left out of the means). Rows without a score rank lowest, tied.
+# end (start + 3): rows 10 .9, 11 .9, 17 .5, 19 .2, 16 rows none.
+#   t .9: TP 2 FP 0 (R .5, P 1); .5: (.5, 2/3); .2: (.5, .5); none: TP 4 FP 16 (1, .2).
+#   AP = .5 + .5 * .2 = .6; trapezoid .5 * (1 + 1) / 2 + .5 * (.5 + .2) / 2 = .675.
+# centre (start + 2): rows 9 .9, 10 .9, 16 .5, 18 .2.
+#   t .9: TP 1 FP 1 (.25, .5); .5: (.25, 1/3); .2: (.25, .25); none: (1, .2).
+#   AP = .25 * .5 + .75 * .2 = .275; trapezoid .25 * 1.5 / 2 + .75 * .45 / 2 = .35625.
+S=$tmp/scores.jsonl
+cat >"$S" <<'EOF'
+{"stream_id":"x","start_seq":7,"raw":0.1,"neighbor_seq":0,"score":0.9,"m":4}
+{"stream_id":"x","start_seq":8,"raw":0.1,"neighbor_seq":0,"score":0.9,"m":4}
+{"stream_id":"x","start_seq":14,"raw":0.5,"neighbor_seq":0,"score":0.5,"m":4}
+
+{"stream_id":"x","start_seq":15,"raw":null,"neighbor_seq":0,"score":null,"m":4}
+{"stream_id":"x","start_seq":16,"raw":0.8,"neighbor_seq":0,"score":0.2,"m":4}
+EOF
+run --windows "$W" --data "$tmp/data" --scores "$S"
+expect_values "AUC-PR, end: average precision and trapezoid by hand" 1 series=1 \
+    series_unscored=0 series_unlabelled=1 rows=40 labelled_rows=4 average_precision_mean=0.6 \
+    trapezoid_mean=0.675
+expect_values "AUC-PR, centre: the same scores (m - 1) / 2 rows earlier" 2 \
+    average_precision_mean=0.275 trapezoid_mean=0.35625
+if [ "$(wc -l <"$tmp/out")" -eq 2 ] &&
+    grep -q '^{"auc_pr":"windows","at":"end","field":"score",' "$tmp/out" &&
+    sed -n 2p "$tmp/out" | grep -q '^{"auc_pr":"windows","at":"centre",' &&
+    [ ! -s "$tmp/err" ]; then
+    ok "--scores alone: two AUC-PR lines, no NAB lines, nothing on stderr"
+else
+    not_ok "--scores alone: two AUC-PR lines, no NAB lines, nothing on stderr" \
+        "$(tr '\n' '|' <"$tmp/out") $(errtext)"
+fi
+run --windows "$W" --data "$tmp/data" --scores "$S" "$A"
+if [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] &&
+    head -4 "$tmp/out" | cmp -s - "$tmp/default.out"; then
+    ok "alerts and scores: the NAB lines as before, then the AUC-PR lines"
+else
+    not_ok "alerts and scores: the NAB lines as before, then the AUC-PR lines" "$(errtext)"
+fi
+
+# --score-field raw: end rows 10 .1, 11 .1, 17 .5, 19 .8: t .8 (0, 0); .5 (0, 0);
+# .1: TP 2 FP 2 (.5, .5); none (1, .2): AP .5 * .5 + .5 * .2 = .35, trapezoid
+# .5 * .5 / 2 + .5 * .7 / 2 = .3.
+run --windows "$W" --data "$tmp/data" --scores "$S" --score-field raw
+expect_values "--score-field raw ranks another member" 1 average_precision_mean=0.35 \
+    trapezoid_mean=0.3
+
+# --labels: row 11 (00:55) of x. end: row 11 is .9 with row 10: (1, .5): AP .5,
+# trapezoid .75. centre: row 11 has no score: (0, 0) until the unscored rows,
+# TP 1 FP 19: (1, .05): AP .05, trapezoid .025.
+printf '{"a/x.csv": ["2020-01-01 00:55:00"], "elsewhere.csv": ["nonsense"]}\n' >"$tmp/labels.json"
+run --windows "$W" --data "$tmp/data" --scores "$S" --labels "$tmp/labels.json"
+expect_values "--labels, end: one labelled point" 3 labelled_rows=1 average_precision_mean=0.5 \
+    trapezoid_mean=0.75
+expect_values "--labels, centre" 4 average_precision_mean=0.05 trapezoid_mean=0.025
+if sed -n 3p "$tmp/out" | grep -q '^{"auc_pr":"points","at":"end",'; then
+    ok "--labels: two more lines, points after windows"
+else
+    not_ok "--labels: two more lines, points after windows" "$(tr '\n' '|' <"$tmp/out")"
+fi
+
+# The same lines without "m", and --subsequence 4; a stream whose start_seq goes back
+# starts over (the line of start 9 before it is dropped); "-" reads standard input.
+grep -v '^$' "$S" | sed 's/,"m":4//' >"$tmp/nom.jsonl"
+{
+    printf '{"stream_id":"x","start_seq":9,"score":1}\n'
+    cat "$tmp/nom.jsonl"
+} >"$tmp/restart.jsonl"
+"$TSMINE" score --windows "$W" --data "$tmp/data" --subsequence 4 --scores - \
+    <"$tmp/restart.jsonl" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+expect_values "--subsequence, a restart, standard input" 1 average_precision_mean=0.6 \
+    trapezoid_mean=0.675
+if grep -q '^tsmine: score: the score lines of 1 file started over' "$tmp/err"; then
+    ok "a restart is reported"
+else
+    not_ok "a restart is reported" "$(errtext)"
+fi
+
+# --per-file with scores only: each file's rows, lines and areas; null without labels.
+run --windows "$W" --data "$tmp/data" --scores "$S" --per-file
+if [ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 4 ] &&
+    sed -n 3p "$tmp/out" | grep -qF '{"file":"a/x.csv","rows":20,"score_lines":5,"restarts":0,"auc_pr":{"windows":{"labelled_rows":4,"end":{"average_precision":0.6' &&
+    sed -n 4p "$tmp/out" | grep -qF '"score_lines":0,"restarts":0,"auc_pr":{"windows":{"labelled_rows":0,"end":{"average_precision":null,"trapezoid":null}'; then
+    ok "--per-file with --scores: areas per file"
+else
+    not_ok "--per-file with --scores: areas per file" "$(tr '\n' '|' <"$tmp/out")"
+fi
+
+# Lines of no file, and lines past the end of theirs, are reported, not errors; a file
+# with labelled rows and no score line ranks all its rows tied (AP = its share).
+printf '{"stream_id":"x","start_seq":17,"score":1,"m":4}\n{"stream_id":"q","start_seq":1,"score":1,"m":4}\n' \
+    >"$tmp/edge.jsonl"
+run --windows "$W" --data "$tmp/data" --scores "$tmp/edge.jsonl"
+if [ "$rc" -eq 0 ] && grep -q '^tsmine: score: 1 score line of stream "q" matches no file' "$tmp/err" &&
+    grep -q '^tsmine: score: 1 score line ends past the last row' "$tmp/err"; then
+    ok "score lines of no file, and past the end, are reported"
+else
+    not_ok "score lines of no file, and past the end, are reported" "$(errtext)"
+fi
+printf '{"stream_id":"y","start_seq":1,"score":1,"m":4}\n' >"$tmp/onlyy.jsonl"
+run --windows "$W" --data "$tmp/data" --scores "$tmp/onlyy.jsonl"
+expect_values "a labelled file without a score line: all tied, AP = 4/20" 1 series=1 \
+    series_unscored=1 average_precision_mean=0.2 trapezoid_mean=0.6
+if grep -q '^tsmine: score: 1 file with labelled rows has no score line: every row of it ranks' \
+    "$tmp/err"; then
+    ok "a file without a score line is reported"
+else
+    not_ok "a file without a score line is reported" "$(errtext)"
+fi
+
 # ---- errors -----------------------------------------------------------------------
 run --help
 if [ "$rc" -eq 0 ] && grep -q '^Usage: tsmine score ' "$tmp/out" && grep -q -- '--kinds' "$tmp/out"
@@ -276,6 +389,27 @@ expect_err "window bound matching no row -> 65 naming file and timestamp" 65 \
 printf '{"a/x.csv": [\n ["2020-01-01 01:05:00", "2020-01-01 00:50:00"]]}\n' >"$tmp/w-rev.json"
 expect_err "window ending before it starts -> 65" 65 "$tmp/w-rev.json:2: .* ends before it starts" \
     --windows "$tmp/w-rev.json" --data "$tmp/data" "$A"
+
+expect_err "score line without m -> 65 FILE:LINE" 65 \
+    "$tmp/nom.jsonl:1: the score line does not name its subsequence length .*--subsequence" \
+    --windows "$W" --data "$tmp/data" --scores "$tmp/nom.jsonl"
+expect_err "--score-field naming nothing -> 65" 65 "$S:1: \"bogus\" must be a number or null" \
+    --windows "$W" --data "$tmp/data" --scores "$S" --score-field bogus
+printf '{"stream_id":"x","start_seq":1,"score":1,"m":0}\n' >"$tmp/m0.jsonl"
+expect_err "m = 0 -> 65" 65 "$tmp/m0.jsonl:1: \"m\" must be >= 1" \
+    --windows "$W" --data "$tmp/data" --scores "$tmp/m0.jsonl"
+expect_err "missing scores file -> 66" 66 "$tmp/none.jsonl: " --windows "$W" --data "$tmp/data" \
+    --scores "$tmp/none.jsonl"
+expect_err "--labels without --scores -> 64" 64 "--labels needs --scores" \
+    --windows "$W" --data "$tmp/data" --labels "$tmp/labels.json" "$A"
+expect_err "standard input twice -> 64" 64 "standard input \(-\) can be read only once" \
+    --windows "$W" --data "$tmp/data" --scores - -
+expect_err "--subsequence 0 -> 64" 64 "--subsequence: invalid value '0'" \
+    --windows "$W" --data "$tmp/data" --scores "$S" --subsequence 0
+printf '{"a/x.csv": [\n "2020-01-01 00:56:00"]}\n' >"$tmp/l-bad.json"
+expect_err "point label matching no row -> 65" 65 \
+    "$tmp/l-bad.json:2: label '2020-01-01 00:56:00' of \"a/x.csv\" matches no row" \
+    --windows "$W" --data "$tmp/data" --scores "$S" --labels "$tmp/l-bad.json"
 
 printf '{"stream_id":"x","kind":"ANOMALY","start_seq":1,"length":1}\n{"stream_id":"x",\n' \
     >"$tmp/bad.jsonl"
