@@ -35,6 +35,52 @@ uint32_t tss_params_auto_max(const tss_params *p, uint64_t n) {
     return most > TSS_AUTO_M_MIN ? (uint32_t)most : TSS_AUTO_M_MIN;
 }
 
+/* The longest m subsequence = auto may choose in a window of p->window samples (its
+ * fallback included). */
+static uint32_t auto_longest(const tss_params *p) {
+    const uint32_t most = tss_params_auto_max(p, p->window);
+    return most > TSS_AUTO_M_FALLBACK ? most : TSS_AUTO_M_FALLBACK;
+}
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+void tss_params_fit(tss_params *p, unsigned set) {
+    const uint32_t m = set & TSS_SET_SUBSEQUENCE ? p->subsequence : 0; /* 0: auto or unset */
+    if (!(set & TSS_SET_WINDOW)) {
+        uint64_t w = MAX(p->window, 2 * (uint64_t)m);
+        w = set & TSS_SET_WARMUP ? MAX(w, p->warmup) : w;
+        w = set & TSS_SET_HOP ? MAX(w, p->hop) : w;
+        w = m ? MAX(w, (uint64_t)p->excl + m) : w;
+        p->window = (uint32_t)MIN(w, TSS_WINDOW_MAX);
+        if (!m && p->excl > p->window - auto_longest(p)) {
+            /* auto's longest m is max(W / 8, 16): W - W / 8 >= excl from here on */
+            p->window = p->excl + MAX(p->excl / 7, TSS_AUTO_M_FALLBACK) - 1;
+            while (p->window < TSS_WINDOW_MAX && p->excl > p->window - auto_longest(p))
+                p->window++;
+            p->window = MIN(p->window, TSS_WINDOW_MAX);
+        }
+    }
+    if (!(set & TSS_SET_WARMUP))
+        p->warmup = MIN(p->warmup, p->window);
+    const int auto_fits = p->window >= 2 * TSS_AUTO_M_FALLBACK &&
+                          (!(set & TSS_SET_WARMUP) || p->warmup >= TSS_AUTO_WARMUP_MIN) &&
+                          p->excl <= p->window - auto_longest(p);
+    if (!(set & TSS_SET_SUBSEQUENCE) && !auto_fits) {
+        uint32_t fixed = MIN(TSS_AUTO_M_FALLBACK, p->window / 2);
+        fixed = p->excl < p->window ? MIN(fixed, p->window - p->excl) : fixed;
+        p->subsequence = fixed >= 3 ? fixed : 0;
+    }
+    if (!(set & TSS_SET_WARMUP) && p->subsequence == 0)
+        p->warmup = MAX(p->warmup, MIN(TSS_AUTO_WARMUP_MIN, p->window));
+    if (!(set & TSS_SET_HOP))
+        p->hop = MIN(p->hop, p->window);
+    if (!(set & TSS_SET_THRESHOLD) && set & TSS_SET_THRESHOLD_END)
+        p->threshold = MAX(p->threshold, p->threshold_end);
+    if (!(set & TSS_SET_THRESHOLD_END))
+        p->threshold_end = MIN(p->threshold_end, p->threshold);
+}
+
 /* Writes the message; returns -1. */
 #define fail(err, errlen, ...) (tssi_say(err, errlen, __VA_ARGS__), -1)
 
@@ -50,12 +96,12 @@ int tss_params_check(const tss_params *p, char *err, unsigned errlen) {
     if (p->warmup > p->window)
         return fail(err, errlen, "warmup must be <= window (warmup %u, window %u)", p->warmup,
                     p->window);
-    if (automatic && p->warmup < TSS_AUTO_WARMUP_MIN)
-        return fail(err, errlen, "warmup must be >= %u with subsequence = auto (got %u)",
-                    TSS_AUTO_WARMUP_MIN, p->warmup);
     if (automatic && p->window < 2 * TSS_AUTO_M_FALLBACK)
         return fail(err, errlen, "window must be >= %u with subsequence = auto (got %u)",
                     2 * TSS_AUTO_M_FALLBACK, p->window);
+    if (automatic && p->warmup < TSS_AUTO_WARMUP_MIN)
+        return fail(err, errlen, "warmup must be >= %u with subsequence = auto (got %u)",
+                    TSS_AUTO_WARMUP_MIN, p->warmup);
     if (!(p->threshold > 0.0 && p->threshold < 1.0))
         return fail(err, errlen, "threshold must be a score in (0, 1) (got %g)", p->threshold);
     if (!(p->threshold_end > 0.0 && p->threshold_end <= p->threshold))
@@ -64,9 +110,7 @@ int tss_params_check(const tss_params *p, char *err, unsigned errlen) {
     if (p->hop < 1 || p->hop > p->window)
         return fail(err, errlen, "hop must be in [1, window] (hop %u, window %u)", p->hop,
                     p->window);
-    const uint32_t most = tss_params_auto_max(p, p->window), /* what auto may choose */
-        auto_most = most > TSS_AUTO_M_FALLBACK ? most : TSS_AUTO_M_FALLBACK;
-    if (p->excl > p->window - (automatic ? auto_most : p->subsequence))
+    if (p->excl > p->window - (automatic ? auto_longest(p) : p->subsequence))
         return fail(err, errlen,
                     "excl must be <= window - subsequence, or 0 for subsequence (excl %u, "
                     "window %u, subsequence %u)",

@@ -44,6 +44,34 @@ tss_params tss_params_default(void);
  * e.g. "window must be >= 2 * subsequence (window 100, subsequence 64)". */
 int tss_params_check(const tss_params *p, char *err, unsigned errlen);
 
+/* The fields a user set (in a configuration group), for tss_params_fit; the other
+ * fields hold their defaults. */
+enum {
+    TSS_SET_WINDOW = 1u << 0,
+    TSS_SET_SUBSEQUENCE = 1u << 1, /* "auto" given explicitly is set too */
+    TSS_SET_HOP = 1u << 2,
+    TSS_SET_EXCL = 1u << 3,
+    TSS_SET_WARMUP = 1u << 4,
+    TSS_SET_THRESHOLD = 1u << 5,
+    TSS_SET_THRESHOLD_END = 1u << 6,
+};
+
+/* Defaults that adapt instead of refusing (DESIGN 5.3): moves each default that set
+ * does not mark to the value nearest it that the set fields allow, so that
+ * tss_params_check can only fail on a conflict between set fields (or a set field
+ * out of its bounds). The rule, field by field, in this order:
+ *  - window grows to hold what is set: 2 subsequence, warmup, hop, and excl plus the
+ *    subsequence (auto: the longest period it may choose), at most TSS_WINDOW_MAX;
+ *  - warmup at most window;
+ *  - subsequence stays auto where the window (>= 2 TSS_AUTO_M_FALLBACK), a set warmup
+ *    (>= TSS_AUTO_WARMUP_MIN) and a set excl leave auto room, else it is fixed at
+ *    TSS_AUTO_M_FALLBACK, at most window / 2 and window - excl (auto when that is < 3);
+ *    an unset warmup is then at least TSS_AUTO_WARMUP_MIN with auto;
+ *  - hop at most window;
+ *  - threshold at least threshold_end, threshold_end at most threshold.
+ * excl (0: m), range, motif, references and left_discord conflict with nothing. O(1). */
+void tss_params_fit(tss_params *p, unsigned set);
+
 /* The exclusion zone in force for subsequence length m: excl, or m when excl is 0. */
 uint32_t tss_params_excl(const tss_params *p, uint32_t m);
 /* The samples a window holds before it scores, for subsequence length m:
