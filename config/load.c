@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,11 +209,25 @@ static int walk(const parse_ctx *p, const config_setting_t *group, const char *p
     return 0;
 }
 
+/* The tss_params_fit bit of a stream key: 0 for keys no other key depends on. */
+static unsigned set_bit(const tsci_setting *d) {
+    switch (d->offset) {
+    case offsetof(tss_params, window): return TSS_SET_WINDOW;
+    case offsetof(tss_params, subsequence): return TSS_SET_SUBSEQUENCE;
+    case offsetof(tss_params, hop): return TSS_SET_HOP;
+    case offsetof(tss_params, excl): return TSS_SET_EXCL;
+    case offsetof(tss_params, warmup): return TSS_SET_WARMUP;
+    case offsetof(tss_params, threshold): return TSS_SET_THRESHOLD;
+    case offsetof(tss_params, threshold_end): return TSS_SET_THRESHOLD_END;
+    default: return 0;
+    }
+}
+
 /* One group of stream parameters (streams.default, or an override when pattern is not
  * NULL: then `match` is required and goes to pattern) over the values already in
- * *params, then tss_params_check. */
+ * *params; the keys it sets are added to *set. */
 static int parse_params(const parse_ctx *p, const config_setting_t *s, const char *path,
-                        tss_params *params, char *pattern, size_t pattern_len) {
+                        tss_params *params, unsigned *set, char *pattern, size_t pattern_len) {
     if (config_setting_type(s) != CONFIG_TYPE_GROUP)
         return wrong_type(p, s, path, "a group");
     int have_match = 0;
@@ -232,23 +247,58 @@ static int parse_params(const parse_ctx *p, const config_setting_t *s, const cha
             const tsci_setting *d = tsci_find(tsci_stream_settings, name);
             rc = d ? set_value(p, d, m, key, params)
                    : unknown_key(p, m, key, tsci_stream_settings, "", pattern ? "match" : "");
+            *set |= d ? set_bit(d) : 0;
         }
         if (rc != 0)
             return rc;
     }
-    char why[256];
     if (pattern && !have_match)
         return fail(p, s, path, "an override needs match = \"PATTERN\"");
-    if (tss_params_check(params, why, sizeof why) != 0)
-        return fail(p, s, path, "%s", why);
     return 0;
 }
 
+/* The parameters of group s (at path) into *out: the defaults it leaves out fitted to
+ * the keys it sets (tss_params_fit), then the whole checked (tss_params_check), so
+ * that only a conflict between set keys is refused. raw holds the set values and the
+ * embedded defaults; inherited: the keys an override takes from what streams.default
+ * sets, named in the message when the conflict is with one of them (the conflict
+ * reported changes without it). */
+static int resolve(const parse_ctx *p, const config_setting_t *s, const char *path,
+                   const tss_params *raw, unsigned set, unsigned inherited, tss_params *out) {
+    tss_params fit = *raw;
+    char why[256], other[256], from[160] = "";
+    tss_params_fit(&fit, set);
+    if (tss_params_check(&fit, why, sizeof why) == 0) {
+        *out = fit;
+        return 0;
+    }
+    const tss_params embedded = tss_params_default();
+    size_t used = 0;
+    for (const tsci_setting *d = tsci_stream_settings; d->path; d++) {
+        if (!(set_bit(d) & inherited))
+            continue;
+        tss_params without = *raw; /* this key at its embedded default, and fitted */
+        memcpy((char *)&without + d->offset, (const char *)&embedded + d->offset, d->size);
+        tss_params_fit(&without, set & ~set_bit(d));
+        if (tss_params_check(&without, other, sizeof other) == 0 || strcmp(other, why) != 0)
+            used += (size_t)snprintf(from + used, sizeof from - used, "%s%s", used ? ", " : "",
+                                     d->path);
+    }
+    if (used)
+        return fail(p, s, path, "%s; streams.default sets %s", why, from);
+    return fail(p, s, path, "%s", why);
+}
+
 /* streams = { default = {...}; overrides = ( { match = "..."; ... }, ... ); }. The
- * default applies first, whatever the order in the file: overrides start from it. */
+ * default applies first, whatever the order in the file: overrides start from the
+ * values it sets, and fit the defaults it leaves out afresh. */
 static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_config *cfg) {
     const config_setting_t *def = config_setting_get_member(s, "default");
-    if (def && parse_params(p, def, "streams.default", &cfg->stream_default, NULL, 0) != 0)
+    tss_params raw = tss_params_default();
+    unsigned def_set = 0;
+    if (def && parse_params(p, def, "streams.default", &raw, &def_set, NULL, 0) != 0)
+        return -1;
+    if (def && resolve(p, def, "streams.default", &raw, def_set, 0, &cfg->stream_default) != 0)
         return -1;
     for (int i = 0; i < config_setting_length(s); i++) {
         const config_setting_t *m = config_setting_get_elem(s, (unsigned)i);
@@ -266,11 +316,14 @@ static int parse_streams(const parse_ctx *p, const config_setting_t *s, tsc_conf
             return fail(p, m, path, "at most %d overrides (got %zu)", TSC_MAX_STREAM_RULES, n);
         for (size_t k = 0; k < n; k++) {
             tsc_stream_rule *rule = &cfg->rules[k];
+            const config_setting_t *o = config_setting_get_elem(m, (unsigned)k);
             char rule_path[64];
             snprintf(rule_path, sizeof rule_path, "streams.overrides[%zu]", k);
-            rule->params = cfg->stream_default;
-            if (parse_params(p, config_setting_get_elem(m, (unsigned)k), rule_path, &rule->params,
-                             rule->pattern, sizeof rule->pattern) != 0)
+            tss_params params = raw;
+            unsigned own = 0;
+            if (parse_params(p, o, rule_path, &params, &own, rule->pattern, sizeof rule->pattern))
+                return -1;
+            if (resolve(p, o, rule_path, &params, def_set | own, def_set & ~own, &rule->params))
                 return -1;
         }
         cfg->n_rules = n;

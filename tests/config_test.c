@@ -353,9 +353,9 @@ static const error_case errors[] = {
     /* cross-field: tss_params_check, and sockets that collide */
     {"streams = {\n default = { window = 100; subsequence = 64; }; };",
      "t.conf:2: streams.default: "},
-    {"streams = { overrides = ( {match=\"a\";},\n {match=\"b\"; hop = 5000;} ); };",
+    {"streams = { overrides = ( {match=\"a\";},\n {match=\"b\"; window = 64; hop = 100;} ); };",
      "t.conf:2: streams.overrides[1]: "},
-    {"streams = {\n default = { window = 256; }; };",
+    {"streams = {\n default = { window = 256; warmup = 300; }; };",
      "t.conf:2: streams.default: warmup must be <= window (warmup 300, window 256)"},
     {"streams = { default = { subsequence = \"auto\"; warmup = 20; }; };",
      "streams.default: warmup must be >= 24 with subsequence = auto (got 20)"},
@@ -498,6 +498,174 @@ static void test_not_regular(void **state) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* Defaults that adapt (issue 28 item 5, tss_params_fit): a key a group leaves out
+ * follows those it sets. Each case: the keys set, then the parameters they give, the
+ * same in streams.default and in an override. */
+typedef struct {
+    const char *keys;
+    uint32_t window, subsequence, hop, excl, warmup;
+    double threshold, threshold_end;
+} adapt_case;
+
+/* clang-format off */
+static const adapt_case adapts[] = {
+    /* keys,                         W, m (0 auto), hop, excl, warmup, thr, thr_end */
+    {"window = 64;",                 64, 0, 64, 0, 64, 0.997, 0.98},
+    {"window = 64; subsequence = 8;", 64, 8, 64, 0, 64, 0.997, 0.98},
+    {"window = 64; excl = 50;",      64, 14, 64, 50, 64, 0.997, 0.98}, /* auto's 16 would not fit */
+    {"window = 20;",                 20, 10, 20, 0, 20, 0.997, 0.98},  /* auto needs 32 */
+    {"window = 20; warmup = 10;",    20, 10, 20, 0, 10, 0.997, 0.98},
+    {"warmup = 10;",                 4096, 16, 1024, 0, 10, 0.997, 0.98}, /* auto needs 24 */
+    {"subsequence = 3000;",          6000, 3000, 1024, 0, 300, 0.997, 0.98},
+    {"hop = 5000;",                  5000, 0, 5000, 0, 300, 0.997, 0.98},
+    {"warmup = 5000;",               5000, 0, 1024, 0, 5000, 0.997, 0.98},
+    {"excl = 5000;",                 5714, 0, 1024, 5000, 300, 0.997, 0.98}, /* 5714 - 5714 / 8 = 5000 */
+    {"excl = 100; subsequence = 4000;", 8000, 4000, 1024, 100, 300, 0.997, 0.98},
+    {"threshold = 0.9;",             4096, 0, 1024, 0, 300, 0.9, 0.9},
+    {"threshold_end = 0.999;",       4096, 0, 1024, 0, 300, 0.999, 0.999},
+};
+/* clang-format on */
+
+/* Conflicts between keys that are both set: refused, naming both. */
+static const error_case conflicts[] = {
+    {"window = 64; warmup = 300;", "warmup must be <= window (warmup 300, window 64)"},
+    {"window = 64; hop = 100;", "hop must be in [1, window] (hop 100, window 64)"},
+    {"window = 4096; subsequence = 3000;",
+     "window must be >= 2 * subsequence (window 4096, subsequence 3000)"},
+    {"window = 20; subsequence = \"auto\";",
+     "window must be >= 32 with subsequence = auto (got 20)"},
+    {"warmup = 20; subsequence = \"auto\";",
+     "warmup must be >= 24 with subsequence = auto (got 20)"},
+    {"window = 64; excl = 100;", "excl must be <= window - subsequence, or 0 for subsequence "
+                                 "(excl 100, window 64, subsequence 16)"},
+    {"threshold = 0.9; threshold_end = 0.95;",
+     "threshold_end must be in (0, threshold] (got 0.95, threshold 0.9)"},
+};
+
+static void assert_adapted(const adapt_case *a, const tss_params *p, const char *where) {
+    if (p->window != a->window || p->subsequence != a->subsequence || p->hop != a->hop ||
+        p->excl != a->excl || p->warmup != a->warmup || p->threshold != a->threshold ||
+        p->threshold_end != a->threshold_end)
+        fail_msg("%s \"%s\": window %u subsequence %u hop %u excl %u warmup %u threshold %g "
+                 "threshold_end %g",
+                 where, a->keys, p->window, p->subsequence, p->hop, p->excl, p->warmup,
+                 p->threshold, p->threshold_end);
+}
+
+/* Each case in streams.default and in an override; each conflict refused in both. */
+static void test_adapt(void **state) {
+    (void)state;
+    char text[512], err[TSC_ERROR_LEN], want[256];
+    tsc_config c;
+    for (size_t i = 0; i < sizeof adapts / sizeof adapts[0]; i++) {
+        snprintf(text, sizeof text, "streams = { default = { %s }; };", adapts[i].keys);
+        load_ok(text, &c);
+        assert_adapted(&adapts[i], &c.stream_default, "streams.default");
+        snprintf(text, sizeof text, "streams = { overrides = ( { match = \"s-*\"; %s } ); };",
+                 adapts[i].keys);
+        load_ok(text, &c);
+        tss_params p = tsc_stream_params_for(&c, "s-1");
+        assert_adapted(&adapts[i], &p, "streams.overrides[0]");
+        p = tsc_stream_params_for(&c, "t-1"); /* the embedded defaults */
+        assert_int_equal(p.window, 4096);
+        assert_int_equal(p.warmup, 300);
+        assert_int_equal(p.hop, 1024);
+        assert_int_equal(p.subsequence, 0);
+    }
+    for (size_t i = 0; i < sizeof conflicts / sizeof conflicts[0]; i++) {
+        const char *const forms[] = {"streams = { default = { %s }; };",
+                                     "streams = { overrides = ( { match = \"s-*\"; %s } ); };"};
+        const char *const paths[] = {"streams.default", "streams.overrides[0]"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(text, sizeof text, forms[k], conflicts[i].text);
+            snprintf(want, sizeof want, "t.conf:1: %s: %s", paths[k], conflicts[i].want);
+            if (tsc_load_string(text, "t.conf", &c, err) == 0)
+                fail_msg("accepted: %s", text);
+            if (strcmp(err, want) != 0)
+                fail_msg("for %s\n got \"%s\"\nwant \"%s\"", text, err, want);
+        }
+    }
+}
+
+/* An override starts from the keys streams.default sets, and fits the defaults neither
+ * sets afresh; a conflict with a key set in streams.default says so. */
+static void test_adapt_inherited(void **state) {
+    (void)state;
+    tsc_config c;
+    load_ok("streams = { default = { window = 64; };\n"
+            "            overrides = ( { match = \"big-*\"; window = 8192; },\n"
+            "                          { match = \"fast-*\"; hop = 8; } ); };",
+            &c);
+    assert_int_equal(c.stream_default.warmup, 64);
+    tss_params p = tsc_stream_params_for(&c, "big-1"); /* not the default's 64 */
+    assert_int_equal(p.window, 8192);
+    assert_int_equal(p.warmup, 300);
+    assert_int_equal(p.hop, 1024);
+    p = tsc_stream_params_for(&c, "fast-1"); /* the default's window, set there */
+    assert_int_equal(p.window, 64);
+    assert_int_equal(p.warmup, 64);
+    assert_int_equal(p.hop, 8);
+
+    const error_case cases[] = {
+        {"streams = { default = { warmup = 300; };\n"
+         "            overrides = ( { match = \"s-*\"; window = 64; } ); };",
+         "t.conf:2: streams.overrides[0]: warmup must be <= window (warmup 300, window 64); "
+         "streams.default sets warmup"},
+        {"streams = { default = { window = 64; threshold = 0.99; };\n"
+         "            overrides = ( { match = \"s-*\"; warmup = 100; } ); };",
+         "t.conf:2: streams.overrides[0]: warmup must be <= window (warmup 100, window 64); "
+         "streams.default sets window"},
+        {"streams = { default = { warmup = 300; hop = 200; };\n" /* the first conflict's */
+         "            overrides = ( { match = \"s-*\"; window = 64; } ); };",
+         "t.conf:2: streams.overrides[0]: warmup must be <= window (warmup 300, window 64); "
+         "streams.default sets warmup"},
+        {"streams = { default = { window = 64; };\n" /* the override's own conflict */
+         "            overrides = ( { match = \"s-*\"; window = 32; hop = 40; } ); };",
+         "t.conf:2: streams.overrides[0]: hop must be in [1, window] (hop 40, window 32)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[TSC_ERROR_LEN] = "";
+        if (tsc_load_string(cases[i].text, "t.conf", &c, err) == 0)
+            fail_msg("case %zu accepted", i);
+        if (strcmp(err, cases[i].want) != 0)
+            fail_msg("case %zu:\n got \"%s\"\nwant \"%s\"", i, err, cases[i].want);
+    }
+}
+
+/* A reload (daemon/reload.c: tsc_load, then tsc_diff against the running one) takes a
+ * file that now sets only a small window, with the defaults that follow it, and refuses
+ * one whose explicit warmup does not fit, leaving the running configuration. */
+static void test_adapt_reload(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tsmine_config_test_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char start[] = "# the defaults\n";
+    static const char small[] = "streams = { default = {\n  window = 64; }; };\n";
+    static const char both[] = "streams = { default = {\n  window = 64; warmup = 300; }; };\n";
+    char err[TSC_ERROR_LEN], diff[512], want[600];
+    tsc_config running, next;
+    const char *path = put_file(dir, "tsmined.conf", start, strlen(start));
+    if (tsc_load(path, &running, err) != 0)
+        fail_msg("%s", err);
+    put_file(dir, "tsmined.conf", small, strlen(small));
+    if (tsc_load(path, &next, err) != 0)
+        fail_msg("reload of a window of 64: %s", err);
+    assert_int_equal(tsc_diff(&running, &next, diff, sizeof diff), 0);
+    assert_string_equal(diff, "streams.default.window, streams.default.hop, "
+                              "streams.default.warmup");
+    assert_int_equal(next.stream_default.warmup, 64);
+    running = next;
+    put_file(dir, "tsmined.conf", both, strlen(both));
+    assert_int_equal(tsc_load(path, &next, err), -1);
+    snprintf(want, sizeof want,
+             "%s:1: streams.default: warmup must be <= window (warmup 300, window 64)", path);
+    assert_string_equal(err, want);
+    assert_int_equal(tsc_diff(&running, &next, diff, sizeof diff), 0); /* untouched */
+    assert_string_equal(diff, "");
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_diff(void **state) {
     (void)state;
     tsc_config a, b;
@@ -535,10 +703,11 @@ static void test_diff(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),    cmocka_unit_test(test_every_key),
-        cmocka_unit_test(test_overrides),   cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_files),       cmocka_unit_test(test_diff),
-        cmocka_unit_test(test_not_regular),
+        cmocka_unit_test(test_defaults),        cmocka_unit_test(test_every_key),
+        cmocka_unit_test(test_overrides),       cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_files),           cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_not_regular),     cmocka_unit_test(test_adapt),
+        cmocka_unit_test(test_adapt_inherited), cmocka_unit_test(test_adapt_reload),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }
