@@ -659,6 +659,29 @@ auto_m "NAB NYC taxi: -m auto finds the daily cycle" "discord: -m auto: m = 48 \
 auto_m "NAB machine temperature: -m auto takes the default" "m = 100 \(no period found" \
     discord -m auto "$NAB"
 
+# ---- detect -c: defaults follow the settings given (tsmined.conf(5), issue 28) -------
+
+# A file that sets only a small window runs (the warm-up and hop that are left out fit
+# it), in streams.default and in an override; one that also sets a warm-up longer than
+# the window is refused, naming both.
+if "$TSMINE" --help | grep -q "^  detect "; then
+    printf 'streams = { default = { window = 64; }; };\n' >"$tmp/w64.conf"
+    printf 'streams = { overrides = ( { match = "period*"; window = 64; } ); };\n' \
+        >"$tmp/w64o.conf"
+    printf 'streams = { default = { window = 64; warmup = 300; }; };\n' >"$tmp/w64w.conf"
+    for conf in w64 w64o; do
+        run detect -c "$tmp/$conf.conf" -v "$tmp/period48.txt"
+        if [ "$rc" -eq 0 ] && grep -q "^tsmine: detect: period48: 3000 samples, m = " "$tmp/err"; then
+            ok "detect -c $conf.conf: only window = 64 set runs"
+        else
+            not_ok "detect -c $conf.conf: only window = 64 set runs" "exit $rc: $(errtext)"
+        fi
+    done
+    expect_err "detect -c: window = 64 and warmup = 300 -> 65 naming both" 65 \
+        "streams.default: warmup must be <= window \(warmup 300, window 64\)" \
+        detect -c "$tmp/w64w.conf" "$tmp/period48.txt"
+fi
+
 # ---- tsmine sets (sorted multisets, DESIGN 4.5) -------------------------------------
 
 # sets_is NAME WANT: the last run succeeded and printed WANT (keys joined by spaces).

@@ -397,6 +397,27 @@ def case_reload(env):
               "an invalid file changed the range or the threshold")
         env.send_series(sock, "h/1", sine(50, 20), batch=50, first_seq=200)
         d.wait_samples({"h/1": 250})
+        # A file that now sets only a small window: the subsequence, warm-up and hop it
+        # leaves out follow it (tsmined.conf(5), "Streams"); one that also sets a
+        # warm-up longer than the window is refused and changes nothing.
+        d.overrides = [("h/*", {"window": 64})]
+        d.write_config()
+        d.signal(signal.SIGHUP)
+        wait_until(lambda: d.status()["streams"]["h/1"]["window"] == 64, 10,
+                   "window 64 after SIGHUP (now %r)" % d.status()["streams"]["h/1"]["window"])
+        st = d.status()["streams"]["h/1"]
+        check(st["warmup"] == 64 and st["hop"] == 64 and st["subsequence_auto"],
+              "a file setting only window = 64: warmup %r, hop %r, subsequence_auto %r "
+              "(want 64, 64, true)" % (st["warmup"], st["hop"], st["subsequence_auto"]))
+        failures = d.status()["counters"]["reload_failures"]
+        d.overrides = [("h/*", {"window": 64, "warmup": 300})]
+        d.write_config()
+        d.signal(signal.SIGHUP)
+        wait_until(lambda: d.status()["counters"]["reload_failures"] == failures + 1, 10,
+                   "window = 64 with warmup = 300 refused on SIGHUP")
+        check(d.status()["streams"]["h/1"]["warmup"] == 64, "a refused reload changed warmup")
+        env.send_series(sock, "h/1", sine(100, 20), batch=50, first_seq=250)
+        d.wait_samples({"h/1": 350})
 
 
 def case_notify(env):
