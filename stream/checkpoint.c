@@ -666,9 +666,17 @@ static int64_t bytes_left(FILE *f) {
 
 /* ---- restoring: files of records into streams aside, then into the engine -------- */
 
+/* A stream read aside, with the file it came from. */
+typedef struct {
+    tss_stream *s;
+    uint32_t file; /* the file's group (TSS_CKPT_ALL: a file of every stream) */
+    uint64_t read; /* the order in which it was read, over every file */
+} restored;
+
 struct tss_restore {
-    tss_stream **s; /* read so far, every file; s->index: the saved creation order */
+    restored *r; /* read so far, every file; r->s->index: the saved creation order */
     size_t n, cap;
+    uint64_t reads;       /* records read so far */
     size_t keep;          /* streams kept at most (the first in creation order) */
     size_t dropped;       /* beyond keep, dropped already */
     uint64_t first_index; /* the first of those, in creation order */
@@ -684,24 +692,24 @@ int tss_restore_new(size_t keep, tss_restore **out) {
 
 /* Orders streams by their saved creation index. */
 static int by_index(const void *a, const void *b) {
-    const tss_stream *x = *(tss_stream *const *)a, *y = *(tss_stream *const *)b;
+    const tss_stream *x = ((const restored *)a)->s, *y = ((const restored *)b)->s;
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Keeps the first rs->keep of the streams rs->s[from..n) in creation order and drops
+/* Keeps the first rs->keep of the streams rs->r[from..n) in creation order and drops
  * the others, counting them in *dropped (and the first of them in *first, *first_id),
  * so that a restore holds about twice max_streams streams at most, whatever the files
  * hold (issue 17 item 6: 8,000 streams restored into max_streams = 10 in 12 MB). */
 static void trim(tss_restore *rs, size_t from, size_t *dropped, uint64_t *first, char *first_id) {
     if (rs->n - from <= rs->keep)
         return;
-    qsort(rs->s + from, rs->n - from, sizeof *rs->s, by_index);
+    qsort(rs->r + from, rs->n - from, sizeof *rs->r, by_index);
     for (size_t k = from + rs->keep; k < rs->n; k++) {
-        if (!(*dropped)++ || rs->s[k]->index < *first) {
-            *first = rs->s[k]->index;
-            snprintf(first_id, TSS_MAX_ID + 1, "%s", rs->s[k]->id);
+        if (!(*dropped)++ || rs->r[k].s->index < *first) {
+            *first = rs->r[k].s->index;
+            snprintf(first_id, TSS_MAX_ID + 1, "%s", rs->r[k].s->id);
         }
-        tss_stream_destroy(&rs->s[k]);
+        tss_stream_destroy(&rs->r[k].s);
     }
     rs->n = from + rs->keep;
 }
@@ -710,8 +718,8 @@ void tss_restore_destroy(tss_restore **self_p) {
     if (*self_p) {
         tss_restore *r = *self_p;
         for (size_t k = 0; k < r->n; k++)
-            tss_stream_destroy(&r->s[k]);
-        free(r->s);
+            tss_stream_destroy(&r->r[k].s);
+        free(r->r);
         free(r);
         *self_p = NULL;
     }
@@ -729,16 +737,16 @@ static int r_streams(reader *r, uint32_t group, tss_restore *rs, uint32_t *count
         tss_stream *s = NULL;
         if (rs->n == rs->cap) {
             size_t cap = rs->cap ? 2 * rs->cap : 64;
-            tss_stream **p = realloc(rs->s, cap * sizeof *p);
+            restored *p = realloc(rs->r, cap * sizeof *p);
             if (!p) {
                 tssi_say(err, errlen, "checkpoint: out of memory");
                 return -1;
             }
-            rs->s = p, rs->cap = cap;
+            rs->r = p, rs->cap = cap;
         }
         if (r_stream(r, k, group, &s, err, errlen) != 0)
             return -1;
-        rs->s[rs->n++] = s;
+        rs->r[rs->n++] = (restored){s, group, rs->reads++};
         if (rs->n - from >= 2 * rs->keep && rs->keep < SIZE_MAX / 4) /* the file's own */
             trim(rs, from, &drop->dropped, &drop->first_index, drop->first_id);
     }
@@ -816,7 +824,7 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
     }
     if (rc != 0) { /* nothing of this file is kept */
         while (rs->n > had)
-            tss_stream_destroy(&rs->s[--rs->n]);
+            tss_stream_destroy(&rs->r[--rs->n].s);
         return -1;
     }
     if (count)
@@ -854,29 +862,81 @@ static int adopt(tss_engine *e, tss_registry *reg) {
     return 0;
 }
 
+/* Orders records by stream id, then by the order they were read. */
+static int by_id(const void *a, const void *b) {
+    const restored *x = a, *y = b;
+    int c = strcmp(x->s->id, y->s->id);
+    return c ? c : x->read < y->read ? -1 : x->read > y->read;
+}
+
+/* Whether record a is to be kept over record b of the same stream: the later epoch,
+ * then the higher next_seq (the more samples taken), then the one read first (group
+ * files are read before the file of every stream they replace). */
+static int newer(const restored *a, const restored *b) {
+    if (a->s->epoch != b->s->epoch)
+        return a->s->epoch > b->s->epoch;
+    if (a->s->next_seq != b->s->next_seq)
+        return a->s->next_seq > b->s->next_seq;
+    return a->read < b->read;
+}
+
+/* Keeps one record of each stream id (newer above) and drops the others, counting each
+ * in rep (the first TSS_LOAD_DUPS_NOTED with their files). A stream saved twice (a
+ * conversion from one file to groups cut short, a file written by hand) is never a
+ * reason to lose the others. O(n log n). */
+static void dedupe(tss_restore *rs, tss_load_report *rep) {
+    if (rs->n < 2)
+        return;
+    qsort(rs->r, rs->n, sizeof *rs->r, by_id);
+    size_t out = 0;
+    for (size_t k = 0; k < rs->n;) {
+        size_t end = k + 1, win = k;
+        while (end < rs->n && strcmp(rs->r[end].s->id, rs->r[k].s->id) == 0) {
+            if (newer(&rs->r[end], &rs->r[win]))
+                win = end;
+            end++;
+        }
+        for (size_t j = k; j < end; j++) {
+            if (j == win)
+                continue;
+            if (rep->duplicates < TSS_LOAD_DUPS_NOTED) {
+                tss_load_dup *d = &rep->dup[rep->duplicates];
+                snprintf(d->id, sizeof d->id, "%s", rs->r[j].s->id);
+                d->file = rs->r[j].file, d->kept_file = rs->r[win].file;
+                d->epoch = rs->r[j].s->epoch, d->next_seq = rs->r[j].s->next_seq;
+                d->kept_epoch = rs->r[win].s->epoch, d->kept_next_seq = rs->r[win].s->next_seq;
+            }
+            rep->duplicates++;
+            tss_stream_destroy(&rs->r[j].s);
+        }
+        rs->r[out++] = rs->r[win];
+        k = end;
+    }
+    rs->n = out;
+}
+
 int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, char *err,
                        unsigned errlen) {
     if (e->reg.n) {
         tssi_say(err, errlen, "checkpoint: the engine already has %zu streams", e->reg.n);
         return -1;
     }
+    rep->duplicates = 0;
+    dedupe(rs, rep);
     trim(rs, 0, &rs->dropped, &rs->first_index, rs->first_id);
     if (rs->n) /* (qsort of NULL: undefined, even for none) */
-        qsort(rs->s, rs->n, sizeof *rs->s, by_index);
+        qsort(rs->r, rs->n, sizeof *rs->r, by_index);
     rep->dropped = rs->dropped;
     snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", rs->first_id);
     const size_t keep = e->opt.max_streams;
     tss_registry reg = {0};
     int rc = 0;
     for (size_t k = 0; k < rs->n && rc == 0; k++) {
-        tss_stream *s = rs->s[k];
-        if (tss_registry_find(&reg, s->id)) {
-            tssi_say(err, errlen, "checkpoint: stream \"%s\" twice", s->id);
-            rc = -1;
-        } else if (reg.n >= keep) {
+        tss_stream *s = rs->r[k].s;
+        if (reg.n >= keep) {
             if (!rep->dropped++)
                 snprintf(rep->first_dropped, sizeof rep->first_dropped, "%s", s->id);
-            tss_stream_destroy(&rs->s[k]);
+            tss_stream_destroy(&rs->r[k].s);
         } else {
             /* strictly increasing, even from files of different histories: the walk
              * finds streams by index */
@@ -890,7 +950,7 @@ int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, cha
              * and the next restore orders them all with those written after it */
             s->index = index;
             reg.created = index + 1; /* the largest so far (sorted) */
-            rs->s[k] = NULL;         /* the registry owns it */
+            rs->r[k].s = NULL;       /* the registry owns it */
         }
     }
     if (rc == 0 && adopt(e, &reg) != 0) {
@@ -902,8 +962,8 @@ int tss_restore_finish(tss_engine *e, tss_restore *rs, tss_load_report *rep, cha
     tss_registry_free(&reg);
     size_t left = 0; /* what the registry did not take, for tss_restore_destroy */
     for (size_t k = 0; k < rs->n; k++)
-        if (rs->s[k] && rc != 0)
-            rs->s[left++] = rs->s[k];
+        if (rs->r[k].s && rc != 0)
+            rs->r[left++] = rs->r[k];
     rs->n = left;
     return rc;
 }

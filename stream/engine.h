@@ -366,12 +366,29 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen);
  * them). */
 int tss_engine_load(tss_engine *e, FILE *f, char *err, unsigned errlen);
 
+/* A stream record a restore set aside because another record of the stream was kept
+ * (tss_load_report). */
+#define TSS_LOAD_DUPS_NOTED 8
+typedef struct {
+    char id[TSS_MAX_ID + 1];
+    uint32_t file, kept_file;           /* the files' groups (TSS_CKPT_ALL: every stream's) */
+    uint64_t epoch, next_seq;           /* of the record set aside */
+    uint64_t kept_epoch, kept_next_seq; /* of the record kept */
+} tss_load_dup;
+
 /* What a load says beside its status (tss_engine_load_report). */
 typedef struct {
     int read_errno; /* reading f failed (an I/O error, not the content): its errno, else 0.
                      * The file may be good: a caller must not treat it as corrupt. */
     size_t dropped; /* loaded: valid streams left out, beyond max_streams */
     char first_dropped[TSS_MAX_ID + 1]; /* the first of them ("" when none) */
+    /* Records of a stream read before (in the same file or another): of two records of
+     * one stream the restore keeps the one of the later epoch, then of the higher
+     * next_seq, then the one read first, and counts the other here. The first
+     * TSS_LOAD_DUPS_NOTED are described in dup[] (file: its file's group, or
+     * TSS_CKPT_ALL for a file of every stream). */
+    size_t duplicates;
+    tss_load_dup dup[TSS_LOAD_DUPS_NOTED];
 } tss_load_report;
 /* tss_engine_load, and *rep (NULL: not wanted) as above. f must be seekable (its size is
  * known before reading); it is read once, incrementally, each record checked as it
@@ -443,9 +460,11 @@ void tss_ckpt_file_record(tss_ckpt_file *cf, const void *rec, size_t n);
 int tss_ckpt_file_end(tss_ckpt_file *cf);
 
 /* Restoring from several files: tss_restore_read each (their streams are kept aside;
- * a refused file's are dropped, the others stay), then tss_restore_finish hands them to
- * the engine in their creation order, the first max_streams of them (rep counts the
- * others). group: the file's group (TSS_CKPT_ALL: any); *count: its records. */
+ * a refused file's are dropped, the others stay), then tss_restore_finish keeps one
+ * record of each stream (tss_load_report.duplicates: the rule) and hands them to the
+ * engine in their creation order, the first max_streams of them (rep counts the
+ * others); it fails only when out of memory. group: the file's group (TSS_CKPT_ALL: any); *count:
+ * its records. */
 typedef struct tss_restore tss_restore;
 /* keep: the engine's max_streams (0: no limit): a restore holds about twice that many
  * streams at most, whatever the files hold. */

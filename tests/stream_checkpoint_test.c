@@ -559,12 +559,105 @@ static void test_incremental_groups(void **state) {
     st_env_free(&env);
 }
 
+/* A fresh engine restored from two files of every stream, read in that order. */
+static tss_engine *restore_two(st_env *env, const unsigned char *first, size_t n1,
+                               const unsigned char *second, size_t n2, tss_load_report *rep) {
+    tss_engine *e = st_engine(env, 1, 8);
+    tss_restore *rs;
+    char err[256] = "";
+    *rep = (tss_load_report){0};
+    assert_int_equal(tss_restore_new(8, &rs), 0);
+    const unsigned char *b[2] = {first, second};
+    const size_t n[2] = {n1, n2};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = tmpfile();
+        assert_non_null(f);
+        assert_int_equal(fwrite(b[k], 1, n[k], f), n[k]);
+        rewind(f);
+        if (tss_restore_read(rs, f, TSS_CKPT_ALL, NULL, rep, err, sizeof err) != 0)
+            fail_msg("file %d: %s", k, err);
+        fclose(f);
+    }
+    if (tss_restore_finish(e, rs, rep, err, sizeof err) != 0)
+        fail_msg("finish: %s", err);
+    tss_restore_destroy(&rs);
+    return e;
+}
+
+/* A stream saved twice (a conversion cut short leaves it in the file of every stream and
+ * in its group's file; a file written by hand may hold it twice) never fails the
+ * restore (issue 27): the record of the later epoch, then of the higher next_seq, then
+ * the one read first is kept, the other counted and described. */
+static void test_duplicate_records(void **state) {
+    (void)state;
+    tu_case_seed(2727);
+    st_env env = {0};
+    tss_params p = tss_params_default();
+    p.window = 64, p.subsequence = 8, p.hop = 16, p.warmup = 32;
+    st_env_add(&env, "a", p);
+    st_env_add(&env, "b", p);
+    tss_engine *e = st_engine(&env, 1, 8);
+    st_input in[2] = {st_make_input("a", 160, 0, 0, 0), st_make_input("b", 160, 0, 0, 0)};
+    st_input early[2] = {part(&in[0], 0, 100), part(&in[1], 0, 100)};
+    st_input late[2] = {part(&in[0], 100, 160), part(&in[1], 100, 160)};
+    st_feed(e, early, 2, 7, 0.5);
+    size_t nold, nnew, nepoch;
+    unsigned char *old = save_bytes(e, &nold);
+    st_feed(e, late, 2, 7, 0.5);
+    unsigned char *new = save_bytes(e, &nnew);
+    /* a newer epoch of "a" restarts it at sequence number 5: fewer samples, later */
+    const double v[3] = {1.0, 2.0, 3.0};
+    assert_int_equal(
+        tss_engine_ingest_epoch(e, "a", 7, 5, NULL, 1700000000000000000, 1000000, v, 3), TSS_OK);
+    st_settle(e);
+    unsigned char *epoch = save_bytes(e, &nepoch);
+    tss_engine_destroy(&e);
+
+    tss_load_report rep;
+    for (int order = 0; order < 2; order++) { /* the newer read first, then last */
+        e = order ? restore_two(&env, old, nold, new, nnew, &rep)
+                  : restore_two(&env, new, nnew, old, nold, &rep);
+        assert_int_equal(tss_engine_stream_count(e), 2);
+        tss_stream_info info;
+        for (int k = 0; k < 2; k++) {
+            assert_int_equal(tss_engine_stream_find(e, k ? "b" : "a", &info), 0);
+            assert_int_equal(info.next_seq, 160);
+            assert_int_equal(info.samples, 160);
+        }
+        assert_int_equal(rep.duplicates, 2);
+        assert_string_equal(rep.dup[0].id, "a");
+        assert_int_equal(rep.dup[0].next_seq, 100);
+        assert_int_equal(rep.dup[0].kept_next_seq, 160);
+        assert_int_equal(rep.dup[0].file, TSS_CKPT_ALL);
+        tss_engine_destroy(&e);
+    }
+    /* the later epoch wins over the higher next_seq */
+    e = restore_two(&env, new, nnew, epoch, nepoch, &rep);
+    tss_stream_info info;
+    assert_int_equal(tss_engine_stream_find(e, "a", &info), 0);
+    assert_int_equal(info.next_seq, 8);
+    assert_int_equal(rep.duplicates, 2);
+    assert_int_equal(rep.dup[0].epoch, 0);
+    assert_int_equal(rep.dup[0].kept_epoch, 7);
+    tss_engine_destroy(&e);
+    /* the same records twice: one of each, the one read first */
+    e = restore_two(&env, new, nnew, new, nnew, &rep);
+    assert_int_equal(tss_engine_stream_count(e), 2);
+    assert_int_equal(rep.duplicates, 2);
+    assert_int_equal(rep.dup[1].kept_next_seq, 160);
+    tss_engine_destroy(&e);
+    free(old), free(new), free(epoch);
+    st_input_free(&in[0]), st_input_free(&in[1]);
+    st_env_free(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_uninterrupted),
         cmocka_unit_test(test_hostile_checkpoints),
         cmocka_unit_test(test_read_error_is_not_corruption),
         cmocka_unit_test(test_incremental_groups),
+        cmocka_unit_test(test_duplicate_records),
     };
     return TU_RUN_GROUP("stream_checkpoint", tests, NULL, NULL);
 }
