@@ -159,6 +159,7 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"checkpoints", d->checkpoints},
         {"checkpoint_failures", d->checkpoint_failures},
         {"checkpoint_streams_dropped", d->checkpoint_streams_dropped},
+        {"checkpoint_duplicates", d->checkpoint_duplicates},
         {"reloads", d->reloads},
         {"reload_failures", d->reload_failures},
         {"http_refused_per_host", s.http.refused_per_host},

@@ -2,6 +2,7 @@
 /* daemon.c - start-up and shut-down of tsmined, checkpoints and counter snapshots. */
 #include "daemon.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +45,33 @@ static int load_fn(void *user, FILE *f, char *err, unsigned errlen) {
     return rep->read_errno ? TSD_CKPT_EIO : -1;
 }
 
+/* Removes the file of every stream once every group's file holds what the engine does
+ * (a checkpoint succeeded after the restore that read it), then makes the removal
+ * durable. Until then it stays: a start that finds it beside the group files keeps the
+ * newer record of each stream (tss_restore_finish), so a conversion cut short by a
+ * crash or a full disk loses nothing. */
+static void remove_legacy(tsd_daemon *d) {
+    char path[4200], err[1024];
+    snprintf(path, sizeof path, "%s/%s", d->state_dir, TSD_CKPT_NAME);
+    if (unlink(path) != 0 && errno != ENOENT) {
+        tsd_log(TSD_LOG_ERR, "checkpoint: cannot remove %s: %s (retried after the next one)", path,
+                strerror(errno));
+        return;
+    }
+    d->legacy_pending = 0;
+    if (tsd_ckpt_sync_dir(d->state_dir, err, sizeof err) != 0)
+        tsd_log(TSD_LOG_WARNING, "checkpoint: %s", err);
+    tsd_log(TSD_LOG_NOTICE, "checkpoint: %s rewritten as one file per group", path);
+}
+
 /* A checkpoint has ended (ck: its result, err its message): the counters, the log. */
 static void checkpoint_ended(tsd_daemon *d, int ck, const char *err) {
     tsd_ckpt_stats st;
     tsd_ckpt_job_stats(d->ckpt, &st);
     d->checkpoints = st.done;
     d->checkpoint_failures = st.failures;
+    if (ck == 0 && d->legacy_pending)
+        remove_legacy(d);
     if (ck != 0)
         tsd_log(TSD_LOG_ERR,
                 "checkpoint: %s (the files not written keep the previous checkpoint of their "
@@ -103,11 +125,41 @@ static int restore_one(tsd_daemon *d, const char *name, restore_file *rf, size_t
     return 0;
 }
 
+/* A checkpoint file's name for messages: its group's, or the file of every stream. */
+static void file_name_of(uint32_t file, char *name, size_t len) {
+    if (file == TSS_CKPT_ALL)
+        snprintf(name, len, "%s", TSD_CKPT_NAME);
+    else
+        tsd_ckpt_group_name(file, name, len);
+}
+
+/* Logs the stream records the restore set aside (tss_load_report.duplicates). */
+static void log_duplicates(const tsd_daemon *d) {
+    const tss_load_report *rep = &d->restore_report;
+    for (size_t k = 0; k < rep->duplicates && k < TSS_LOAD_DUPS_NOTED; k++) {
+        const tss_load_dup *dup = &rep->dup[k];
+        char from[64], kept[64];
+        file_name_of(dup->file, from, sizeof from);
+        file_name_of(dup->kept_file, kept, sizeof kept);
+        tsd_log(TSD_LOG_WARNING,
+                "checkpoint: stream \"%s\" saved twice: the record in %s (epoch %llu, next_seq "
+                "%llu) is set aside for the one in %s (epoch %llu, next_seq %llu)",
+                dup->id, from, (unsigned long long)dup->epoch, (unsigned long long)dup->next_seq,
+                kept, (unsigned long long)dup->kept_epoch, (unsigned long long)dup->kept_next_seq);
+    }
+    if (rep->duplicates > TSS_LOAD_DUPS_NOTED)
+        tsd_log(TSD_LOG_WARNING, "checkpoint: %zu more stream records set aside likewise",
+                rep->duplicates - TSS_LOAD_DUPS_NOTED);
+}
+
 /* Restores the checkpoint: every group's file (tsd_ckpt_group_name), and a file of
- * every stream (TSD_CKPT_NAME) if there is one (refused when of format 3 or before, and
- * rewritten as groups at once when not). A rejected file is set aside and its streams
- * start empty; the others load. Returns 0, or EX_IOERR when a file could not be read
- * (it is left in place: starting would overwrite it at the first checkpoint). */
+ * every stream (TSD_CKPT_NAME) if there is one (refused when of format 3 or before; its
+ * streams are written as groups at the first checkpoint, and it is removed once that
+ * succeeded: remove_legacy). A stream found twice keeps its newer record (tss_load_report).
+ * A rejected file is set aside and its streams start empty; the others load. Returns 0,
+ * or EX_IOERR when a file could not be read (it is left in place: starting would
+ * overwrite it at the first checkpoint), or EX_OSERR when out of memory (nothing on
+ * disk is touched). */
 static int restore(tsd_daemon *d) {
     if (!d->state_dir[0])
         return 0;
@@ -131,9 +183,9 @@ static int restore(tsd_daemon *d) {
     if (rc == 0)
         rc = restore_one(d, TSD_CKPT_NAME, &rf, &whole);
     if (rc == 0 && tss_restore_finish(d->engine, rf.rs, &d->restore_report, err, sizeof err) != 0) {
-        tsd_log(TSD_LOG_WARNING, "checkpoint: %s; starting empty", err);
-        for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
-            tsd_ckpt_job_set_disk(d->ckpt, g, -1); /* rewritten, empty, at the first one */
+        /* starting empty would rewrite every group's file empty at the first checkpoint */
+        tsd_log(TSD_LOG_ERR, "checkpoint: %s; not starting (the files are left as they are)", err);
+        rc = EX_OSERR;
     }
     tss_restore_destroy(&rf.rs);
     if (rc != 0)
@@ -143,19 +195,19 @@ static int restore(tsd_daemon *d) {
                 tss_engine_stream_count(d->engine), files + whole, d->state_dir);
     else
         tsd_log(TSD_LOG_INFO, "checkpoint: none in %s, starting empty", d->state_dir);
+    log_duplicates(d);
+    d->checkpoint_duplicates = d->restore_report.duplicates;
     d->checkpoint_streams_dropped = d->restore_report.dropped;
     if (d->restore_report.dropped)
         tsd_log(TSD_LOG_WARNING,
                 "checkpoint: %zu more streams dropped, beyond max_streams = %u (the "
                 "first streams created are kept; the first dropped: \"%s\")",
                 d->restore_report.dropped, d->cfg.max_streams, d->restore_report.first_dropped);
-    if (whole) { /* a file of every stream: into groups now, then it goes */
+    if (whole) { /* a file of every stream: into groups now; it goes once they are written */
         for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
             tsd_ckpt_job_set_disk(d->ckpt, g, -1);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", d->state_dir, TSD_CKPT_NAME);
-        if (tsd_daemon_checkpoint(d) == 0 && unlink(path) == 0)
-            tsd_log(TSD_LOG_NOTICE, "checkpoint: %s rewritten as one file per group", path);
+        d->legacy_pending = 1;
+        tsd_daemon_checkpoint(d); /* (checkpoint_ended removes it when this succeeded) */
     }
     return 0;
 }
@@ -425,6 +477,7 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
         tsd_ckpt_job_stats(d->ckpt, &s->ckpt);
     s->checkpoint_failures = d->checkpoint_failures;
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
+    s->checkpoint_duplicates = d->checkpoint_duplicates;
     tsd_guard_counters_get(d->guard, &s->guard);
     tsd_am_counts(d->am, &s->am);
     s->control_reply_drops = d->control_reply_drops;

@@ -52,8 +52,11 @@ typedef struct {
      * there for `tsmined --reload` (reload_status.h); "" = not written */
     char runtime_dir[512];
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
-    tss_load_report restore_report;      /* what the restore at start said */
-    uint64_t ns_busy;                    /* main loop time outside zmq_poll */
+    uint64_t checkpoint_duplicates;      /* stream records set aside for a newer one */
+    int legacy_pending; /* the file of every stream is removed after the next checkpoint */
+    int ingest_stopped; /* stopping: the ingest endpoints take no more (loop.c) */
+    tss_load_report restore_report; /* what the restore at start said */
+    uint64_t ns_busy;               /* main loop time outside zmq_poll */
     /* control replies dropped: the client was gone or did not read them (control.c) */
     uint64_t control_reply_drops;
     uint64_t ns_drain;           /* time reading the ingest sockets (receive, decode, stage) */

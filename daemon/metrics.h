@@ -92,6 +92,7 @@ typedef struct {
     uint64_t checkpoints;                /* written */
     uint64_t checkpoint_failures;        /* not written (the previous one kept), retried later */
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
+    uint64_t checkpoint_duplicates;      /* stream records set aside for a newer one */
     tsd_ckpt_stats ckpt;                 /* the checkpoints' work (ckpt_job.h) */
     tsd_guard_counters guard;            /* memory and connections of peers (guard.h) */
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */

@@ -199,6 +199,10 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
            "Streams of the checkpoint restored at start that were left out, beyond "
            "max_streams (the first streams created are kept).",
            s->checkpoint_streams_dropped);
+    scalar(&t, "tsmine_checkpoint_duplicates_total", "counter",
+           "Stream records of the checkpoint restored at start that were set aside because "
+           "another record of the stream was newer (later epoch, then higher next_seq).",
+           s->checkpoint_duplicates);
     scalar(&t, "tsmine_log_lines_dropped_total", "counter",
            "Log lines dropped over the process-wide budget of lines per second.", s->log_dropped);
     scalar(&t, "tsmine_control_reply_drops_total", "counter",
