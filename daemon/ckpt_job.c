@@ -38,6 +38,9 @@ struct tsd_ckpt_job {
     int finished;                     /* the writer reached the checkpoint's ITEM_DONE */
     int64_t outcome[TSS_CKPT_GROUPS]; /* streams written per group, -1 failed, UNTOUCHED */
     int failed;                       /* a file of this checkpoint failed */
+    int all_failed;                   /* out of memory mid-walk: no stream is sure */
+    uint64_t failed_streams;          /* streams of the groups whose file failed */
+    uint64_t written_streams;         /* streams of the files written (before the dir's fsync) */
     char first_err[1024];             /* its message */
     uint64_t bytes, files;            /* written in all */
     /* main thread only */
@@ -85,8 +88,9 @@ typedef struct {
     tsd_ckpt_job *j;
     item *first;
     uint32_t g;
-    int ended;      /* its ITEM_END was consumed */
-    uint32_t count; /* records written */
+    int ended;          /* its ITEM_END was consumed */
+    uint32_t count;     /* records written */
+    uint64_t announced; /* records its ITEM_END announced (the group's streams) */
     uint64_t bytes;
 } group_write;
 
@@ -113,6 +117,8 @@ static int consume_group(group_write *gw, FILE *f, char *err, unsigned errlen) {
         if (it->kind == ITEM_RECORD && f)
             tss_ckpt_file_record(&cf, it->rec, it->n);
         const int end = it->kind != ITEM_RECORD;
+        if (end)
+            gw->announced = it->n;
         if (end && f && it->n != cf.count) {
             snprintf(err, errlen, "group %u: %u records, %zu announced", gw->g, cf.count, it->n);
             rc = -1;
@@ -144,6 +150,7 @@ static int write_group(tsd_ckpt_job *j, item *it, char *err, size_t errlen) {
     tsd_ckpt_group_name(g, name, sizeof name);
     int rc = 0;
     uint32_t count = 0;
+    uint64_t announced = 0; /* the group's streams, whose state a failure leaves unsaved */
     if (it->kind == ITEM_END && it->n == 0) { /* the group has no stream left */
         snprintf(path, sizeof path, "%s/%s", j->dir, name);
         if (unlink(path) != 0 && errno != ENOENT) {
@@ -156,7 +163,7 @@ static int write_group(tsd_ckpt_job *j, item *it, char *err, size_t errlen) {
         rc = tsd_ckpt_write_file(j->dir, name, group_fn, &gw, 0, err, errlen);
         if (!gw.ended) /* it failed before reading the group: its records are dropped */
             consume_group(&gw, NULL, NULL, 0);
-        count = gw.count;
+        count = gw.count, announced = gw.announced;
         pthread_mutex_lock(&j->mu);
         j->bytes += rc == 0 ? gw.bytes : 0;
         pthread_mutex_unlock(&j->mu);
@@ -164,6 +171,10 @@ static int write_group(tsd_ckpt_job *j, item *it, char *err, size_t errlen) {
     pthread_mutex_lock(&j->mu);
     j->files++;
     j->outcome[g] = rc == 0 ? (int64_t)count : -1;
+    if (rc == 0)
+        j->written_streams += count;
+    else
+        j->failed_streams += announced;
     pthread_mutex_unlock(&j->mu);
     return rc;
 }
@@ -189,8 +200,12 @@ static void *writer(void *arg) {
             continue;
         }
         free(it);
-        if (touched && tsd_ckpt_sync_dir(j->dir, err, sizeof err) != 0)
+        if (touched && tsd_ckpt_sync_dir(j->dir, err, sizeof err) != 0) {
             note_failure(j, err);
+            pthread_mutex_lock(&j->mu); /* the files renamed may not survive a power cut */
+            j->failed_streams += j->written_streams;
+            pthread_mutex_unlock(&j->mu);
+        }
         touched = 0;
         pthread_mutex_lock(&j->mu);
         j->finished = 1;
@@ -209,7 +224,7 @@ static void push(tsd_ckpt_job *j, item_kind kind, uint32_t g, void *rec, size_t 
         free(rec);
         if (!j->failed)
             snprintf(j->first_err, sizeof j->first_err, "out of memory");
-        j->failed = 1;
+        j->failed = j->all_failed = 1; /* which groups lack a record is not known */
         if (kind != ITEM_DONE) {
             pthread_mutex_unlock(&j->mu);
             return;
@@ -311,7 +326,8 @@ int tsd_ckpt_job_start(tsd_ckpt_job *j) {
     if (tss_ckpt_walk_new(j->disk, 0, &j->walk) != 0)
         return -1;
     pthread_mutex_lock(&j->mu);
-    j->finished = j->failed = 0;
+    j->finished = j->failed = j->all_failed = 0;
+    j->failed_streams = j->written_streams = 0;
     j->first_err[0] = '\0';
     for (unsigned g = 0; g < TSS_CKPT_GROUPS; g++)
         j->outcome[g] = UNTOUCHED;
@@ -333,7 +349,7 @@ static void walk_over(tsd_ckpt_job *j, int rc) {
         pthread_mutex_lock(&j->mu);
         if (!j->failed)
             snprintf(j->first_err, sizeof j->first_err, "out of memory serialising the streams");
-        j->failed = 1;
+        j->failed = j->all_failed = 1;
         pthread_mutex_unlock(&j->mu);
         for (unsigned g = 0; g < TSS_CKPT_GROUPS; g++)
             j->disk[g] = -1; /* every group is written again next time */
@@ -348,6 +364,8 @@ static void finish(tsd_ckpt_job *j) {
         if (j->outcome[g] != UNTOUCHED)
             j->disk[g] = j->outcome[g];
     j->last_rc = j->failed ? -1 : 0;
+    j->st.last_failed_streams = j->failed_streams;
+    j->st.last_all_failed = j->all_failed;
     snprintf(j->last_err, sizeof j->last_err, "%s", j->first_err);
     j->st.last_bytes = j->bytes - j->st.bytes;
     j->st.bytes = j->bytes;

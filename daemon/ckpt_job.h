@@ -38,6 +38,11 @@ typedef struct {
     uint64_t last_records;      /* streams it wrote */
     uint64_t last_bytes;        /* bytes of the files it wrote */
     int64_t last_success_ns;    /* CLOCK_REALTIME of the last one that wrote every file */
+    /* the last one's streams whose state is not on disk: those of the groups whose file
+     * failed (all it wrote when the directory's fsync failed); last_all_failed: every
+     * stream (out of memory mid-walk) */
+    uint64_t last_failed_streams;
+    int last_all_failed;
 } tsd_ckpt_stats;
 
 typedef struct tsd_ckpt_job tsd_ckpt_job;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
@@ -25,6 +26,7 @@
 
 #include "control.h"
 #include "daemon.h"
+#include "peers.h"
 #include "signals.h"
 
 /* Messages read from one ingest socket per poll. */
@@ -46,15 +48,17 @@
 /* The metrics snapshot's interval: it walks every stream (ring occupancy), too much
  * to do after every tick with 10^4 streams; a scrape sees counters at most this old. */
 #define METRICS_NS 100000000ull
-/* On SIGTERM (stop): the queued messages are read into staging for at most
- * STOP_READ_NS and up to STOP_STAGE_TICKS drains' worth of samples (about a second of
- * processing, drain_cap), then only counted and dropped for at most STOP_DROP_NS; one
- * tick processes what was staged, and the checkpoint keeps anything still staged
- * (processed at the next start). So a stop takes a few seconds at any backlog, far
- * within systemd's TimeoutStopSec, and the final checkpoint always happens. */
-#define STOP_READ_NS     1000000000ull
-#define STOP_STAGE_TICKS 5
-#define STOP_DROP_NS     2000000000ull
+/* On SIGTERM (stop): the ingest endpoints stop taking data first (stop_taking), then
+ * everything libzmq already queued is read into staging, never dropped: at most
+ * ingest_hwm messages (from peer_buffer) per connection, the connections bounded by the
+ * guard. STOP_READ_NS bounds that reading in time all the same; what is still queued
+ * then is left unread (counted as such, not received) and a sender recovers it by
+ * resending from the stream's next_seq (docs/protocol.md). One tick processes what it
+ * can of the staging, and the checkpoint keeps the rest (processed at the next start). */
+#define STOP_READ_NS 5000000000ull
+/* While connections still close after the unbind: how long one wait for a message
+ * lasts before the connections are looked at again. */
+#define STOP_POLL_MS 20
 /* STATUS= line interval. */
 #define STATUS_NS 2000000000ull
 /* Bytes of the publisher thread's queue (alerts.h): about 300,000 alerts of short
@@ -142,53 +146,110 @@ static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_s
     return n;
 }
 
-/* Drops what sock still holds, counting messages and bytes, until it is empty or
- * `until` (CLOCK_MONOTONIC ns) has passed. Returns the messages dropped. */
-static size_t discard(void *sock, uint64_t until, uint64_t *bytes) {
-    size_t n = 0;
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    while (tsd_now_ns() < until && zmq_msg_recv(&m, sock, ZMQ_DONTWAIT) >= 0) {
-        *bytes += zmq_msg_size(&m);
-        n += !zmq_msg_more(&m);
+/* Stops the ingest endpoints taking more: unbinds every bound one (libzmq closes the
+ * connections it accepted there; what they had queued stays readable, and each sender
+ * keeps what it had not delivered, for the next start), disconnects the SUB socket
+ * from its publishers, and stops MQTT's client (the broker keeps what it has not
+ * delivered). Returns how many unbinds failed (their connections stay open). */
+static int stop_taking(tsd_daemon *d) {
+    int failed = 0;
+    if (d->ingest_stopped) /* (a device lost in the stop's own tick) */
+        return 0;
+    d->ingest_stopped = 1;
+    for (size_t k = 0; k < d->sock.n_bound; k++) {
+        const tsd_bound *b = &d->sock.bound[k];
+        if (b->kind == TSD_SOCK_INGEST && zmq_unbind(d->sock.ingest, b->endpoint) != 0) {
+            tsd_log(TSD_LOG_WARNING, "stopping: cannot unbind %s: %s", b->endpoint,
+                    zmq_strerror(errno));
+            failed++;
+        }
     }
-    zmq_msg_close(&m);
-    return n;
+    for (size_t k = 0; d->sock.sub && k < d->cfg.n_ingest_sub_endpoints; k++)
+        zmq_disconnect(d->sock.sub, d->cfg.ingest_sub_endpoints[k]);
+    tsd_mqtt_stop_ingest(d->mqtt);
+    return failed;
 }
 
-/* Before the process ends (stop, device_lost): reads what the ingest sockets already
- * hold into staging within the bounds above, then drops (and counts) the rest. Returns
- * the messages read; *dropped, *bytes: those dropped. */
-static size_t drain_queued(tsd_daemon *d, const timers *t, size_t *dropped, uint64_t *bytes) {
+/* The ingest connections still open (-1: unknown, they could not be listed). */
+static long ingest_connections(tsd_peers *peers, tsd_peer **scan, size_t *cap) {
+    size_t fds, n = peers ? tsd_peers_scan(peers, scan, cap, &fds) : (size_t)-1;
+    if (n == (size_t)-1)
+        return -1;
+    long live = 0;
+    for (size_t k = 0; k < n; k++)
+        live += (*scan)[k].kind == TSD_SOCK_INGEST;
+    return live;
+}
+
+/* Before the process ends (stop, device_lost): stops taking more (stop_taking), then
+ * reads everything the ingest sockets hold into staging, until they are empty and every
+ * ingest connection has closed (libzmq has handed over all it took from them), or
+ * STOP_READ_NS has passed. Nothing read is dropped. Returns the messages read;
+ * *unread: 1 when the time ran out with connections still open or messages queued. */
+static size_t drain_queued(tsd_daemon *d, int *unread) {
     const uint64_t start = tsd_now_ns();
-    const size_t cap = t->ns_per_sample <= 0 || drain_cap(t) > SIZE_MAX / STOP_STAGE_TICKS
-                           ? SIZE_MAX /* no estimate: STOP_READ_NS bounds the reading */
-                           : STOP_STAGE_TICKS * drain_cap(t);
+    char err[256];
+    tsd_peers *peers = NULL;
+    tsd_peer *scan = NULL;
+    size_t cap = 0;
+    if (tsd_peers_open(&peers, d->sock.bound, d->sock.n_bound, err, sizeof err) != 0)
+        tsd_log(TSD_LOG_WARNING, "stopping: %s; reading until the sockets stay empty", err);
+    const int open_binds = stop_taking(d);
+    zmq_pollitem_t items[2] = {{.socket = d->sock.ingest, .events = ZMQ_POLLIN},
+                               {.socket = d->sock.sub, .events = ZMQ_POLLIN}};
+    const int nitems = d->sock.sub ? 2 : 1;
     size_t n = 0, got;
-    int full = 0;
-    do {
-        got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, cap, &full);
+    *unread = 1;
+    while (tsd_now_ns() - start < STOP_READ_NS) {
+        got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, SIZE_MAX, NULL);
         if (d->sock.sub)
-            got += drain(d, d->sock.sub, 1, DRAIN_BATCH, cap, &full);
+            got += drain(d, d->sock.sub, 1, DRAIN_BATCH, SIZE_MAX, NULL);
         n += got;
-    } while (got > 0 && tss_engine_pending(d->engine) < cap && tsd_now_ns() - start < STOP_READ_NS);
-    /* MQTT: the broker keeps what it has not delivered; what it delivered was
-     * acknowledged, so all of it goes into staging (the queue is bounded, mqtt.h) */
-    tsd_mqtt_stop_ingest(d->mqtt);
+        if (got)
+            continue;
+        /* empty now; done once no connection can add more (unknown: once nothing came
+         * within a poll) */
+        const long live = open_binds ? 1 : ingest_connections(peers, &scan, &cap);
+        if (live == 0) { /* what the last one queued before it closed is readable now */
+            if ((got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, SIZE_MAX, NULL)) == 0) {
+                *unread = 0;
+                break;
+            }
+            n += got;
+            continue;
+        }
+        if (zmq_poll(items, nitems, STOP_POLL_MS) == 0 && live < 0) {
+            *unread = 0;
+            break;
+        }
+    }
+    free(scan);
+    tsd_peers_close(&peers);
+    /* MQTT: what the broker delivered was acknowledged, so all of it goes into staging
+     * (the queue is bounded, mqtt.h) */
     while ((got = tsd_mqtt_drain(d->mqtt, &d->ingest, d->engine, DRAIN_BATCH, SIZE_MAX, NULL)))
         n += got;
-    *bytes = 0;
-    *dropped = discard(d->sock.ingest, tsd_now_ns() + STOP_DROP_NS, bytes);
-    if (d->sock.sub)
-        *dropped += discard(d->sock.sub, tsd_now_ns() + STOP_DROP_NS, bytes);
     return n;
 }
 
-/* The words of the closing log line about the checkpoint (ck: its result). */
-static const char *saved(const tsd_daemon *d, int ck) {
-    return !d->state_dir[0] ? "not saved (no state_dir)"
-           : ck == 0        ? "checkpointed"
-                            : "NOT checkpointed";
+/* The words of the closing log line about the checkpoint (ck: its result): how many
+ * of the streams are saved, counting exactly those of the files that failed. */
+static const char *saved(const tsd_daemon *d, int ck, char *buf, size_t len) {
+    const size_t n = tss_engine_stream_count(d->engine);
+    tsd_ckpt_stats st = {0};
+    if (d->ckpt)
+        tsd_ckpt_job_stats(d->ckpt, &st);
+    if (!d->state_dir[0])
+        snprintf(buf, len, "%zu streams not saved (no state_dir)", n);
+    else if (ck == 0)
+        snprintf(buf, len, "%zu streams checkpointed", n);
+    else if (st.last_all_failed)
+        snprintf(buf, len, "%zu streams NOT checkpointed (out of memory)", n);
+    else
+        snprintf(buf, len, "%zu streams checkpointed, %llu NOT checkpointed (their files failed)",
+                 n - (st.last_failed_streams < n ? (size_t)st.last_failed_streams : n),
+                 (unsigned long long)st.last_failed_streams);
+    return buf;
 }
 
 /* A sticky device error (DESIGN 2): nothing more can run on the device, but every
@@ -196,7 +257,7 @@ static const char *saved(const tsd_daemon *d, int ck) {
  * sends STOPPING=1, reads what is already queued into staging (ingest touches only
  * the host; staged samples are checkpointed), writes the checkpoint and returns
  * TSD_EXIT_DEVICE_LOST so that systemd restarts the process. */
-static int device_lost(tsd_daemon *d, const timers *t, const char *why) {
+static int device_lost(tsd_daemon *d, const char *why) {
     tsd_log(TSD_LOG_ERR, "tick: %s: the device is lost; checkpointing and exiting %d", why,
             TSD_EXIT_DEVICE_LOST);
     char line[1200];
@@ -204,26 +265,25 @@ static int device_lost(tsd_daemon *d, const timers *t, const char *why) {
              TSD_EXIT_DEVICE_LOST);
     tsd_notify_status(line);
     tsd_notify_stopping();
-    size_t dropped;
-    uint64_t bytes;
-    size_t n = drain_queued(d, t, &dropped, &bytes);
+    int unread;
+    size_t n = drain_queued(d, &unread);
     int ck = tsd_daemon_checkpoint(d);
-    tsd_log(TSD_LOG_ERR,
-            "device lost: %zu queued messages read, %zu dropped (%llu bytes), %zu streams %s", n,
-            dropped, (unsigned long long)bytes, tss_engine_stream_count(d->engine), saved(d, ck));
+    char words[160];
+    tsd_log(TSD_LOG_ERR, "device lost: %zu queued messages read%s, %s", n,
+            unread ? " (more left unread: time ran out)" : "", saved(d, ck, words, sizeof words));
     return TSD_EXIT_DEVICE_LOST;
 }
 
 /* Ticks the engine; returns 0, or TSD_EXIT_DEVICE_LOST when the device is lost (the
  * checkpoint written). */
-static int tick(tsd_daemon *d, const timers *t) {
+static int tick(tsd_daemon *d) {
     char err[1024];
     const int rc = tss_engine_tick(d->engine, err, sizeof err);
     tsd_guard_settled(d->guard);
     if (rc == 0)
         return 0;
     if (tss_engine_device_lost(d->engine))
-        return device_lost(d, t, err);
+        return device_lost(d, err);
     uint64_t suppressed;
     if (tsd_ratelimit_allow(&d->tick_limit, tsd_now_ns(), &suppressed))
         tsd_log(TSD_LOG_ERR, "tick: %s (the passes concerned are skipped; %llu similar not logged)",
@@ -266,27 +326,30 @@ static long poll_timeout(const tsd_daemon *d, const timers *t, uint64_t now) {
     return (long)((wait + 999999) / 1000000);
 }
 
-/* SIGTERM/SIGINT, in bounded time (STOP_READ_NS above): read what is already queued
- * into staging within bounds and drop (count) the rest, process what is staged in one
- * tick, checkpoint (which waits for the passes in flight, about TSS_PASS_BATCH_S; the
- * streams still waiting for theirs, and samples still staged, are saved and go on at
- * the next start). Returns 0, or EX_IOERR when the checkpoint failed (systemd sees the state
- * was not saved). */
-static int stop(tsd_daemon *d, const timers *t) {
+/* SIGTERM/SIGINT, in bounded time (STOP_READ_NS above): stop taking more, read what is
+ * already queued into staging (drain_queued: none of it dropped), process what one
+ * tick can, checkpoint (which waits for the passes in flight, about TSS_PASS_BATCH_S;
+ * the streams still waiting for theirs, and samples still staged, are saved and go on
+ * at the next start). Returns 0, or EX_IOERR when the checkpoint failed (systemd sees
+ * the state was not saved). */
+static int stop(tsd_daemon *d) {
     const uint64_t t0 = tsd_now_ns();
     tsd_notify_stopping();
-    size_t dropped;
-    uint64_t bytes;
-    size_t n = drain_queued(d, t, &dropped, &bytes);
-    int rc = tick(d, t);
+    int unread;
+    size_t n = drain_queued(d, &unread);
+    const uint64_t read_ns = tsd_now_ns() - t0;
+    int rc = tick(d);
     if (rc != 0)
         return rc; /* the device was lost in this tick: device_lost checkpointed */
+    const size_t staged = tss_engine_pending(d->engine);
     int ck = tsd_daemon_checkpoint(d);
-    tsd_log(dropped ? TSD_LOG_WARNING : TSD_LOG_NOTICE,
-            "stopping: %zu queued messages read, %zu dropped (%llu bytes), %zu samples left "
-            "staged, %zu streams %s, in %.2f s; %llu messages received in all",
-            n, dropped, (unsigned long long)bytes, tss_engine_pending(d->engine),
-            tss_engine_stream_count(d->engine), saved(d, ck), (double)(tsd_now_ns() - t0) * 1e-9,
+    char words[160];
+    tsd_log(unread || ck ? TSD_LOG_WARNING : TSD_LOG_NOTICE,
+            "stopping: %zu queued messages read in %.2f s, none dropped%s, %zu samples left "
+            "staged, %s, in %.2f s; %llu messages received in all",
+            n, (double)read_ns * 1e-9,
+            unread ? " (time ran out with more queued: the senders resend it from next_seq)" : "",
+            staged, saved(d, ck, words, sizeof words), (double)(tsd_now_ns() - t0) * 1e-9,
             (unsigned long long)d->ingest.count.messages);
     return ck == 0 || !d->state_dir[0] ? 0 : EX_IOERR;
 }
@@ -348,7 +411,7 @@ static int run(tsd_daemon *d) {
         const size_t pending = tss_engine_pending(d->engine);
         if (now >= t.next_tick || pending >= PENDING_TICK || (pending && !more)) {
             uint64_t started = now;
-            if ((rc = tick(d, &t)) != 0)
+            if ((rc = tick(d)) != 0)
                 break;
             now = tsd_now_ns();
             const size_t left = tss_engine_pending(d->engine); /* nothing arrives meanwhile */
@@ -401,7 +464,7 @@ static int run(tsd_daemon *d) {
         tsd_daemon_checkpoint(d);
         return rc;
     }
-    return stop(d, &t);
+    return stop(d);
 }
 
 int tsd_daemon_run(tsd_daemon *d) {
