@@ -76,6 +76,29 @@ TSMI_HOT static double left_nn(tsm_online_job *jb, const double *x, size_t base,
     return best;
 }
 
+/* The magnitude view of subsequence i (online.h): the squared plain Euclidean left-NN
+ * distance over the same lags, from the QT row left_nn just wrote; its neighbour
+ * through *best_j. O(L). d2 is scratch of L + 1 entries. */
+TSMI_HOT static double left_nn_raw(const tsm_online_job *jb, size_t base, size_t i, double *d2,
+                                   int64_t *best_j) {
+    const size_t m = jb->m, K = jb->window - m, L = i - base, jend = i - jb->excl;
+    const double *mu = jb->mu + jb->pos0, *m2 = jb->m2 + jb->pos0, *qt = jb->qt;
+    const double fm = (double)m, s_i = fma(fm * mu[i], mu[i], m2[i]);
+    const size_t off = K - i; /* as in left_nn */
+    double best = INFINITY;
+#pragma omp simd reduction(min : best)
+    for (size_t j = base; j <= jend; j++) {
+        double d = tsmi_raw_d2(s_i, m2[j], mu[j], fm, qt[off + j]);
+        d2[j - base] = d;
+        best = d < best ? d : best;
+    }
+    size_t at = 0;
+    while (at < L - jb->excl && d2[at] != best)
+        at++;
+    *best_j = (int64_t)(base + at);
+    return best;
+}
+
 /* All new samples of one job, in order. d2: scratch of W entries. */
 static void run_job(tsm_online_job *jb, double *d2) {
     const double *x = jb->ring + jb->pos0;
@@ -88,16 +111,22 @@ static void run_job(tsm_online_job *jb, double *d2) {
         st->run = tsmi_next_run(x, e, st->run, m);
         jb->nn[k] = NAN;
         jb->nn_index[k] = -1;
+        if (jb->mag)
+            jb->mag[k] = NAN, jb->mag_index[k] = -1;
         if (e + 1 - base < m)
             continue; /* no subsequence complete yet */
         size_t i = e + 1 - m;
         tsmi_complete_stats(jb, x, i);
         if (i - base < excl) {
             jb->nn[k] = INFINITY; /* no left neighbour in the window */
+            if (jb->mag)
+                jb->mag[k] = INFINITY;
             continue;
         }
         double best = left_nn(jb, x, base, i, d2, &jb->nn_index[k]);
         jb->nn[k] = sqrt(best);
+        if (jb->mag) /* the row's values are those left_nn wrote, in the same centre */
+            jb->mag[k] = sqrt(left_nn_raw(jb, base, i, d2, &jb->mag_index[k]));
     }
 }
 
@@ -106,6 +135,9 @@ static tsm_status check_job(tsm_ctx *ctx, const tsm_online_job *jb, size_t idx) 
     if (!jb->ring || !jb->mu || !jb->inv || !jb->kind || !jb->qt || !jb->state ||
         (jb->nnew && (!jb->nn || !jb->nn_index)))
         return tsm_fail(ctx, TSM_EINVAL, "online job %zu: a required array is NULL", idx);
+    if (!jb->m2 != !jb->mag || (jb->mag && jb->nnew && !jb->mag_index))
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "online job %zu: the magnitude view needs m2, mag and mag_index", idx);
     if (jb->m < 3 || jb->excl < 1 || jb->window < 2 * (uint64_t)jb->m || jb->cap < jb->window ||
         jb->cap > UINT32_MAX / 2)
         return tsm_fail(ctx, TSM_EINVAL,

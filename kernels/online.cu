@@ -217,6 +217,8 @@ __global__ static void __launch_bounds__(OB_T)
     for (uint32_t k = tid; k < k0; k += OB_T) { /* no subsequence, or no left neighbour */
         jb.nn[k] = k < kc ? NAN : INFINITY;
         jb.nn_index[k] = -1;
+        if (jb.mag)
+            jb.mag[k] = jb.nn[k], jb.mag_index[k] = -1;
     }
     /* subsequence s of the call: i0 + s, completed by sample kc + s */
     const size_t i0 = fill + kc + 1 - m;
@@ -252,6 +254,7 @@ typedef struct {
     uint32_t i[OB_G], L[OB_G];
     double2 ab[OB_G]; /* a, b of the recurrence: x[i - 1] - c, x[i + m - 1] - c */
     double2 mi[OB_G]; /* mean and inverse norm of i */
+    double si[OB_G];  /* the magnitude view: S_i = M2_i + m mu_i^2 (online.h) */
     double dd[OB_G];
     uint8_t kind[OB_G];
 } ob_group;
@@ -260,7 +263,7 @@ typedef struct {
  * centre and whether the stored means of kx's window count shifted. Both are the
  * chunk's: kx starts a chunk, so its rows all come before kx or all from kx on. */
 typedef struct {
-    const double *x, *mu, *inv;
+    const double *x, *mu, *inv, *m2; /* m2: the magnitude view's (NULL: not asked for) */
     const uint8_t *kind;
     double c, delta;
     uint32_t ix, m, K, excl;
@@ -280,10 +283,26 @@ __device__ static inline double cell_d2(const ob_view *v, const ob_group *g, int
                        v->m);
 }
 
+/* Row q of group g at lag l: its plain squared distance (the magnitude view). */
+__device__ static inline double cell_raw(const ob_view *v, const ob_group *g, int q, uint32_t j,
+                                         double qv) {
+    return tsmi_raw_d2(g->si[q], v->m2[j], mean_at(v, j), (double)v->m, qv);
+}
+
 /* (d, j) into a thread's best of a row if smaller, ties to the smaller j. */
 __device__ static inline void keep_best(double d, uint32_t j, double *bd, uint32_t *bj) {
     if (d < *bd || (d == *bd && j < *bj))
         *bd = d, *bj = j;
+}
+
+/* The best (d, j) of the calling warp's lanes, into every lane's (*d, *j). */
+__device__ static inline void warp_best(double *d, uint32_t *j) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const double d2 = __shfl_xor_sync(OB_FULL, *d, o);
+        const uint32_t j2 = __shfl_xor_sync(OB_FULL, *j, o);
+        keep_best(d2, j2, d, j);
+    }
 }
 
 /* The direct first row of a chunk (group g: one row i, lags excl .. L), thread tid's
@@ -291,8 +310,9 @@ __device__ static inline void keep_best(double d, uint32_t j, double *bd, uint32
  * tsmi_centred_dot's order, lag L (j = base) the warp's g->dd[0]. A thread takes
  * four neighbouring lags l + t (j = i - l - t) at once, so that each sample is loaded
  * and centred once for the four: w0..w3 hold x[i - l - 3 + h .. i - l + h] - c. */
+template <bool MAG>
 __device__ static void direct_row(const ob_view *v, const ob_group *g, double *row, double *bd,
-                                  uint32_t *bj) {
+                                  uint32_t *bj, double *rd, uint32_t *rj) {
     const double *x = v->x, c = v->c;
     const uint32_t i = g->i[0], L = g->L[0];
     for (uint32_t l = v->excl + 4 * threadIdx.x; l < L; l += 4 * OB_T) {
@@ -311,11 +331,15 @@ __device__ static void direct_row(const ob_view *v, const ob_group *g, double *r
                 break;
             row[v->K - l - t] = acc[t];
             keep_best(cell_d2(v, g, 0, j - t, acc[t]), j - t, bd, bj);
+            if (MAG)
+                keep_best(cell_raw(v, g, 0, j - t, acc[t]), j - t, rd, rj);
         }
     }
     if (threadIdx.x == 0) {
         row[v->K - L] = g->dd[0];
         keep_best(cell_d2(v, g, 0, i - L, g->dd[0]), i - L, bd, bj);
+        if (MAG)
+            keep_best(cell_raw(v, g, 0, i - L, g->dd[0]), i - L, rd, rj);
     }
 }
 
@@ -323,10 +347,10 @@ __device__ static void direct_row(const ob_view *v, const ob_group *g, double *r
  * the recurrence; row q's neighbour is j0 + q, j0 = i_0 - l: one base address per
  * lag, fixed offsets per row, no test per cell), from lag *lp on; *lp: the first lag
  * left. SHIFT: the chunk's v->shift (the test of mean_at, out of the loop). */
-template <bool SHIFT>
+template <bool SHIFT, bool MAG>
 __device__ static void group_main(const ob_view *v, const ob_group *g, uint32_t n,
                                   const double *src, double *row, double *bd, uint32_t *bj,
-                                  uint32_t *lp) {
+                                  double *rd, uint32_t *rj, uint32_t *lp) {
     const double c = v->c;
     const uint32_t m = v->m, K = v->K, i0 = g->i[0], L0 = g->L[0];
     const double2 *ab = g->ab, *mi = g->mi; /* shared: the rows' constants stay out of registers */
@@ -335,7 +359,7 @@ __device__ static void group_main(const ob_view *v, const ob_group *g, uint32_t 
     for (; l < L0; l += OB_T) {
         const uint32_t j0 = i0 - l;
         const double *xa = v->x + j0 - 1, *xb = v->x + j0 + m - 1, *mu = v->mu + j0,
-                     *inv = v->inv + j0;
+                     *inv = v->inv + j0, *m2 = MAG ? v->m2 + j0 : NULL;
         const uint8_t *kind = v->kind + j0;
         double qv = src[K - l];
 #pragma unroll
@@ -347,6 +371,11 @@ __device__ static void group_main(const ob_view *v, const ob_group *g, uint32_t 
             const double d = tsm_d2_pair(ki[q], kind[q], qv, mi[q].x, mi[q].y, muj, inv[q], m);
             if (d <= bd[q])
                 bd[q] = d, bj[q] = j0 + q;
+            if (MAG) {
+                const double r = tsmi_raw_d2(g->si[q], m2[q], muj, (double)m, qv);
+                if (r <= rd[q])
+                    rd[q] = r, rj[q] = j0 + q;
+            }
         }
         row[K - l] = qv;
     }
@@ -359,15 +388,17 @@ __device__ static void group_main(const ob_view *v, const ob_group *g, uint32_t 
  * smallest direct lag, every row continues (group_main); lags from L_0 on (at most
  * OB_G) start with a direct dot (row q's new lag is L_0 + q), so src is not read
  * there. */
+template <bool MAG>
 __device__ static void group_rows(const ob_view *v, const ob_group *g, uint32_t n,
-                                  const double *src, double *row, double *bd, uint32_t *bj) {
+                                  const double *src, double *row, double *bd, uint32_t *bj,
+                                  double *rd, uint32_t *rj) {
     const double *x = v->x, c = v->c;
     const uint32_t m = v->m, K = v->K, Lmax = g->L[n - 1];
     uint32_t l = v->excl + threadIdx.x;
     if (v->shift)
-        group_main<true>(v, g, n, src, row, bd, bj, &l);
+        group_main<true, MAG>(v, g, n, src, row, bd, bj, rd, rj, &l);
     else
-        group_main<false>(v, g, n, src, row, bd, bj, &l);
+        group_main<false, MAG>(v, g, n, src, row, bd, bj, rd, rj, &l);
     for (; l <= Lmax; l += OB_T) {
         double qv = 0.0;
 #pragma unroll
@@ -382,6 +413,11 @@ __device__ static void group_rows(const ob_view *v, const ob_group *g, uint32_t 
             const double d = cell_d2(v, g, q, j, qv);
             if (d <= bd[q])
                 bd[q] = d, bj[q] = j;
+            if (MAG) {
+                const double r = cell_raw(v, g, q, j, qv);
+                if (r <= rd[q])
+                    rd[q] = r, rj[q] = j;
+            }
         }
         row[K - l] = qv;
     }
@@ -389,14 +425,17 @@ __device__ static void group_rows(const ob_view *v, const ob_group *g, uint32_t 
 
 /* Launch 2: the rows of chunk blockIdx.x (see the top of the file). rows: the chunks'
  * QT rows, job q's chunk c at rows + off[q].row + c (W - m + 1). */
-__global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks per SM */
+/* Four blocks per SM without the magnitude view (64 registers); two with it, whose
+ * second best per row takes 80 registers and spilled 480 bytes at three blocks. */
+template <bool MAG>
+__global__ static void __launch_bounds__(OB_T, MAG ? 2 : 4)
     rows_kernel(const tsm_online_job *jobs, const ob_plan *plans, const ob_chunk *chunks,
                 const ob_place *off, double *rows) {
     __shared__ tsm_online_job jb;
     __shared__ ob_plan p;
     __shared__ ob_group g;
-    __shared__ double red_v[OB_NW][OB_G];
-    __shared__ uint32_t red_j[OB_NW][OB_G];
+    __shared__ double red_v[OB_NW][OB_G], red_r[MAG ? OB_NW : 1][OB_G];
+    __shared__ uint32_t red_j[OB_NW][OB_G], red_k[MAG ? OB_NW : 1][OB_G];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const ob_chunk ch = chunks[blockIdx.x];
     if (tid == 0)
@@ -407,7 +446,7 @@ __global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks p
         return;
     ob_view v;
     v.x = jb.ring + jb.pos0, v.mu = jb.mu + jb.pos0, v.inv = jb.inv + jb.pos0;
-    v.kind = jb.kind + jb.pos0;
+    v.kind = jb.kind + jb.pos0, v.m2 = MAG ? jb.m2 + jb.pos0 : NULL;
     v.shift = kbeg >= p.kx, v.c = v.shift ? p.c1 : p.c0, v.delta = p.delta, v.ix = p.ix;
     v.m = jb.m, v.K = jb.window - jb.m, v.excl = jb.excl;
     const double *x = v.x, c = v.c;
@@ -423,8 +462,11 @@ __global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks p
             const size_t e = jb.fill + k + tid, i = e + 1 - m, base = e + 1 > W ? e + 1 - W : 0;
             g.i[tid] = (uint32_t)i, g.L[tid] = (uint32_t)(i - base);
             g.ab[tid] = make_double2(x[i - 1] - c, x[i + m - 1] - c);
-            g.mi[tid] = make_double2(mean_at(&v, (uint32_t)i), v.inv[i]);
+            const double mu_i = mean_at(&v, (uint32_t)i);
+            g.mi[tid] = make_double2(mu_i, v.inv[i]);
             g.kind[tid] = v.kind[i];
+            if (MAG)
+                g.si[tid] = fma((double)m * mu_i, mu_i, v.m2[i]);
         }
         __syncthreads();
         for (int q = warp; q < (int)n; q += OB_NW) { /* direct dot of lag L_q, lanes over m */
@@ -440,31 +482,32 @@ __global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks p
         }
         __syncthreads();
 
-        double bd[OB_G];
-        uint32_t bj[OB_G];
+        double bd[OB_G], rd[MAG ? OB_G : 1];
+        uint32_t bj[OB_G], rj[MAG ? OB_G : 1];
 #pragma unroll
         for (int q = 0; q < OB_G; q++)
             bd[q] = INFINITY, bj[q] = UINT32_MAX;
+#pragma unroll
+        for (int q = 0; q < (MAG ? OB_G : 1); q++)
+            rd[q] = INFINITY, rj[q] = UINT32_MAX;
         /* the thread's lags, then the per-row minima: warps, then one thread per row
          * over the warps' slots */
         if (direct)
-            direct_row(&v, &g, row, bd, bj);
+            direct_row<MAG>(&v, &g, row, bd, bj, rd, rj);
         else
-            group_rows(&v, &g, n, src, row, bd, bj);
+            group_rows<MAG>(&v, &g, n, src, row, bd, bj, rd, rj);
 #pragma unroll
         for (int q = 0; q < OB_G; q++) {
             if (q >= (int)n)
                 break;
-            double d = bd[q];
-            uint32_t j = bj[q];
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const double d2 = __shfl_xor_sync(OB_FULL, d, o);
-                const uint32_t j2 = __shfl_xor_sync(OB_FULL, j, o);
-                keep_best(d2, j2, &d, &j);
-            }
+            warp_best(&bd[q], &bj[q]);
             if (lane == 0)
-                red_v[warp][q] = d, red_j[warp][q] = j;
+                red_v[warp][q] = bd[q], red_j[warp][q] = bj[q];
+            if (MAG) {
+                warp_best(&rd[q], &rj[q]);
+                if (lane == 0)
+                    red_r[warp][q] = rd[q], red_k[warp][q] = rj[q];
+            }
         }
         __syncthreads();
         if (tid < (int)n) {
@@ -474,6 +517,13 @@ __global__ static void __launch_bounds__(OB_T, 4) /* 64 registers: four blocks p
                 keep_best(red_v[w][tid], red_j[w][tid], &d, &j);
             jb.nn[k + tid] = sqrt(d);
             jb.nn_index[k + tid] = (int64_t)j + idx0;
+            if (MAG) {
+                d = red_r[0][tid], j = red_k[0][tid];
+                for (int w = 1; w < OB_NW; w++)
+                    keep_best(red_r[w][tid], red_k[w][tid], &d, &j);
+                jb.mag[k + tid] = sqrt(d);
+                jb.mag_index[k + tid] = (int64_t)j + idx0;
+            }
         }
         k += n;
     }
@@ -509,8 +559,17 @@ extern "C" tsm_status tsmi_online_update_cuda(tsm_ctx *ctx, const tsm_online_job
     if (njobs > INT_MAX)
         return tsm_fail(ctx, TSM_EINVAL, "tsm_online_update: %zu jobs in one call (at most %d)",
                         njobs, INT_MAX);
-    for (size_t q = 0; q < njobs; q++)
+    /* the magnitude view: asked for by every job of a call or by none (one rows kernel
+     * per launch; the engine asks for all its streams alike) */
+    const bool mag = njobs && jobs[0].mag;
+    for (size_t q = 0; q < njobs; q++) {
         maxnew = jobs[q].nnew > maxnew ? jobs[q].nnew : maxnew;
+        if (!jobs[q].mag != !mag)
+            return tsm_fail(ctx, TSM_EINVAL,
+                            "tsm_online_update: the magnitude view for some jobs of a call "
+                            "and not others (job %zu)",
+                            q);
+    }
     const size_t passes = maxnew / OB_PASS + 1;
     ob_slice *sl = (ob_slice *)malloc(njobs * passes * sizeof *sl);
     if (!sl)
@@ -535,8 +594,12 @@ extern "C" tsm_status tsmi_online_update_cuda(tsm_ctx *ctx, const tsm_online_job
         double *rows = (double *)(d + at_rows);
         plan_kernel<<<(unsigned)sl[s].n, OB_T, 0, stream>>>(dj, plans);
         TSM_CUDA_LAUNCHED(ctx);
-        if (sl[s].nchunks) {
-            rows_kernel<<<(unsigned)sl[s].nchunks, OB_T, 0, stream>>>(
+        if (sl[s].nchunks && mag) {
+            rows_kernel<true><<<(unsigned)sl[s].nchunks, OB_T, 0, stream>>>(
+                dj, plans, (const ob_chunk *)(d + sl[s].at_chunks), off, rows);
+            TSM_CUDA_LAUNCHED(ctx);
+        } else if (sl[s].nchunks) {
+            rows_kernel<false><<<(unsigned)sl[s].nchunks, OB_T, 0, stream>>>(
                 dj, plans, (const ob_chunk *)(d + sl[s].at_chunks), off, rows);
             TSM_CUDA_LAUNCHED(ctx);
         }

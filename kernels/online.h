@@ -17,7 +17,11 @@
  *      whole row is recomputed exactly every TSM_QT_REFRESH steps and after a restart,
  *      so every value comes from a chain of at most TSM_QT_REFRESH steps;
  *   3. reports lnn(i) = min over those j of d(i, j) (distance.h, constants per DESIGN
- *      3; ties to the smaller j).
+ *      3; ties to the smaller j), and, when the job asks for the magnitude view (DESIGN
+ *      5.3), the raw left-NN min over the same j of the plain Euclidean distance
+ *        e(i, j)^2 = sum_k (t[i+k] - t[j+k])^2 = S_i + S_j - 2 QT[i][j],
+ *      S_j = sum_k (t[j+k] - c)^2 = M2_j + m mu_j^2 (centred moments; M2 does not
+ *      depend on the centre, so the stored m2 stays valid when it moves).
  * Values enter every formula centred by a per-stream offset c (re-chosen at each exact
  * refresh, as the mean of the newest subsequence), so that sensor data with a large
  * offset does not cancel in QT - m mu_i mu_j. The windows hold finite values only.
@@ -67,6 +71,11 @@ typedef struct {
     uint32_t fill;            /* window samples before the new ones (<= window) */
     uint32_t nnew;            /* new samples (fill + nnew <= cap) */
     uint32_t window, m, excl; /* W, 3 <= m, 2m <= W, 1 <= excl */
+    /* The magnitude view, optional (all three or none): */
+    double *m2;         /* 2 cap, mirrored: centred sum of squares M2 = m sigma^2 */
+    double *mag;        /* out, nnew: the plain Euclidean left-NN distance of the
+                           subsequence, NAN / +INFINITY as nn */
+    int64_t *mag_index; /* out, nnew: its neighbour, as nn_index (ties to the smaller j) */
 } tsm_online_job;
 
 /* Processes every job (the jobs are independent; one stream per job). O(nnew W) per job

@@ -53,6 +53,8 @@ static inline tsm_online_job advance(const tsm_online_job *jb, uint32_t done) {
     a.pos0 = (uint32_t)((jb->pos0 + (f - fill)) % jb->cap);
     a.fill = fill;
     a.nn += done, a.nn_index += done;
+    if (a.mag)
+        a.mag += done, a.mag_index += done;
     a.nnew = jb->nnew - done < OB_PASS ? jb->nnew - done : OB_PASS;
     return a;
 }

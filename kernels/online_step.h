@@ -78,6 +78,16 @@ static inline TSM_HD void tsmi_store_stats(tsm_online_job *jb, size_t i, uint32_
     tsmi_put_d(jb->mu, jb, i, mu);
     tsmi_put_d(jb->inv, jb, i, inv);
     tsmi_put_u8(jb->kind, jb, i, kind);
+    if (jb->m2) /* a constant subsequence's is 0 exactly, whatever the sliding sums say */
+        tsmi_put_d(jb->m2, jb, i, kind == TSM_SUB_NORMAL && m2 > 0.0 ? m2 : 0.0);
+}
+
+/* The plain squared Euclidean distance of subsequences i and j from their centred
+ * sums of squares S = M2 + m mu^2 and centred dot product qt (online.h). Clamped at 0:
+ * rounding may take an exact repeat a little below. */
+static inline TSM_HD double tsmi_raw_d2(double s_i, double m2_j, double mu_j, double m, double qt) {
+    const double d2 = s_i + fma(m * mu_j, mu_j, m2_j) - 2.0 * qt;
+    return d2 > 0.0 ? d2 : 0.0;
 }
 
 /* Statistics of subsequence i (moments, kind, inverse norm) into the state and the

@@ -99,6 +99,22 @@ typedef struct {
                             * every kind, this one included (1, 2, ...; kept across checkpoints) */
 } tss_alert;
 
+/* One scored subsequence with its views (DESIGN 5.3), for tss_engine_options.on_score:
+ * the shape view (the z-normalised left-NN distance, the raw score the calibration
+ * judges), the magnitude view (the plain Euclidean left-NN distance, online.h) and the
+ * level view (level.h), and the calibrated score (0 before the score history is long
+ * enough). */
+typedef struct {
+    uint64_t start;    /* the subsequence's first sample */
+    uint32_t m;        /* its length */
+    double raw;        /* shape: z-normalised left-NN distance */
+    uint64_t neighbor; /* its neighbour's start */
+    double magnitude;  /* magnitude: plain Euclidean left-NN distance */
+    uint64_t magnitude_neighbor;
+    double level; /* level: beyond the history's range, in its widths */
+    double score; /* calibrated (of the shape view) */
+} tss_scored;
+
 /* Receives each alert; stream_id stays valid only during the call. */
 typedef void (*tss_alert_fn)(void *user, const char *stream_id, const tss_alert *alert);
 
@@ -159,12 +175,11 @@ typedef struct {
      * the end of the tick; NULL: none. */
     void (*on_alerts_end)(void *user);
     tss_params_fn params_for;
-    /* Receives every scored subsequence (raw score, the start of its nearest earlier
-     * neighbour, calibrated score: 0 before the score history is long enough), in the order of the
-     * samples; NULL: none (the score of a subsequence is then only computed where an alert needs
-     * it). For diagnosis (`tsmine detect --scores`); called on the engine's thread. */
-    void (*on_score)(void *user, const char *stream_id, uint64_t start, double raw,
-                     uint64_t neighbor, double score);
+    /* Receives every scored subsequence (tss_scored: its views and calibrated score), in
+     * the order of the samples; NULL: none (the score of a subsequence is then only
+     * computed where an alert needs it). For diagnosis (`tsmine detect --scores`); called
+     * on the engine's thread. */
+    void (*on_score)(void *user, const char *stream_id, const tss_scored *sc);
     void *user; /* passed to the callbacks */
     /* CUDA backend: 1 runs the windowed passes on a thread of their own (own device
      * stream) while the engine goes on; a round never waits for them: it joins them

@@ -5,9 +5,10 @@
  * code; only the arena's memory differs.
  *
  * A round's transfer buffer (arena.h "io"), host and device side alike:
- *   [ n tss_scatter | values (total) | nn (total) | nn_index (total) ]
- * where total is the round's samples; the first two go up in one copy, the last two
- * come back in one copy. Job q's outputs are at its values' offset src. */
+ *   [ n tss_scatter | values (total) | nn | nn_index | mag | mag_index (total each) ]
+ * where total is the round's samples; the first two go up in one copy, the last four
+ * come back in one copy. Job q's outputs are at its values' offset src. The level view
+ * (level.h) is the host's, from the host ring. */
 #include "online_round.h"
 
 #include "stream.h"
@@ -18,7 +19,7 @@
 
 /* Byte offsets of the arrays inside a stream's region. */
 typedef struct {
-    uint64_t ring, mu, inv, kind, qt, state, bytes;
+    uint64_t ring, mu, inv, m2, kind, qt, state, bytes;
 } region;
 
 static region layout(const tss_online *o) {
@@ -27,7 +28,8 @@ static region layout(const tss_online *o) {
     g.ring = 0;
     g.mu = g.ring + tss_arena_align(two * sizeof(double));
     g.inv = g.mu + tss_arena_align(two * sizeof(double));
-    g.kind = g.inv + tss_arena_align(two * sizeof(double));
+    g.m2 = g.inv + tss_arena_align(two * sizeof(double));
+    g.kind = g.m2 + tss_arena_align(two * sizeof(double));
     g.qt = g.kind + tss_arena_align(two);
     /* the QT row has W - m + 1 entries; room for the largest (m = 3), so that the
      * region does not depend on m and an automatic m can change in place */
@@ -101,10 +103,15 @@ tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n) {
     return up != TSM_OK ? up : st;
 }
 
-/* Describes stream s's job on the arena (its outputs at io byte offsets nn_off and
- * idx_off, plus src entries) and its scatter descriptor, and copies its samples to
- * vals[src ..]. Before they enter the host ring (the job needs the old fill). */
-static void describe(tss_arena *a, tss_stream *s, uint64_t src, uint64_t nn_off, uint64_t idx_off,
+/* Byte offsets of a round's outputs in the io buffer (each array: total entries). */
+typedef struct {
+    uint64_t nn, idx, mag, mag_idx, end;
+} outputs;
+
+/* Describes stream s's job on the arena (its outputs at the io offsets o, plus src
+ * entries) and its scatter descriptor, and copies its samples to vals[src ..]. Before
+ * they enter the host ring (the job needs the old fill). */
+static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o,
                      tsm_online_job *jb, tss_scatter *sc, double *vals) {
     const tss_ring *r = &s->ring;
     const region g = layout(&s->on);
@@ -116,8 +123,8 @@ static void describe(tss_arena *a, tss_stream *s, uint64_t src, uint64_t nn_off,
         .kind = base + g.kind,
         .qt = (double *)(base + g.qt),
         .state = (tsm_online_state *)(base + g.state),
-        .nn = (double *)tss_arena_io_dev(a, nn_off) + src,
-        .nn_index = (int64_t *)tss_arena_io_dev(a, idx_off) + src,
+        .nn = (double *)tss_arena_io_dev(a, o->nn) + src,
+        .nn_index = (int64_t *)tss_arena_io_dev(a, o->idx) + src,
         .cap = r->cap,
         .pos0 = tss_ring_start(r),
         .fill = r->fill,
@@ -125,6 +132,9 @@ static void describe(tss_arena *a, tss_stream *s, uint64_t src, uint64_t nn_off,
         .window = s->p.window,
         .m = s->p.subsequence,
         .excl = s->p.excl,
+        .m2 = (double *)(base + g.m2),
+        .mag = (double *)tss_arena_io_dev(a, o->mag) + src,
+        .mag_index = (int64_t *)tss_arena_io_dev(a, o->mag_idx) + src,
     };
     *sc = (tss_scatter){
         .ring = s->on.off + g.ring,
@@ -146,22 +156,42 @@ static void push_host(tss_stream *s) {
     tss_staging_consume(&s->stage, s->chunk);
 }
 
-/* Scores one job's outputs (nn, idx: host copies; x0 = sequence number of x[0]): each
- * completed subsequence with a left neighbour goes through the stream's detection
- * (detect.h), armed once the window holds its warm-up. The alerts it queues get their
- * timestamps from the host ring, which already holds the round's samples. */
-static void score(tss_stream *s, const tsm_online_job *jb, const double *nn, const int64_t *idx,
-                  uint64_t x0, tss_score_fn on_score, void *user) {
-    const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s);
+/* A job's outputs, host copies, at its offset. */
+typedef struct {
+    const double *nn, *mag;
+    const int64_t *idx, *mag_idx;
+} job_out;
+
+/* Scores one job's outputs (x0 = sequence number of x[0]): each completed subsequence
+ * with a left neighbour goes through the stream's detection (detect.h), armed once the
+ * window holds its warm-up; the level view (level.h) comes from the host ring, which
+ * already holds the round's samples at the job's positions. The alerts it queues get
+ * their timestamps from the host ring. */
+static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, uint64_t x0,
+                  tss_score_fn on_score, void *user) {
+    const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s), W = jb->window;
     const size_t queued = s->out.n;
+    const double *xh = s->ring.v + jb->pos0; /* x[0 .. fill + nnew) on the host */
+    const int level_ok = tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
     for (uint32_t k = 0; k < jb->nnew; k++) {
-        if (!isfinite(nn[k])) /* no subsequence yet, or no left neighbour */
+        if (!isfinite(out->nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
         const uint64_t fill = jb->fill + k + 1, start = x0 + fill - m;
-        if (on_score) /* against the history before this one, as detect_step judges it */
-            on_score(user, s->id, start, nn[k], x0 + (uint64_t)idx[k],
-                     tss_calib_score(&s->det.cal, tss_detect_value(s, nn[k], fill)).score);
-        tss_detect_step(s, start, nn[k], x0 + (uint64_t)idx[k], fill, fill >= warm);
+        if (on_score) { /* against the history before this one, as detect_step judges it */
+            const size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0, i = e + 1 - m;
+            const tss_scored sc = {
+                .start = start,
+                .m = m,
+                .raw = out->nn[k],
+                .neighbor = x0 + (uint64_t)out->idx[k],
+                .magnitude = out->mag[k],
+                .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
+                .level = level_ok ? tss_level_of(&s->level, xh, x0, base, i, m) : NAN,
+                .score = tss_calib_score(&s->det.cal, tss_detect_value(s, out->nn[k], fill)).score,
+            };
+            on_score(user, s->id, &sc);
+        }
+        tss_detect_step(s, start, out->nn[k], x0 + (uint64_t)out->idx[k], fill, fill >= warm);
     }
     for (size_t q = queued; q < s->out.n; q++)
         s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);
@@ -192,10 +222,13 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
     uint64_t total = 0;
     for (size_t q = 0; q < n; q++)
         total += list[q]->chunk;
-    const uint64_t vals_off = tss_arena_align(n * sizeof(tss_scatter));
-    const uint64_t nn_off = tss_arena_align(vals_off + total * sizeof(double));
-    const uint64_t idx_off = tss_arena_align(nn_off + total * sizeof(double));
-    const uint64_t io = idx_off + total * sizeof(int64_t);
+    const uint64_t vals_off = tss_arena_align(n * sizeof(tss_scatter)), arr = total * 8;
+    outputs o;
+    o.nn = tss_arena_align(vals_off + arr);
+    o.idx = tss_arena_align(o.nn + arr);
+    o.mag = tss_arena_align(o.idx + arr);
+    o.mag_idx = tss_arena_align(o.mag + arr);
+    const uint64_t io = o.mag_idx + arr;
     tsm_status st = placed;
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
@@ -203,7 +236,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         x0[q] = tss_stream_window_seq(list[q]);
         src[q] = at;
         if (st == TSM_OK)
-            describe(a, list[q], at, nn_off, idx_off, &jobs[q], (tss_scatter *)a->host_io + q,
+            describe(a, list[q], at, &o, &jobs[q], (tss_scatter *)a->host_io + q,
                      (double *)(a->host_io + vals_off));
         push_host(list[q]);
     }
@@ -212,7 +245,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
     if (st == TSM_OK)
         st = tsm_online_update(ctx, jobs, n);
     if (st == TSM_OK)
-        st = tss_arena_fetch(a, nn_off, io - nn_off);
+        st = tss_arena_fetch(a, o.nn, io - o.nn);
         /* The streams score independently (each its own calibration, events and alert
          * queue), so over the threads: one subsequence costs about as much as its share of
          * the kernel. In order on one thread when a caller's on_score wants the calls. */
@@ -226,8 +259,11 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         s->proc_seq += s->chunk;
         s->since_pass += s->chunk;
         s->on.st.valid = 1;
-        score(s, &jobs[q], (const double *)(a->host_io + nn_off) + src[q],
-              (const int64_t *)(a->host_io + idx_off) + src[q], x0[q], on_score, user);
+        const job_out out = {(const double *)(a->host_io + o.nn) + src[q],
+                             (const double *)(a->host_io + o.mag) + src[q],
+                             (const int64_t *)(a->host_io + o.idx) + src[q],
+                             (const int64_t *)(a->host_io + o.mag_idx) + src[q]};
+        score(s, &jobs[q], &out, x0[q], on_score, user);
     }
     free(jobs);
     free(x0);

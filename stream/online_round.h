@@ -14,6 +14,7 @@
 #define TSS_ONLINE_ROUND_H
 
 #include "arena.h"
+#include "engine.h" /* tss_scored */
 #include "online.h" /* kernels/: tsm_online_update */
 #include "ring.h"
 
@@ -60,8 +61,7 @@ tsm_status tss_online_place(tss_arena *a, tss_stream **list, size_t n);
  * rebuilt on the next round, and the status is returned with the message in ctx.
  * Streams the arena has no room for (memory) fail that way alone: the round goes on for
  * the others. */
-typedef void (*tss_score_fn)(void *user, const char *stream_id, uint64_t start, double raw,
-                             uint64_t neighbor, double score);
+typedef void (*tss_score_fn)(void *user, const char *stream_id, const tss_scored *sc);
 tsm_status tss_online_round(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t n,
                             tss_score_fn on_score, void *user);
 

@@ -83,6 +83,7 @@ void tss_stream_destroy(tss_stream **self_p) {
         tss_staging_free(&s->stage);
         tss_ring_free(&s->ring);
         tss_detect_free(&s->det);
+        tss_level_free(&s->level);
         free(s->out.item);
         free(s->pass_out.item);
         free(s->cand);

@@ -16,6 +16,7 @@
 
 #include "detect.h"
 #include "engine.h"
+#include "level.h"
 #include "online_round.h"
 #include "params.h"
 #include "ring.h"
@@ -62,6 +63,7 @@ struct tss_stream {
     /* window side */
     tss_ring ring;
     tss_online on;
+    tss_level level;     /* the level view's block ranges (level.h), host side */
     uint64_t proc_seq;   /* sequence number of the next sample to enter the window */
     uint64_t since_pass; /* samples since the last pass or restart */
 

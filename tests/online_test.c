@@ -28,6 +28,8 @@ typedef struct {
     double *ring, *mu, *inv, *qt, *nn;
     uint8_t *kind;
     int64_t *idx;
+    double *m2, *mag; /* the magnitude view (NULL: not asked for) */
+    int64_t *midx;
     tsm_online_state st;
 } harness;
 
@@ -41,19 +43,24 @@ static void h_init(harness *h, uint32_t W, uint32_t m, uint32_t excl, uint32_t s
     h->qt = calloc(W - m + 1, sizeof *h->qt);
     h->nn = calloc(slack, sizeof *h->nn);
     h->idx = calloc(slack, sizeof *h->idx);
-    assert_true(h->ring && h->mu && h->inv && h->kind && h->qt && h->nn && h->idx);
+    h->m2 = calloc(2 * h->cap, sizeof *h->m2);
+    h->mag = calloc(slack, sizeof *h->mag);
+    h->midx = calloc(slack, sizeof *h->midx);
+    assert_true(h->ring && h->mu && h->inv && h->kind && h->qt && h->nn && h->idx && h->m2 &&
+                h->mag && h->midx);
 }
 
 static void h_free(harness *h) {
     free(h->ring), free(h->mu), free(h->inv), free(h->kind), free(h->qt), free(h->nn);
-    free(h->idx);
+    free(h->idx), free(h->m2), free(h->mag), free(h->midx);
 }
 
 /* Appends v[0..n-1] (n <= slack) to the ring and describes the kernel's job. */
 static void h_job(harness *h, const double *v, uint32_t n, tsm_online_job *jb) {
     uint32_t pos0 = (h->head + h->cap - h->fill) % h->cap;
-    *jb = (tsm_online_job){h->ring, h->mu, h->inv,  h->kind, h->qt, &h->st, h->nn,  h->idx,
-                           h->cap,  pos0,  h->fill, n,       h->W,  h->m,   h->excl};
+    *jb =
+        (tsm_online_job){h->ring, h->mu,   h->inv, h->kind, h->qt, &h->st,  h->nn, h->idx, h->cap,
+                         pos0,    h->fill, n,      h->W,    h->m,  h->excl, h->m2, h->mag, h->midx};
     for (uint32_t k = 0; k < n; k++) {
         h->ring[h->head] = h->ring[h->head + h->cap] = v[k];
         h->head = (h->head + 1) % h->cap;
@@ -79,6 +86,11 @@ static tsm_status update(tsm_ctx *ctx, tsm_online_job *jobs, size_t nj) {
         dj[q].state = tu_dev_dup(jb->state, sizeof *jb->state);
         dj[q].nn = tu_dev_dup(jb->nn, jb->nnew * sizeof *jb->nn);
         dj[q].nn_index = tu_dev_dup(jb->nn_index, jb->nnew * sizeof *jb->nn_index);
+        if (jb->mag) {
+            dj[q].m2 = tu_dev_dup(jb->m2, c2 * sizeof *jb->m2);
+            dj[q].mag = tu_dev_dup(jb->mag, jb->nnew * sizeof *jb->mag);
+            dj[q].mag_index = tu_dev_dup(jb->mag_index, jb->nnew * sizeof *jb->mag_index);
+        }
     }
     tsm_status st = tsm_online_update(ctx, dj, nj);
     for (size_t q = 0; q < nj; q++) {
@@ -94,6 +106,12 @@ static tsm_status update(tsm_ctx *ctx, tsm_online_job *jobs, size_t nj) {
         tu_dev_free((void *)d->ring), tu_dev_free(d->mu), tu_dev_free(d->inv);
         tu_dev_free(d->kind), tu_dev_free(d->qt), tu_dev_free(d->state), tu_dev_free(d->nn);
         tu_dev_free(d->nn_index);
+        if (jb->mag) {
+            tu_dev_get(jb->m2, d->m2, c2 * sizeof *jb->m2);
+            tu_dev_get(jb->mag, d->mag, jb->nnew * sizeof *jb->mag);
+            tu_dev_get(jb->mag_index, d->mag_index, jb->nnew * sizeof *jb->mag_index);
+            tu_dev_free(d->m2), tu_dev_free(d->mag), tu_dev_free(d->mag_index);
+        }
     }
     free(dj);
     return st;
@@ -106,6 +124,49 @@ static int close_enough(double got, double want2, double tol_d2, double tol_rel)
     return fabs(got * got - want2) <= tol_d2 || fabs(got - want) <= tol_rel * want;
 }
 
+/* The scale of the plain distances of subsequence i's row (issue 28): 2m times the
+ * largest squared deviation of the window x[base .. i + m - 1] from the kernel's
+ * centre c. The kernel forms S_i + S_j - 2 QT from sums centred at c (re-chosen at each
+ * exact refresh, so a wandering series drifts away from it between two), and rounding
+ * errs by a small multiple of eps times that much: the distance of two subsequences
+ * that match closely cancels it out, so its tolerance is absolute. */
+static double raw_scale(const double *x, size_t base, size_t i, size_t m, double c) {
+    double most = 0;
+    for (size_t k = base; k < i + m; k++)
+        most = fmax(most, (x[k] - c) * (x[k] - c));
+    return 2.0 * (double)m * most;
+}
+
+/* Checks the magnitude view of new sample k (completing subsequence i over the window
+ * from base) against the brute-force plain distances: within tol_rel of the scale
+ * (raw_scale) on d^2, neighbours exact unless tied within that. */
+static void check_mag(const harness *h, const double *x, size_t k, size_t base, size_t i,
+                      double tol_rel) {
+    double best = INFINITY;
+    int64_t bj = -1;
+    for (size_t j = base; j + h->excl <= i; j++) {
+        double d2 = ref_raw_d2(x, h->m, i, j);
+        if (d2 < best)
+            best = d2, bj = (int64_t)j;
+    }
+    if (bj < 0) {
+        assert_true(isinf(h->mag[k]) && h->midx[k] == -1);
+        return;
+    }
+    const double tol = tol_rel * (raw_scale(x, base, i, h->m, h->st.c) + 1e-300);
+    const double got = h->mag[k];
+    if (!(fabs(got * got - best) <= tol))
+        fail_msg("seed %llu: W %u m %u sample %zu: magnitude %.17g, reference %.17g (neighbour "
+                 "%lld vs %lld)",
+                 (unsigned long long)tu_seed, h->W, h->m, i + h->m - 1, got, sqrt(best),
+                 (long long)h->midx[k], (long long)bj);
+    const int64_t j = h->midx[k];
+    if (j != bj && (j < (int64_t)base || (size_t)j + h->excl > i ||
+                    !(fabs(ref_raw_d2(x, h->m, i, (size_t)j) - best) <= 2 * tol)))
+        fail_msg("seed %llu: W %u sample %zu: magnitude neighbour %lld, reference %lld (not tied)",
+                 (unsigned long long)tu_seed, h->W, i + h->m - 1, (long long)j, (long long)bj);
+}
+
 /* Checks the outputs of a job against the reference on x = ring + pos0. */
 static void h_check(const harness *h, const tsm_online_job *jb, double tol_d2, double tol_rel) {
     const double *x = h->ring + jb->pos0;
@@ -113,8 +174,12 @@ static void h_check(const harness *h, const tsm_online_job *jb, double tol_d2, d
         size_t e = jb->fill + k, base = e + 1 > h->W ? e + 1 - h->W : 0;
         if (e + 1 - base < h->m) {
             assert_true(isnan(h->nn[k]) && h->idx[k] == -1);
+            if (jb->mag)
+                assert_true(isnan(h->mag[k]) && h->midx[k] == -1);
             continue;
         }
+        if (jb->mag)
+            check_mag(h, x, k, base, e + 1 - h->m, tol_rel > 1e-9 ? tol_rel : 1e-10);
         size_t i = e + 1 - h->m;
         double best = INFINITY;
         int64_t bj = -1;
@@ -140,14 +205,22 @@ static void h_check(const harness *h, const tsm_online_job *jb, double tol_d2, d
     }
 }
 
-/* Series with constant stretches and planted bursts, around offset. */
+/* Series with constant stretches, planted bursts, level shifts and changes of scale
+ * (what the magnitude view is for), around offset. */
 static double *mixed_series(size_t n, double offset) {
     double *t = tu_series(n);
     for (size_t at = 40; at + 60 < n; at += 97 + (size_t)(tu_uniform() * 200)) {
-        if (tu_uniform() < 0.3)
+        const double u = tu_uniform();
+        if (u < 0.3)
             tu_fill(t, at, 10 + (size_t)(tu_uniform() * 40), t[at]);
-        else if (tu_uniform() < 0.3)
+        else if (u < 0.45)
             tu_plant_anomaly(t, at, 20, 3.0);
+        else if (u < 0.55) /* a level shift from here on */
+            for (size_t k = at; k < n; k++)
+                t[k] += 25.0;
+        else if (u < 0.65) /* a stretch at four times the scale */
+            for (size_t k = at + 1; k < at + 50; k++)
+                t[k] = t[at] + 4.0 * (t[k] - t[at]);
     }
     for (size_t k = 0; k < n; k++)
         t[k] += offset;

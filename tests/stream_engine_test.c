@@ -232,6 +232,38 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
     free(nn), free(nj), free(cand), free(sc);
 }
 
+/* The magnitude and level views (DESIGN 5.3) of the engine's score e for subsequence i
+ * (window from ws) against brute force: the plain Euclidean left-NN distance within
+ * 1e-8 of the window's squared range times 2m on d^2 (the kernel's sums are centred
+ * near the window's level: online.h; its neighbour exact unless tied within that), the
+ * level exactly (tests/reference: ref_level). */
+static void check_views(const st_input *in, const st_score *e, size_t excl, size_t ws, size_t i,
+                        uint32_t m) {
+    double best = INFINITY, lo = INFINITY, hi = -INFINITY;
+    size_t bj = 0;
+    for (size_t j = ws; j + excl <= i; j++) {
+        const double d2 = ref_raw_d2(in->v, m, i, j);
+        if (d2 < best)
+            best = d2, bj = j;
+    }
+    for (size_t k = ws; k < i + m; k++)
+        lo = fmin(lo, in->v[k]), hi = fmax(hi, in->v[k]);
+    const double tol = 1e-8 * 2.0 * m * (hi - lo) * (hi - lo) + 1e-300;
+    const size_t j = index_of(in, e->magnitude_neighbor);
+    if (e->m != m || !(fabs(e->magnitude * e->magnitude - best) <= tol) ||
+        (j != bj && !(fabs(ref_raw_d2(in->v, m, i, j) - best) <= 2 * tol)))
+        fail_msg("seed %llu: %s at %llu: engine magnitude %.17g (neighbour %llu, m %u), brute "
+                 "force %.17g (neighbour %llu, m %u)",
+                 (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->magnitude,
+                 (unsigned long long)e->magnitude_neighbor, e->m, sqrt(best),
+                 (unsigned long long)in->seq[bj], m);
+    const double want = ref_level(in->v, ws, i, m);
+    if (e->level != want)
+        fail_msg("seed %llu: %s at %llu: engine level %.17g, by definition %.17g",
+                 (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->level,
+                 want);
+}
+
 /* The subsequence that sample k completes (window from ws): the engine's raw score
  * checked against brute force, then through the reference events. */
 static void model_score(const st_input *in, const tss_params *p, size_t excl, model_state *ms,
@@ -257,6 +289,7 @@ static void model_score(const st_input *in, const tss_params *p, size_t excl, mo
                  "(neighbour %llu)",
                  (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->raw,
                  (unsigned long long)e->neighbor, sqrt(best), (unsigned long long)in->seq[bj]);
+    check_views(in, e, excl, ws, i, m);
     ref_alert r[3];
     size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, k + 1 - ws, armed, r);
     expect_ref(ms, r, n, isnan(p->range) ? p->threshold : p->range, x);

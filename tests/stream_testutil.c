@@ -20,8 +20,7 @@ static void on_alert(void *user, const char *id, const tss_alert *a) {
     x->a = *a;
 }
 
-static void on_score(void *user, const char *id, uint64_t start, double raw, uint64_t neighbor,
-                     double score) {
+static void on_score(void *user, const char *id, const tss_scored *sc) {
     st_scores *l = &((st_env *)user)->scores;
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 1024;
@@ -30,7 +29,9 @@ static void on_score(void *user, const char *id, uint64_t start, double raw, uin
     }
     st_score *x = &l->v[l->n++];
     snprintf(x->id, sizeof x->id, "%s", id);
-    x->start = start, x->neighbor = neighbor, x->raw = raw, x->score = score;
+    x->start = sc->start, x->neighbor = sc->neighbor, x->raw = sc->raw, x->score = sc->score;
+    x->m = sc->m, x->magnitude = sc->magnitude, x->magnitude_neighbor = sc->magnitude_neighbor;
+    x->level = sc->level;
 }
 
 static int params_for(void *user, const char *id, tss_params *out) {

@@ -23,8 +23,9 @@ typedef struct {
 /* One scored subsequence (tss_engine_options.on_score). */
 typedef struct {
     char id[64];
-    uint64_t start, neighbor;
-    double raw, score;
+    uint64_t start, neighbor, magnitude_neighbor;
+    uint32_t m;
+    double raw, score, magnitude, level;
 } st_score;
 
 typedef struct {

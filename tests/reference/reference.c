@@ -48,6 +48,28 @@ double ref_d2(const double *t, size_t m, size_t i, size_t j) {
     return d2;
 }
 
+double ref_raw_d2(const double *t, size_t m, size_t i, size_t j) {
+    double d2 = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (!isfinite(t[i + k]) || !isfinite(t[j + k]))
+            return NAN;
+        d2 += (t[i + k] - t[j + k]) * (t[i + k] - t[j + k]);
+    }
+    return d2;
+}
+
+double ref_level(const double *t, size_t base, size_t i, size_t m) {
+    double lo = t[base], hi = t[base], slo = t[i], shi = t[i];
+    for (size_t k = base; k < i; k++)
+        lo = fmin(lo, t[k]), hi = fmax(hi, t[k]);
+    for (size_t k = i; k < i + m; k++)
+        slo = fmin(slo, t[k]), shi = fmax(shi, t[k]);
+    const double scale = fmax(1.0, fmax(fabs(lo), fabs(hi)));
+    const double width = fmax(hi - lo, 1e-9 * scale); /* TSS_LEVEL_FLOOR */
+    const double dev = fmax(0.0, fmax(shi - hi, lo - slo));
+    return dev / width;
+}
+
 void ref_profile(const double *t, size_t n, size_t m, size_t excl, int left, double *dist,
                  int64_t *index) {
     size_t N = n - m + 1;

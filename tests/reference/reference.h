@@ -20,6 +20,12 @@ int ref_kind(const double *t, size_t m, size_t i);
 /* Squared z-normalised distance of subsequences i and j; NAN if either has a
  * non-finite value. */
 double ref_d2(const double *t, size_t m, size_t i, size_t j);
+/* The plain squared Euclidean distance of T[i,m] and T[j,m] (the magnitude view of
+ * DESIGN 5.3), summed term by term; NAN if either holds a non-finite value. */
+double ref_raw_d2(const double *t, size_t m, size_t i, size_t j);
+/* The level view of DESIGN 5.3 (stream/level.h) by its definition, from scans: how far
+ * T[i,m] lies outside the range of t[base .. i - 1], in widths of that range. */
+double ref_level(const double *t, size_t base, size_t i, size_t m);
 
 /* Nearest-neighbour profile (left only when left != 0), conventions of mp.h. */
 void ref_profile(const double *t, size_t n, size_t m, size_t excl, int left, double *dist,

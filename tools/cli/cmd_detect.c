@@ -126,15 +126,22 @@ static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
     client_print_alert(stdout, &msg);
 }
 
-static void on_score(void *user, const char *stream_id, uint64_t start, double raw,
-                     uint64_t neighbor, double score) {
+/* One --scores line: the subsequence (its start and m), each view and its neighbour,
+ * and the calibrated score. */
+static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
     run_state *r = user;
     fputs("{\"stream_id\":", r->scores);
     emit_json_string(r->scores, stream_id);
-    fprintf(r->scores, ",\"start_seq\":%llu,\"raw\":", (unsigned long long)start);
-    client_print_double(r->scores, raw);
-    fprintf(r->scores, ",\"neighbor_seq\":%llu,\"score\":", (unsigned long long)neighbor);
-    client_print_double(r->scores, score);
+    fprintf(r->scores, ",\"start_seq\":%llu,\"m\":%u,\"raw\":", (unsigned long long)sc->start,
+            sc->m);
+    client_print_double(r->scores, sc->raw);
+    fprintf(r->scores, ",\"neighbor_seq\":%llu,\"magnitude\":", (unsigned long long)sc->neighbor);
+    client_print_double(r->scores, sc->magnitude);
+    fprintf(r->scores, ",\"magnitude_neighbor_seq\":%llu,\"level\":",
+            (unsigned long long)sc->magnitude_neighbor);
+    client_print_double(r->scores, sc->level);
+    fputs(",\"score\":", r->scores);
+    client_print_double(r->scores, sc->score);
     if (fputs("}\n", r->scores) < 0)
         r->write_failed = 1;
 }
