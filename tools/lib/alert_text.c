@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* alert_text.c - alerts, times and durations for a person (alert_text.h). */
+#include "alert_text.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alert_json.h" /* tsm_alert_kind_name */
+
+/* A growing text in a fixed buffer: what does not fit is counted, not written. */
+typedef struct {
+    char *buf;
+    size_t len, n;
+} text;
+
+static void put(text *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k =
+        vsnprintf(t->n < t->len ? t->buf + t->n : NULL, t->n < t->len ? t->len - t->n : 0, fmt, ap);
+    va_end(ap);
+    t->n += k > 0 ? (size_t)k : 0;
+}
+
+static text text_of(char *buf, size_t len) {
+    if (len)
+        buf[0] = '\0';
+    return (text){buf, len, 0};
+}
+
+size_t tsm_time_text(char *buf, size_t len, int64_t ns, int local) {
+    text t = text_of(buf, len);
+    int64_t s = ns / 1000000000, rem = ns % 1000000000;
+    if (rem < 0) /* floor, for times before 1970 */
+        s--, rem += 1000000000;
+    time_t tt = (time_t)s;
+    struct tm tm;
+    if (!(local ? localtime_r(&tt, &tm) : gmtime_r(&tt, &tm))) {
+        put(&t, "%-*s", local ? 29 : 24, "(time out of range)");
+        return t.n;
+    }
+    put(&t, "%04d-%02d-%02dT%02d:%02d:%02d.%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+        tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(rem / 1000000));
+    if (!local) {
+        put(&t, "Z");
+    } else {
+        long off = tm.tm_gmtoff / 60;
+        put(&t, "%c%02ld:%02ld", off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+    }
+    return t.n;
+}
+
+size_t tsm_duration_text(char *buf, size_t len, double s) {
+    text t = text_of(buf, len);
+    if (!(s >= 0) || !isfinite(s)) {
+        put(&t, "-");
+    } else if (s < 9.95) {
+        put(&t, "%.2g s", s);
+    } else if (s < 59.5) {
+        put(&t, "%.0f s", s);
+    } else if (s < 3599.5) { /* whole seconds */
+        long long v = llround(s);
+        v % 60 ? put(&t, "%lld min %lld s", v / 60, v % 60) : put(&t, "%lld min", v / 60);
+    } else if (s < 86370) { /* whole minutes */
+        long long v = llround(s / 60);
+        v % 60 ? put(&t, "%lld h %lld min", v / 60, v % 60) : put(&t, "%lld h", v / 60);
+    } else { /* whole hours */
+        long long v = llround(s / 3600);
+        v % 24 ? put(&t, "%lld d %lld h", v / 24, v % 24) : put(&t, "%lld d", v / 24);
+    }
+    return t.n;
+}
+
+size_t tsm_term_safe(char *buf, size_t len, const char *s) {
+    text t = text_of(buf, len);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            put(&t, "\\x%02x", *p);
+        else
+            put(&t, "%c", *p);
+    }
+    return t.n;
+}
+
+int tsm_text_columns(const char *s) {
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xc0) != 0x80; /* UTF-8: a character per byte that starts one */
+    return n;
+}
+
+/* ---- Views, by the Alert's descriptor ------------------------------------------ */
+
+/* Whether field f of message m is set: a proto3 field without presence always is; one
+ * with (optional, oneof) when its has_ flag or case says so. */
+static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return 0;
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+        return *(const uint32_t *)((const char *)m + f->quantifier_offset) == f->id;
+    if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type != PROTOBUF_C_TYPE_STRING &&
+        f->type != PROTOBUF_C_TYPE_MESSAGE)
+        return *(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset) != 0;
+    return 1;
+}
+
+void tsm_alert_views_of(const Tsmine__V1__Alert *a, tsm_alert_views *out) {
+    memset(out, 0, sizeof *out);
+    const ProtobufCMessageDescriptor *d = a->base.descriptor;
+    for (unsigned i = 0; d && i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const void *at = (const char *)a + f->offset;
+        size_t nl = strlen(f->name);
+        if (!field_present(&a->base, f))
+            continue;
+        if (strcmp(f->name, "view") == 0 && f->type == PROTOBUF_C_TYPE_STRING) {
+            const char *v = *(char *const *)at;
+            out->view = v && *v ? v : NULL;
+        } else if (strcmp(f->name, "view") == 0 && f->type == PROTOBUF_C_TYPE_ENUM) {
+            const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
+                (const ProtobufCEnumDescriptor *)f->descriptor, *(const int *)at);
+            out->view = v && *(const int *)at != 0 ? v->name : NULL;
+        } else if (nl > 6 && strcmp(f->name + nl - 6, "_score") == 0 &&
+                   (f->type == PROTOBUF_C_TYPE_DOUBLE || f->type == PROTOBUF_C_TYPE_FLOAT) &&
+                   out->n < TSM_ALERT_VIEWS_MAX) {
+            double v = f->type == PROTOBUF_C_TYPE_DOUBLE ? *(const double *)at : *(const float *)at;
+            snprintf(out->scores[out->n].name, sizeof out->scores[out->n].name, "%.*s",
+                     (int)(nl - 6), f->name);
+            out->scores[out->n++].score = v;
+        }
+    }
+}
+
+/* ---- Streams: the sample period each one's alerts show ------------------------- */
+
+/* What the lines remember of a stream: the first alert's sample and timestamp since
+ * the stream (re)started, and the period between them and a later alert's. */
+typedef struct {
+    char *id; /* NULL: a free slot */
+    uint64_t seq0;
+    int64_t ts0;
+    double period_ns; /* 0: not known yet */
+} stream_memo;
+
+#define STREAMS_MAX (1u << 20)
+
+struct tsm_alert_text {
+    int local;
+    int stream_width; /* the widest (term-safe) stream id so far */
+    stream_memo *slot;
+    size_t cap, used; /* slots (a power of two) and those taken */
+};
+
+tsm_alert_text *tsm_alert_text_new(int local) {
+    tsm_alert_text *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->local = local;
+    self->cap = 64;
+    if (!(self->slot = calloc(self->cap, sizeof *self->slot))) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+void tsm_alert_text_destroy(tsm_alert_text **self_p) {
+    tsm_alert_text *self = *self_p;
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->cap; i++)
+        free(self->slot[i].id);
+    free(self->slot);
+    free(self);
+    *self_p = NULL;
+}
+
+static size_t hash_of(const char *s) { /* FNV-1a */
+    size_t h = (size_t)14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * (size_t)1099511628211ull;
+    return h;
+}
+
+/* The slot of id in slot[0..cap): its own, or the free one where it would go. */
+static stream_memo *find_slot(stream_memo *slot, size_t cap, const char *id) {
+    for (size_t i = hash_of(id) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!slot[i].id || strcmp(slot[i].id, id) == 0)
+            return &slot[i];
+}
+
+/* Doubles the table; returns 0, or -1 when out of memory (the table stays). */
+static int grow(tsm_alert_text *self) {
+    size_t cap = 2 * self->cap;
+    stream_memo *slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return -1;
+    for (size_t i = 0; i < self->cap; i++)
+        if (self->slot[i].id)
+            *find_slot(slot, cap, self->slot[i].id) = self->slot[i];
+    free(self->slot);
+    self->slot = slot, self->cap = cap;
+    return 0;
+}
+
+/* The memo of stream id, made when new; NULL when there is no room for it (then no
+ * period is learnt for it: its lines say no time spans). O(length of id) on average. */
+static stream_memo *memo_of(tsm_alert_text *self, const char *id) {
+    stream_memo *m = find_slot(self->slot, self->cap, id);
+    if (m->id)
+        return m;
+    if (self->used >= STREAMS_MAX || (4 * (self->used + 1) > 3 * self->cap && grow(self) != 0))
+        return NULL;
+    m = find_slot(self->slot, self->cap, id);
+    if (!(m->id = strdup(id)))
+        return NULL;
+    m->seq0 = UINT64_MAX; /* no anchor yet */
+    self->used++;
+    return m;
+}
+
+/* Whether alert a carries its sample's timestamp: a RESET does not (it is 0). */
+static int stamped(const Tsmine__V1__Alert *a) {
+    return a->kind != TSMINE__V1__ALERT_KIND__RESET || a->start_timestamp_ns != 0;
+}
+
+/* Learns the stream's sample period from alert a: the first alert anchors it, a later
+ * one at another sample gives the period (from the anchor: the longer the span, the
+ * finer); after a RESET (its numbering restarts) the next stamped alert anchors it
+ * afresh, and the period stays. */
+static void learn(stream_memo *m, const Tsmine__V1__Alert *a) {
+    if (!m)
+        return;
+    if (a->kind == TSMINE__V1__ALERT_KIND__RESET)
+        m->seq0 = UINT64_MAX;
+    if (!stamped(a))
+        return;
+    if (m->seq0 == UINT64_MAX) {
+        m->seq0 = a->start_seq, m->ts0 = a->start_timestamp_ns;
+        return;
+    }
+    if (a->start_seq == m->seq0)
+        return;
+    /* the differences first: exact in 64 bits, where timestamps near 2^60 ns are not
+     * in a double's 53 (a later alert may be about an earlier sample: both negative) */
+    double p = (double)(a->start_timestamp_ns - m->ts0) / (double)(int64_t)(a->start_seq - m->seq0);
+    if (p > 0 && isfinite(p))
+        m->period_ns = p;
+}
+
+/* ---- The line ------------------------------------------------------------------- */
+
+/* "N samples, SPAN", or "N samples" while the stream's period is not known. */
+static void span(text *t, uint64_t samples, const stream_memo *m) {
+    put(t, "%llu sample%s", (unsigned long long)samples, samples == 1 ? "" : "s");
+    if (m && m->period_ns > 0) {
+        char d[48];
+        tsm_duration_text(d, sizeof d, 1e-9 * m->period_ns * (double)samples);
+        put(t, ", %s", d);
+    }
+}
+
+/* "#A..#B" for the n samples from a (n >= 1), "#A" for one. */
+static void extent(text *t, uint64_t a, uint64_t n) {
+    if (n <= 1)
+        put(t, "#%llu", (unsigned long long)a);
+    else
+        put(t, "#%llu..#%llu", (unsigned long long)a, (unsigned long long)(a + n - 1));
+}
+
+/* What the tail says of a scored subsequence and its nearest neighbour at j. */
+static void neighbour(text *t, const Tsmine__V1__Alert *a, const char *which) {
+    if (a->tail == TSMINE__V1__TAIL__FAR)
+        put(t, ", unlike anything %s (", which);
+    else if (a->tail == TSMINE__V1__TAIL__NEAR)
+        put(t, ", an unusually close repeat (");
+    else
+        put(t, " (");
+    put(t, "nearest #%llu", (unsigned long long)a->neighbor_seq);
+    if (isfinite(a->distance))
+        put(t, ", distance %.3g", a->distance);
+    put(t, ")");
+}
+
+static void views(text *t, const tsm_alert_views *v) {
+    if (!v || (!v->view && v->n == 0))
+        return;
+    put(t, v->view ? "; view %s" : "; views", v->view ? v->view : "");
+    for (size_t i = 0; i < v->n; i++) {
+        put(t, "%s%s ", i ? ", " : " (", v->scores[i].name);
+        isfinite(v->scores[i].score) ? put(t, "%.4f", v->scores[i].score) : put(t, "-");
+    }
+    if (v->n)
+        put(t, ")");
+}
+
+/* WHAT: the alert in words. */
+static void what(text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
+                 const tsm_alert_views *v) {
+    uint64_t s = a->start_seq, n = a->length;
+    switch (a->kind) {
+    case TSMINE__V1__ALERT_KIND__ANOMALY:
+        put(t, "event opens at ");
+        extent(t, s, n);
+        put(t, " (m %llu)", (unsigned long long)n);
+        neighbour(t, a, "before");
+        views(t, v);
+        break;
+    case TSMINE__V1__ALERT_KIND__ANOMALY_END: {
+        uint64_t len =
+            a->event_end_seq > a->event_start_seq ? a->event_end_seq - a->event_start_seq : 0;
+        put(t, "event closed: ");
+        extent(t, a->event_start_seq, len);
+        put(t, ", ");
+        span(t, len, m);
+        put(t, "; peak at #%llu", (unsigned long long)s);
+        if (isfinite(a->distance))
+            put(t, " (distance %.3g)", a->distance);
+        views(t, v);
+        break;
+    }
+    case TSMINE__V1__ALERT_KIND__DISCORD:
+        put(t, "discord ");
+        extent(t, s, n);
+        put(t, " (m %llu)", (unsigned long long)n);
+        neighbour(t, a, "else in the window");
+        views(t, v);
+        break;
+    case TSMINE__V1__ALERT_KIND__LEFT_DISCORD:
+        put(t, "subsequence ");
+        extent(t, s, n);
+        put(t, " (m %llu) past the threshold", (unsigned long long)n);
+        neighbour(t, a, "before");
+        views(t, v);
+        break;
+    case TSMINE__V1__ALERT_KIND__MOTIF:
+        put(t, "motif: ");
+        extent(t, s, n);
+        put(t, " and ");
+        extent(t, a->neighbor_seq, n);
+        put(t, " repeat each other (m %llu", (unsigned long long)n);
+        if (isfinite(a->distance))
+            put(t, ", distance %.3g", a->distance);
+        put(t, ")");
+        break;
+    case TSMINE__V1__ALERT_KIND__GAP:
+        put(t, "samples ");
+        extent(t, s, n);
+        put(t, " never arrived (");
+        span(t, n, m);
+        put(t, "); the window starts again after them");
+        break;
+    case TSMINE__V1__ALERT_KIND__RESET:
+        put(t,
+            "the stream starts over at #%llu (it had reached #%llu); its window and alert "
+            "spans start afresh",
+            (unsigned long long)s, (unsigned long long)a->neighbor_seq);
+        break;
+    default: put(t, "an alert of kind %d, unknown to this tsmine", (int)a->kind); break;
+    }
+}
+
+size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *a,
+                                 const tsm_alert_views *v, char *buf, size_t len) {
+    text t = text_of(buf, len);
+    const char *id = a->stream_id ? a->stream_id : "";
+    stream_memo *m = memo_of(self, id);
+    learn(m, a);
+
+    char when[40], safe[4 * 255 + 1];
+    if (stamped(a))
+        tsm_time_text(when, sizeof when, a->start_timestamp_ns, self->local);
+    else /* no time to show: as wide as one */
+        snprintf(when, sizeof when, "%-*s", self->local ? 29 : 24, "-");
+    tsm_term_safe(safe, sizeof safe, id); /* a longer id than the daemon takes: cut */
+    int w = tsm_text_columns(safe);
+    if (w > self->stream_width)
+        self->stream_width = w;
+    put(&t, "%s  %s%*s  %-12s  ", when, safe, self->stream_width - w, "",
+        tsm_alert_kind_name(a->kind));
+    int scored = a->kind != TSMINE__V1__ALERT_KIND__MOTIF &&
+                 a->kind != TSMINE__V1__ALERT_KIND__GAP && a->kind != TSMINE__V1__ALERT_KIND__RESET;
+    if (scored && isfinite(a->score))
+        put(&t, "score %.4f  ", a->score);
+    else
+        put(&t, "%-12s  ", "");
+    what(&t, a, m, v);
+    return t.n;
+}
+
+size_t tsm_alert_text_line(tsm_alert_text *self, const Tsmine__V1__Alert *a, char *buf,
+                           size_t len) {
+    tsm_alert_views v;
+    tsm_alert_views_of(a, &v);
+    return tsm_alert_text_line_views(self, a, &v, buf, len);
+}
