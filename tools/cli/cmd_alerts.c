@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_alerts.c - `tsmine alerts`: subscribe to tsmined's alerts (SUB) and print each
- * as one JSON line, flushed at once (DESIGN 5.2, 6). */
+ * as one line, flushed at once: JSON (DESIGN 5.2, 6), or for a person on a terminal a
+ * readable line (alert_text.h; --format, display.h). */
+#include "alert_text.h"
 #include "cli.h"
 #include "client.h"
 #include "commands.h"
+#include "display.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -18,10 +21,22 @@ static void on_signal(int sig) {
     stop_flag = 1;
 }
 
-/* Receives one alert (topic frame, then the Alert) and prints it. Returns 1 when an
- * alert was printed, 0 when the message was not one (reported and skipped), -1 when
- * receiving or writing failed (reported). */
-static int receive_one(void *sock, const char *endpoint) {
+/* Prints alert a as one line: JSON, or readable through text (when not NULL). */
+static void print_alert(const Tsmine__V1__Alert *a, tsm_alert_text *text) {
+    if (!text) {
+        client_print_alert(stdout, a);
+        return;
+    }
+    char line[2048];
+    size_t n = tsm_alert_text_line(text, a, line, sizeof line);
+    fwrite(line, 1, n < sizeof line ? n : sizeof line - 1, stdout);
+    fputc('\n', stdout);
+}
+
+/* Receives one alert (topic frame, then the Alert) and prints it (print_alert).
+ * Returns 1 when an alert was printed, 0 when the message was not one (reported and
+ * skipped), -1 when receiving or writing failed (reported). */
+static int receive_one(void *sock, const char *endpoint, tsm_alert_text *text) {
     zmq_msg_t topic, body;
     zmq_msg_init(&topic);
     zmq_msg_init(&body);
@@ -59,7 +74,7 @@ static int receive_one(void *sock, const char *endpoint) {
                   endpoint, zmq_msg_size(&body));
         goto out;
     }
-    client_print_alert(stdout, a);
+    print_alert(a, text);
     tsmine__v1__alert__free_unpacked(a, NULL);
     got = fflush(stdout) == 0 ? 1 : -1;
     if (got < 0)
@@ -83,6 +98,14 @@ static int run(const client_args *a) {
         if (zctx)
             zmq_ctx_term(zctx);
         return EX_UNAVAILABLE;
+    }
+    tsm_alert_text *text = NULL;
+    if (display_options()->format == DISPLAY_TEXT &&
+        !(text = tsm_alert_text_new(display_options()->local))) {
+        cli_error("alerts: out of memory");
+        zmq_close(sock);
+        zmq_ctx_term(zctx);
+        return EX_SOFTWARE;
     }
     const char *prefix = a->stream ? a->stream : "";
     zmq_setsockopt(sock, ZMQ_SUBSCRIBE, prefix, strlen(prefix));
@@ -108,7 +131,7 @@ static int run(const client_args *a) {
             }
             break;
         }
-        int got = receive_one(sock, a->endpoint);
+        int got = receive_one(sock, a->endpoint, text);
         if (got < 0 && !stop_flag) {
             rc = EX_IOERR;
             break;
@@ -117,6 +140,7 @@ static int run(const client_args *a) {
     }
     if (a->verbose)
         cli_error("alerts: %llu alerts", (unsigned long long)printed);
+    tsm_alert_text_destroy(&text);
     zmq_close(sock);
     zmq_ctx_term(zctx);
     return rc;
@@ -124,27 +148,34 @@ static int run(const client_args *a) {
 
 const client_command cmd_alerts = {
     .name = "alerts",
-    .synopsis = "[--endpoint E] [--stream PREFIX] [--count N] [--timeout-ms T] [--curve-key K "
-                "--server-key S]",
-    .summary = "print tsmined's alerts as JSON lines as they arrive",
+    .synopsis = "[--endpoint E] [--stream PREFIX] [--count N] [--timeout-ms T] [--format "
+                "text|json] [--local] [--curve-key K --server-key S]",
+    .summary = "print tsmined's alerts as they arrive (readable, or JSON lines)",
     .description =
-        "Subscribes to tsmined's alert socket and prints each alert as one JSON line,\n"
-        "flushed at once, with the fields of tsmine.v1.Alert:\n"
+        "Subscribes to tsmined's alert socket and prints each alert as one line, flushed at\n"
+        "once. On a terminal (standard output is a tty) the line is for a person:\n"
+        "  2023-11-14T22:18:20.000Z  site/pump-7  ANOMALY       score 0.9991  event opens at\n"
+        "    #300..#323 (m 24), unlike anything before (nearest #120, distance 4.1)\n"
+        "the time of its first sample (ISO 8601, UTC unless --local), the stream, the kind,\n"
+        "the score and what happened, sample numbers as #N; an event's extent shows its\n"
+        "length in samples and, once the stream's sample period is known from two of its\n"
+        "alerts, in time. Otherwise (a pipe, a file), or with --format json, each alert is\n"
+        "one JSON line with the fields of tsmine.v1.Alert, as scripts read it:\n"
         "  {\"alert_id\":7,\"stream_id\":\"s1\",\"kind\":\"ANOMALY\",\"start_seq\":I,\n"
         "   \"start_timestamp_ns\":T,\"length\":M,\"distance\":D,\"neighbor_seq\":J,\n"
         "   \"threshold\":R,\"score\":C,\"event_start_seq\":A,\"event_end_seq\":B,\n"
         "   \"tail\":\"FAR\",\"detected_seq\":Q,\"detected_at_ns\":T2,\"seq\":S}\n"
         "kind is ANOMALY (an event opened), ANOMALY_END (it closed: its extent [A, B) and its\n"
-        "peak subsequence), DISCORD, MOTIF, GAP or LEFT_DISCORD; event_start_seq and\n"
+        "peak subsequence), DISCORD, MOTIF, GAP, RESET or LEFT_DISCORD; event_start_seq and\n"
         "event_end_seq come with ANOMALY and ANOMALY_END only, tail (FAR: unusually far from\n"
         "its nearest earlier neighbour, NEAR: unusually near) with the scored kinds.\n"
         "detected_seq is the sample whose processing produced the alert. A distance,\n"
-        "threshold or score that is not a number is null. seq numbers each stream's alerts 1, 2, "
-        "3, ...: a jump forward\n"
-        "is alerts this subscriber lost (its queue at the daemon was full, or the daemon\n"
-        "could not send them). Runs until interrupted, N alerts were printed, or no alert came\n"
-        "for T ms. Exit status: 0 (also on SIGINT/SIGTERM), 64 usage, 69 socket error,\n"
-        "74 output error, 75 when --count N was not reached before --timeout-ms.",
+        "threshold or score that is not a number is null. seq numbers each stream's alerts\n"
+        "1, 2, 3, ...: a jump forward is alerts this subscriber lost (its queue at the\n"
+        "daemon was full, or the daemon could not send them). Runs until interrupted, N\n"
+        "alerts were printed, or no alert came for T ms. Exit status: 0 (also on\n"
+        "SIGINT/SIGTERM), 64 usage, 69 socket error, 74 output error, 75 when --count N was\n"
+        "not reached before --timeout-ms.",
     .endpoint = CLIENT_ALERTS_DEFAULT,
     .timeout_ms = 0,
     .options = CLIENT_OPT_STREAM_PREFIX | CLIENT_OPT_COUNT,

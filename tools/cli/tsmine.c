@@ -6,6 +6,9 @@
 #include "cmd_shapelet.h"
 #include "commands.h"
 #include "dist.h"
+#ifdef TSMINE_HAVE_CLIENT
+#include "display.h"
+#endif
 
 #include <stdio.h>
 #include <string.h>
@@ -60,8 +63,8 @@ static int found(command_ref c) {
 /* Runs the command with argv[0] = its name. */
 static int run_command(command_ref c, int argc, char **argv) {
 #ifdef TSMINE_HAVE_CLIENT
-    if (c.client)
-        return client_main(c.client, argc, argv);
+    if (c.client) /* alerts and status take display options first (display.h) */
+        return display_client_main(c.client, argc, argv);
 #endif
     return cli_main(c.batch, argc, argv);
 }
