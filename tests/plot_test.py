@@ -3,16 +3,18 @@
 """plot_test.py - `tsmine plot` renders known cases with their marks where they belong.
 
 Each case builds a series with a known answer (a planted discord, a planted motif pair,
-hand-written detect alerts), draws it, and finds the marks in the picture: in the SVG,
-the translucent bands (paths with fill-opacity 0.22) of each colour, whose x range must
-be that of the marked samples to 0.01 px; in the PNG, the band's tint in the pixel
-column through a mark's middle and no tint in a column far from every mark. Where a
+hand-written detect alerts, NAB's labelled windows of nyc_taxi with --windows), draws
+it, and finds the marks in the picture: in the SVG, the translucent bands (paths with
+fill-opacity 0.22; 0.16 for the windows) of each colour, whose x range must be that of
+the marked samples to 0.01 px; in the PNG, the band's tint in the pixel column through
+a mark's middle and no tint in a column far from every mark. Where a
 sample lies comes from `tsmine plot -v` ("sample i at x = X0 + W * i / (n-1)"). The
 marks computed by plot itself must be those `tsmine discord` and `tsmine motif` print.
 Then the refusals: each bad input exits with its status and a message naming the place.
 
 Python standard library only (the PNG is decoded here with zlib). About 2 s.
-Usage: plot_test.py --tsmine PATH [--data DIR]   (DIR: tests/data, for nyc_taxi.csv)
+Usage: plot_test.py --tsmine PATH [--data DIR]   (DIR: tests/data, for nyc_taxi.csv and
+nab_windows.json)
 """
 import argparse
 import json
@@ -30,7 +32,8 @@ import zlib
 BAND_OPACITY = "0.22"
 # The marks' colours in plot_draw.c, in percent as cairo writes them into an SVG.
 COLOURS = {"discord": (84, 15, 16), "motif1": (12, 47, 71), "motif2": (17, 63, 17),
-           "event": (100, 50, 5)}
+           "event": (100, 50, 5), "window": (20, 62, 30)}
+WINDOW_OPACITY = "0.16"  # the labelled windows' bands (--windows), beneath the marks
 
 failures = []
 
@@ -71,12 +74,13 @@ def colour_name(style):
     return best if sum((a - b) ** 2 for a, b in zip(COLOURS[best], rgb)) < 30 else None
 
 
-def svg_bands(path):
-    """The bands of an SVG: (colour, x0, x1, y0, y1) of each fill-opacity 0.22 path."""
+def svg_bands(path, opacity=BAND_OPACITY):
+    """The bands of an SVG: (colour, x0, x1, y0, y1) of each path of that fill-opacity
+    (0.22: the marks; WINDOW_OPACITY: the labelled windows)."""
     bands = []
     for el in ET.parse(path).iter("{http://www.w3.org/2000/svg}path"):
         style = el.get("style", "")
-        if "fill-opacity:" + BAND_OPACITY + ";" not in style:
+        if "fill-opacity:" + opacity + ";" not in style:
             continue
         nums = [float(v) for v in re.findall(r"-?[\d.]+", el.get("d", ""))]
         xs, ys = nums[0::2], nums[1::2]
@@ -294,6 +298,69 @@ def case_detect(tsmine, work, data):
                   "detect: no %s band over %d..%d" % (colour, first, last))
 
 
+def case_windows(tsmine, work, data):
+    """--windows: NAB's labelled windows of nyc_taxi (tests/data/nab_windows.json, by the
+    file's name) shaded green over exactly their rows, beneath the marks of --from and
+    with a legend entry; then the windows file's refusals."""
+    taxi = os.path.join(data, "nyc_taxi.csv")
+    windows = os.path.join(data, "nab_windows.json")
+    with open(taxi) as f:
+        rows = [ln.split(",")[0] for ln in f.read().splitlines()[1:] if ln.strip()]
+    with open(windows) as f:
+        labelled = json.load(f)["nyc_taxi.csv"]
+    want = [("window", rows.index(a[:19]), rows.index(b[:19])) for a, b in labelled]
+    res = os.path.join(work, "taxi.json")
+    with open(res, "w") as f:
+        f.write(alert("DISCORD", 5000, 48))
+    pic = os.path.join(work, "windows.svg")
+    rc, _, err = run(tsmine, "plot", "-m", "48", "--no-profile", "--from", res, "--windows",
+                     windows, "-v", "-o", pic, taxi)
+    if not check(rc == 0, "windows: plot exited %d: %s" % (rc, err)):
+        return
+    fr = frame_of(err)
+    got = svg_bands(pic, WINDOW_OPACITY)
+    check(len(got) == len(want), "windows: %d window bands, want %d" % (len(got), len(want)))
+    for colour, first, last in want:
+        check(any(b[0] == colour and abs(b[1] - fr["x"](first)) < 0.01 and
+                  abs(b[2] - fr["x"](last)) < 0.01 for b in got),
+              "windows: no window band over rows %d..%d: %s" % (first, last, got))
+    expect_bands(pic, fr, [("discord", 5000, 5047)], "windows: the marks")
+    png = os.path.join(work, "windows.png")
+    rc, _, err = run(tsmine, "plot", "-m", "48", "--no-profile", "--windows", windows,
+                     "-k", "0", "--motifs", "0", "-v", "-o", png, taxi)
+    if check(rc == 0, "windows: plot to PNG exited %d: %s" % (rc, err)):
+        fr, (_, _, px) = frame_of(err), read_png(png)
+        y0 = int(fr["series"][0])  # the top of the panel: above the trace (5% padding)
+        for _, first, last in want:  # the tint in the column through the window's middle
+            col = [px[y][int(fr["x"]((first + last) / 2))] for y in range(y0 + 3, y0 + 15)]
+            check(all(g > r + 8 and g > b + 8 and g < 250 for r, g, b in col),
+                  "windows: no green tint in the PNG over rows %d..%d: %s" % (first, last, col))
+        x = int(fr["x"](100))  # and none where no window is
+        check(all(r == g == b for r, g, b in (px[y][x] for y in range(y0 + 3, y0 + 15))),
+              "windows: a tint in the PNG outside every window")
+    # refusals: a file the windows do not name, a bound that is no row, no timestamps
+    other = os.path.join(work, "other.csv")
+    with open(other, "w") as f:
+        f.write("timestamp,value\n" + "".join("2014-01-01 00:%02d:00,%d\n" % (i, i % 7)
+                                                for i in range(60)))
+    bounds = os.path.join(work, "bounds.json")
+    with open(bounds, "w") as f:
+        json.dump({"x/other.csv": [["2014-01-01 00:10:00", "2014-01-01 00:10:30"]]}, f)
+    bare = os.path.join(work, "bare.csv")
+    write_series(bare, [math.sin(i / 3.0) for i in range(60)])
+    with open(os.path.join(work, "bare.json"), "w") as f:
+        json.dump({"bare.csv": [["2014-01-01 00:10:00", "2014-01-01 00:20:00"]]}, f)
+    for args, status, text in [
+            (["--windows", windows, other], 65, "no entry named after other"),
+            (["--windows", bounds, other], 65, "window bound '2014-01-01 00:10:30'"),
+            (["--windows", os.path.join(work, "bare.json"), bare], 65, "no timestamp column"),
+            (["--windows", os.path.join(work, "none.json"), other], 66, "none.json")]:
+        rc, _, err = run(tsmine, "plot", "-m", "8", "--no-profile", "-o", png, *args)
+        check(rc == status and text in err and err.count("\n") == 1,
+              "windows: plot %s: exit %d (want %d), %r (want %r)" % (" ".join(args), rc, status,
+                                                                    err, text))
+
+
 def case_input(tsmine, work):
     """The text input options and -m auto, as the batch commands take them: a ';' CSV
     with a label column and decimal commas, the series of case_discord in its third."""
@@ -375,6 +442,7 @@ def main():
         case_motif(a.tsmine, work)
         case_events(a.tsmine, work)
         case_detect(a.tsmine, work, a.data)
+        case_windows(a.tsmine, work, a.data)
         case_input(a.tsmine, work)
         case_refusals(a.tsmine, work)
     print("%d failures" % len(failures))

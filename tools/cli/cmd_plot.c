@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_plot.c - `tsmine plot`: a PNG or SVG picture of a series with its top discords
  * and motif pairs (computed here with the same kernels as `tsmine discord|motif`), or
- * the results of discord/motif/profile/detect given as JSON lines (--from), marked,
- * and the (left) matrix profile beneath on the same axis (plot.h).
+ * the results of discord/motif/profile/detect/alerts given as JSON lines (--from),
+ * marked, the labelled anomaly windows of a windows file shaded (--windows), and the
+ * (left) matrix profile beneath on the same axis (plot.h).
  *
- *   tsmine plot -m M [-k K] [--motifs K] [--left] [--from RESULTS] -o OUT.png|OUT.svg FILE
+ *   tsmine plot -m M [-k K] [--motifs K] [--left] [--from RESULTS] [--windows W]
+ *               -o OUT.png|OUT.svg FILE
  *
- * It takes options the batch commands do not (--from, --motifs, -W, -H, --title), so
- * it parses its own table (cli_getopt) and calls tsmine.c's plot_main. */
+ * It takes options the batch commands do not (--from, --windows, --motifs, -W, -H,
+ * --title), so it parses its own table (cli_getopt) and calls tsmine.c's plot_main. */
 #include "cli.h"
 #include "commands.h"
 #include "mk.h"
@@ -28,6 +30,7 @@ enum {
     K_LEFT,
     K_NO_PROFILE,
     K_FROM,
+    K_WINDOWS,
     K_TITLE,
     K_INPUT_FORMAT,
     K_BACKEND,
@@ -48,6 +51,7 @@ static const cli_option options[] = {
     {"no-profile", K_NO_PROFILE, 0, NULL, 1, "draw the series only (no O(n^2) profile to compute)"},
     {"excl", K_EXCL, 1, "E", 1, "exclusion zone (default M)"},
     {"from", K_FROM, 1, "RESULTS", 1, "mark these results (JSON lines; - is standard input)"},
+    {"windows", K_WINDOWS, 1, "FILE", 1, "shade FILE's labelled windows (as 'tsmine score' takes)"},
     {"output", 'o', 1, "OUT", 1, "picture to write (required): .png or .svg"},
     {"width", 'W', 1, "PX", 1, "picture width (default 1200)"},
     {"height", 'H', 1, "PX", 1, "picture height (default 600)"},
@@ -62,7 +66,7 @@ static const cli_option options[] = {
 };
 
 typedef struct {
-    const char *file, *from, *output, *title;
+    const char *file, *from, *windows, *output, *title;
     size_t m, excl, discords, motifs;
     int have_m, auto_m, have_excl, left, no_profile, verbose, threads, width, height;
     tsm_backend backend;
@@ -108,6 +112,7 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case K_LEFT: a->left = 1; return 0;
     case K_NO_PROFILE: a->no_profile = 1; return 0;
     case K_FROM: a->from = arg; return 0;
+    case K_WINDOWS: a->windows = arg; return 0;
     case K_TITLE: a->title = arg; return 0;
     case 'o': a->output = arg; return 0;
     case 'v': a->verbose = 1; return 0;
@@ -125,13 +130,19 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
 }
 
 static void usage(const cli_optable *t) {
-    cli_help(t, "-m M [-k K] [--motifs K] [--from RESULTS] [OPTIONS] -o OUT.png|OUT.svg FILE",
+    cli_help(t,
+             "-m M [-k K] [--motifs K] [--from RESULTS] [--windows W] [OPTIONS] -o OUT.png|OUT.svg "
+             "FILE",
              "Draws the series of FILE with its top K discords (red) and top motif pairs\n"
              "(a colour per pair) marked, and its matrix profile beneath on the same axis,\n"
              "as a PNG or SVG picture (by OUT's extension). With --from, marks the results\n"
              "in RESULTS instead: the JSON lines of 'tsmine discord', 'motif', 'profile'\n"
-             "(drawn as the profile) or 'detect' (anomaly events in orange) run on FILE\n"
-             "with the same -m.");
+             "(drawn as the profile) or 'detect' and 'alerts' (one stream's; anomaly events\n"
+             "in orange) run on FILE with the same -m. With --windows, shades (green) the\n"
+             "labelled anomaly windows of FILE in W, a windows file as 'tsmine score' reads\n"
+             "it (NAB's combined_windows.json): the entry whose path FILE's ends in, or the\n"
+             "only one named as FILE without folder and extension; FILE must have a\n"
+             "timestamp column, and each window's bounds must be timestamps of its rows.");
     printf("\nFILE is read as by 'tsmine discord' (see its --help); - reads standard input.\n"
            "Exit status: 0 success, 64 usage or bad parameters, 65 bad input data, 66 cannot\n"
            "open input, 69 built without cairo or backend unavailable, 70 internal error,\n"
@@ -261,6 +272,8 @@ static int plot_series(plot_args *a, const series *d) {
         rc = cli_fail_status(ctx, st);
     if (rc == 0)
         rc = a->from ? plot_read_results(a->from, &f) : find_marks(a, ctx, s, &f);
+    if (rc == 0 && a->windows)
+        rc = plot_read_windows(a->windows, a->file, d, &f);
     if (rc == 0 && a->no_profile) { /* also none read with --from */
         free(f.profile);
         f.profile = NULL;

@@ -2,20 +2,24 @@
 /* plot.h - what `tsmine plot` draws (a figure) and how it gets it: the series, the
  * (left) matrix profile beneath it, and marked regions of the series (discords, motif
  * pairs, anomaly events), either computed (cmd_plot.c) or read from the JSON lines
- * that `tsmine discord|motif|profile|detect` print (plot_results.c). plot_draw.c turns
- * a figure into a PNG or SVG file with cairo. */
+ * that `tsmine discord|motif|profile|detect|alerts` print (plot_results.c), and the
+ * labelled anomaly windows of a windows file (plot_windows.c). plot_draw.c turns a
+ * figure into a PNG or SVG file with cairo. */
 #ifndef TSMINE_PLOT_H
 #define TSMINE_PLOT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { PLOT_DISCORD, PLOT_MOTIF, PLOT_EVENT } plot_mark_kind;
+#include "series_io.h"
+
+/* PLOT_WINDOW: a labelled anomaly window, shaded behind the series (not a result). */
+typedef enum { PLOT_DISCORD, PLOT_MOTIF, PLOT_EVENT, PLOT_WINDOW } plot_mark_kind;
 
 /* One marked region of the series: samples [start, start + len). */
 typedef struct {
     plot_mark_kind kind;
-    int group;      /* discord or event: its rank 1..; motif: the pair's rank 1.. */
+    int group;      /* discord, event, window: its rank 1..; motif: the pair's rank 1.. */
     uint64_t start; /* first sample */
     uint64_t len;   /* samples: m for discords and motifs, the extent for events */
 } plot_mark;
@@ -45,6 +49,15 @@ void plot_figure_free(plot_figure *f);
  * extent (an event still open at the end runs to the last sample), DISCORD and
  * LEFT_DISCORD mark discords, MOTIF a pair; GAP is not drawn. O(lines + marks). */
 int plot_read_results(const char *path, plot_figure *f);
+
+/* Reads the labelled windows of FILE (the series s, read with its timestamps) from the
+ * windows file path, as `tsmine score --windows` reads it (NAB's combined_windows.json:
+ * {"folder/file.csv": [["YYYY-MM-DD HH:MM:SS", "..."], ...], ...}), into f's marks as
+ * PLOT_WINDOW: the entry whose path FILE's ends in, else the only one named as FILE
+ * (without folder and extension); each bound must be a row's timestamp, as score
+ * requires. Returns 0, or an exit status (EX_NOINPUT, EX_DATAERR, EX_SOFTWARE) after
+ * printing why. O(n) per window. */
+int plot_read_windows(const char *path, const char *file, const series *s, plot_figure *f);
 
 /* Where plot_draw put things, in pixels: sample i at x = x0 + (x1 - x0) i / (n - 1);
  * the series panel spans y in [series_y0, series_y1], the profile panel [profile_y0,

@@ -43,12 +43,14 @@ typedef struct {
 } rgb;
 static const rgb ink = {0.15, 0.15, 0.15}, series_rgb = {0.25, 0.25, 0.30},
                  profile_rgb = {0.20, 0.35, 0.55}, grid_rgb = {0.88, 0.88, 0.88};
-static const rgb discord_rgb = {0.84, 0.15, 0.16}, event_rgb = {1.00, 0.50, 0.05};
+static const rgb discord_rgb = {0.84, 0.15, 0.16}, event_rgb = {1.00, 0.50, 0.05},
+                 window_rgb = {0.20, 0.62, 0.30};
 static const rgb motif_rgb[] = {{0.12, 0.47, 0.71}, {0.17, 0.63, 0.17}, {0.58, 0.40, 0.74},
                                 {0.55, 0.34, 0.29}, {0.89, 0.47, 0.76}, {0.09, 0.75, 0.81}};
-#define N_MOTIF_RGB (sizeof motif_rgb / sizeof motif_rgb[0])
-#define BAND_ALPHA  0.22 /* the marks' bands; tests/plot_test.py looks for it */
-#define FONT_SIZE   13.0
+#define N_MOTIF_RGB  (sizeof motif_rgb / sizeof motif_rgb[0])
+#define BAND_ALPHA   0.22 /* the marks' bands; tests/plot_test.py looks for it */
+#define WINDOW_ALPHA 0.16 /* the labelled windows' bands, beneath the marks' (idem) */
+#define FONT_SIZE    13.0
 
 /* A panel: its pixel rectangle and the value range its y axis spans. */
 typedef struct {
@@ -61,6 +63,8 @@ static const rgb *mark_rgb(const plot_mark *k) {
         return &discord_rgb;
     if (k->kind == PLOT_EVENT)
         return &event_rgb;
+    if (k->kind == PLOT_WINDOW)
+        return &window_rgb;
     return &motif_rgb[(size_t)(k->group - 1) % N_MOTIF_RGB];
 }
 
@@ -208,15 +212,18 @@ static void band_of(const panel *p, const plot_figure *f, const plot_mark *k, do
         *x0 -= 1, *x1 += 1;
 }
 
-/* The band of every mark over panel p. */
+/* The band of every mark over panel p: the labelled windows first, beneath the rest. */
 static void draw_bands(cairo_t *cr, const plot_figure *f, const panel *p) {
-    for (size_t k = 0; k < f->n_marks; k++) {
-        double x0, x1;
-        band_of(p, f, &f->marks[k], &x0, &x1);
-        set_rgb(cr, mark_rgb(&f->marks[k]), BAND_ALPHA);
-        cairo_rectangle(cr, x0, p->y + 1, x1 - x0, p->h - 2);
-        cairo_fill(cr);
-    }
+    for (int windows = 1; windows >= 0; windows--)
+        for (size_t k = 0; k < f->n_marks; k++) {
+            if ((f->marks[k].kind == PLOT_WINDOW) != windows)
+                continue;
+            double x0, x1;
+            band_of(p, f, &f->marks[k], &x0, &x1);
+            set_rgb(cr, mark_rgb(&f->marks[k]), windows ? WINDOW_ALPHA : BAND_ALPHA);
+            cairo_rectangle(cr, x0, p->y + 1, x1 - x0, p->h - 2);
+            cairo_fill(cr);
+        }
 }
 
 static int by_start(const void *a, const void *b) {
@@ -227,20 +234,24 @@ static int by_start(const void *a, const void *b) {
 #define LABEL_ROWS 4
 
 /* Each mark's label ("D1": discord of rank 1, "M2": a member of motif pair 2, "E1":
- * event 1) at the top of panel p, left to right, each in the first of LABEL_ROWS rows
- * where it overlaps no other (left out where none is free). O(marks log marks). */
+ * event 1; none for a labelled window) at the top of panel p, left to right, each in
+ * the first of LABEL_ROWS rows where it overlaps no other (left out where none is
+ * free). O(marks log marks). */
 static void draw_labels(cairo_t *cr, const plot_figure *f, const panel *p) {
     if (f->n_marks == 0)
         return;
     plot_mark *sorted = malloc(f->n_marks * sizeof *sorted);
     if (!sorted)
         return; /* labels are a help, not the picture */
-    memcpy(sorted, f->marks, f->n_marks * sizeof *sorted);
-    qsort(sorted, f->n_marks, sizeof *sorted, by_start);
+    size_t n = 0;
+    for (size_t k = 0; k < f->n_marks; k++)
+        if (f->marks[k].kind != PLOT_WINDOW)
+            sorted[n++] = f->marks[k];
+    qsort(sorted, n, sizeof *sorted, by_start);
     double right[LABEL_ROWS];
     for (int r = 0; r < LABEL_ROWS; r++)
         right[r] = -INFINITY;
-    for (size_t k = 0; k < f->n_marks; k++) {
+    for (size_t k = 0; k < n; k++) {
         const plot_mark *mk = &sorted[k];
         char buf[24];
         snprintf(buf, sizeof buf, "%c%d", "DME"[mk->kind], mk -> group);
@@ -272,8 +283,8 @@ typedef struct {
  * line below (y + below) where it would run into the title, which ends at title_end. */
 static void draw_legend(cairo_t *cr, const plot_figure *f, double right, double y, double title_end,
                         double below) {
-    legend_entry e[2 + N_MOTIF_RGB];
-    int has[3] = {0}, pairs = 0, n = 0;
+    legend_entry e[3 + N_MOTIF_RGB];
+    int has[4] = {0}, pairs = 0, n = 0;
     for (size_t k = 0; k < f->n_marks; k++) {
         has[f->marks[k].kind] = 1;
         if (f->marks[k].kind == PLOT_MOTIF && f->marks[k].group > pairs)
@@ -288,7 +299,9 @@ static void draw_legend(cairo_t *cr, const plot_figure *f, double right, double 
     }
     if (has[PLOT_EVENT])
         e[n++] = (legend_entry){&event_rgb, "anomaly event"};
-    double width[2 + N_MOTIF_RGB], x = right;
+    if (has[PLOT_WINDOW])
+        e[n++] = (legend_entry){&window_rgb, "labelled window"};
+    double width[3 + N_MOTIF_RGB], x = right;
     for (int i = 0; i < n; i++) {
         cairo_text_extents_t t;
         cairo_text_extents(cr, e[i].label, &t);
@@ -341,6 +354,8 @@ static void draw(cairo_t *cr, const plot_figure *f, int width, int height, plot_
     trace(cr, &sp, f->n, f->v, 0, f->n);
     cairo_set_line_width(cr, 2.2);
     for (size_t k = 0; k < f->n_marks; k++) {
+        if (f->marks[k].kind == PLOT_WINDOW)
+            continue; /* a label, not a result: the band alone */
         set_rgb(cr, mark_rgb(&f->marks[k]), 1);
         trace(cr, &sp, f->n, f->v, f->marks[k].start, f->marks[k].len);
     }
