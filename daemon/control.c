@@ -160,6 +160,8 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         {"checkpoint_failures", d->checkpoint_failures},
         {"checkpoint_streams_dropped", d->checkpoint_streams_dropped},
         {"checkpoint_duplicates", d->checkpoint_duplicates},
+        /* unix seconds of the last checkpoint that wrote every file (0: none yet) */
+        {"checkpoint_last_success_time", (uint64_t)(s.ckpt.last_success_ns / 1000000000)},
         {"reloads", d->reloads},
         {"reload_failures", d->reload_failures},
         {"http_refused_per_host", s.http.refused_per_host},
