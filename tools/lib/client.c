@@ -28,7 +28,10 @@ enum {
     KEY_TIMEOUT,
     KEY_RATE,
     KEY_CURVE_KEY,
-    KEY_SERVER_KEY
+    KEY_SERVER_KEY,
+    KEY_CONTROL,
+    KEY_RESUME,
+    KEY_NO_RESUME
 };
 
 #define OPT_ALL  (1u << 31)
@@ -53,6 +56,12 @@ static const cli_option options[] = {
      "NaN/Inf: leave out as a gap (default), or send"},
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLIENT_OPT_REPLAY,
      "input format (default: from the extension)"},
+    {"control", KEY_CONTROL, 1, "E", CLIENT_OPT_REPLAY,
+     "the control socket to ask where to resume (above)"},
+    {"resume", KEY_RESUME, 0, NULL, CLIENT_OPT_REPLAY,
+     "after a daemon restart, resend what it lost (default)"},
+    {"no-resume", KEY_NO_RESUME, 0, NULL, CLIENT_OPT_REPLAY,
+     "after a daemon restart, go on: what it lost is a gap"},
     {"count", 'n', 1, "N", CLIENT_OPT_COUNT, "exit after N alerts (default: no limit)"},
     {"timeout-ms", KEY_TIMEOUT, 1, "T", OPT_TALK, "give up after T ms without progress"},
     {"curve-key", KEY_CURVE_KEY, 1, "FILE", OPT_TALK,
@@ -141,6 +150,9 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
         }
         return 0;
     case KEY_INPUT_FORMAT: return cli_parse_input_format(t, arg, &a->input_format);
+    case KEY_CONTROL: a->control = arg; return 0;
+    case KEY_RESUME: a->resume = 1; return 0;
+    case KEY_NO_RESUME: a->resume = 0; return 0;
     case KEY_CURVE_KEY: a->curve_key_file = arg; return 0;
     case KEY_SERVER_KEY: a->server_key_file = arg; return 0;
     case 'v': a->verbose = 1; return 0;
@@ -186,7 +198,8 @@ static int read_curve(const client_command *cmd, client_args *a) {
  * printing the error. */
 static int parse_args(const client_command *cmd, int argc, char **argv, client_args *a) {
     cli_optable t = table_of(cmd);
-    *a = (client_args){.endpoint = cmd->endpoint, .batch = 256, .timeout_ms = cmd->timeout_ms};
+    *a = (client_args){
+        .endpoint = cmd->endpoint, .batch = 256, .timeout_ms = cmd->timeout_ms, .resume = -1};
     int rc = cli_getopt(&t, argc, argv, apply, a);
     if (rc == CLI_HELP)
         usage(cmd);
@@ -241,6 +254,34 @@ const char *client_curve_hint(const client_curve *curve) {
 
 void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
                            const client_curve *curve, const char *what) {
+    return client_monitored_socket(zctx, type, endpoint, flags, linger_ms, curve, what, 0, NULL);
+}
+
+/* Attaches a monitor of `events` to s (before it connects): a PAIR connected to the
+ * inproc endpoint libzmq publishes them on, named uniquely within the process. */
+static void *monitor_of(void *zctx, void *s, int events) {
+    static unsigned serial;
+    char where[64];
+    snprintf(where, sizeof where, "inproc://tsmine-client-monitor-%u", serial++);
+    if (zmq_socket_monitor(s, where, events) != 0)
+        return NULL;
+    void *m = zmq_socket(zctx, ZMQ_PAIR);
+    int zero = 0;
+    if (m &&
+        (zmq_setsockopt(m, ZMQ_LINGER, &zero, sizeof zero) != 0 || zmq_connect(m, where) != 0)) {
+        zmq_close(m);
+        m = NULL;
+    }
+    if (!m)
+        zmq_socket_monitor(s, NULL, 0);
+    return m;
+}
+
+void *client_monitored_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                              const client_curve *curve, const char *what, int events,
+                              void **monitor) {
+    if (monitor)
+        *monitor = NULL;
     void *s = zmq_socket(zctx, type);
     if (!s) {
         cli_error("%s: cannot create a socket: %s", what, zmq_strerror(zmq_errno()));
@@ -251,20 +292,57 @@ void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags
         zmq_close(s);
         return NULL;
     }
-    int immediate = (flags & CLIENT_IMMEDIATE) != 0;
+    int immediate = (flags & CLIENT_IMMEDIATE) != 0, never = -1;
     zmq_setsockopt(s, ZMQ_LINGER, &linger_ms, sizeof linger_ms);
     zmq_setsockopt(s, ZMQ_IMMEDIATE, &immediate, sizeof immediate);
+    if (flags & CLIENT_ONCE)
+        zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &never, sizeof never);
+    if (monitor && !(*monitor = monitor_of(zctx, s, events))) {
+        cli_error("%s: cannot monitor a socket: %s", what, zmq_strerror(zmq_errno()));
+        zmq_close(s);
+        return NULL;
+    }
     if (((flags & CLIENT_BIND) ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint)) != 0) {
         cli_error("%s: %s: %s", what, endpoint, zmq_strerror(zmq_errno()));
+        if (monitor) {
+            zmq_close(*monitor);
+            *monitor = NULL;
+        }
         zmq_close(s);
         return NULL;
     }
     return s;
 }
 
+int client_monitor_event(void *monitor, long wait_ms) {
+    zmq_pollitem_t item = {.socket = monitor, .events = ZMQ_POLLIN};
+    if (zmq_poll(&item, 1, wait_ms) <= 0)
+        return 0;
+    uint16_t event = 0;
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    for (int frame = 0, more = 1; more; frame++) { /* the event and value, then the address */
+        if (zmq_msg_recv(&msg, monitor, 0) < 0)
+            break;
+        if (frame == 0 && zmq_msg_size(&msg) >= sizeof event)
+            memcpy(&event, zmq_msg_data(&msg), sizeof event);
+        more = zmq_msg_more(&msg);
+    }
+    zmq_msg_close(&msg);
+    return event;
+}
+
 Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
                                          const char *stream_id, long timeout_ms,
                                          const client_curve *curve, const char *what, int *rc) {
+    return client_control_watch(zctx, endpoint, command, stream_id, timeout_ms, curve, what, NULL,
+                                rc);
+}
+
+Tsmine__V1__ControlReply *client_control_watch(void *zctx, const char *endpoint, int command,
+                                               const char *stream_id, long timeout_ms,
+                                               const client_curve *curve, const char *what,
+                                               void *watch, int *rc) {
     *rc = EX_UNAVAILABLE;
     void *sock = client_secure_socket(zctx, ZMQ_REQ, endpoint, 0, 0, curve, what);
     if (!sock)
@@ -277,10 +355,27 @@ Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int c
     uint8_t *buf = malloc(len ? len : 1);
     int timeout = timeout_ms ? (int)timeout_ms : -1;
     zmq_setsockopt(sock, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
-    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
+    zmq_pollitem_t items[2] = {{.socket = sock, .events = ZMQ_POLLIN},
+                               {.socket = watch, .events = ZMQ_POLLIN}};
     Tsmine__V1__ControlReply *r = NULL;
-    if (!buf || zmq_send(sock, buf, tsmine__v1__control_request__pack(&req, buf), 0) < 0 ||
-        zmq_poll(&item, 1, timeout) <= 0) {
+    int ready = -1;
+    if (buf && zmq_send(sock, buf, tsmine__v1__control_request__pack(&req, buf), 0) >= 0) {
+        double end = cli_now() + 1e-3 * (double)timeout_ms;
+        for (int wait = timeout;;) { /* a signal (EINTR) waits again for what is left */
+            ready = zmq_poll(items, watch ? 2 : 1, wait);
+            if (ready >= 0 || zmq_errno() != EINTR)
+                break;
+            if (timeout >= 0 && (wait = (int)(1e3 * (end - cli_now()))) <= 0) {
+                ready = 0;
+                break;
+            }
+        }
+    }
+    if (ready > 0 && !(items[0].revents & ZMQ_POLLIN)) { /* watch first: give up, unsaid */
+        *rc = 0;
+        goto out;
+    }
+    if (ready <= 0) {
         cli_error("%s: %s: no reply within %ld ms (is tsmined running, with its control "
                   "socket there?%s)",
                   what, endpoint, timeout_ms, client_curve_hint(curve));

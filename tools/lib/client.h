@@ -54,9 +54,11 @@ typedef struct {
     double rate;        /* samples per second; 0 = as fast as possible */
     size_t batch;       /* samples per message */
     uint64_t first_seq;
-    int64_t period_ns; /* 0 when not given */
-    uint64_t count;    /* alerts: stop after this many; 0 = no limit */
-    long timeout_ms;   /* < 0 when not given: the command's default */
+    int64_t period_ns;   /* 0 when not given */
+    const char *control; /* replay: the daemon's control socket; NULL when not given */
+    int resume;          /* replay: 1 --resume, 0 --no-resume, -1 neither (on when it can) */
+    uint64_t count;      /* alerts: stop after this many; 0 = no limit */
+    long timeout_ms;     /* < 0 when not given: the command's default */
     client_nonfinite nonfinite;
     series_format input_format;
     int verbose;
@@ -83,6 +85,8 @@ int client_main(const client_command *cmd, int argc, char **argv);
 enum {
     CLIENT_BIND = 1 << 0,      /* bind instead of connect */
     CLIENT_IMMEDIATE = 1 << 1, /* ZMQ_IMMEDIATE: queue only to completed connections */
+    CLIENT_ONCE = 1 << 2,      /* ZMQ_RECONNECT_IVL -1: a connection that fails or drops is
+                                * never made again by libzmq (one connection, one daemon) */
 };
 
 /* A ZeroMQ socket of the given type, connected to endpoint (flags: CLIENT_*), with
@@ -97,6 +101,19 @@ void *client_socket(void *zctx, int type, const char *endpoint, int flags, int l
 void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
                            const client_curve *curve, const char *what);
 
+/* client_secure_socket with a monitor: *monitor is a PAIR socket that receives the
+ * zmq_socket_monitor events of the mask `events` (two frames each: the 16-bit event and
+ * its 32-bit value, then the peer's address), from before the socket connects. Close
+ * *monitor after the socket (zmq_socket_monitor(s, NULL, 0) first). Returns NULL (and
+ * *monitor NULL) after printing why. */
+void *client_monitored_socket(void *zctx, int type, const char *endpoint, int flags, int linger_ms,
+                              const client_curve *curve, const char *what, int events,
+                              void **monitor);
+
+/* The next event of a monitor of client_monitored_socket (ZMQ_EVENT_*), waiting up to
+ * wait_ms (-1: for ever); 0 when none came. */
+int client_monitor_event(void *monitor, long wait_ms);
+
 /* One request to the control socket (REQ, CURVE with curve unless NULL or off):
  * command (a ControlRequest.Command) for stream_id (NULL = none); waits up to
  * timeout_ms (0 = for ever) for the reply.
@@ -105,6 +122,14 @@ void *client_secure_socket(void *zctx, int type, const char *endpoint, int flags
 Tsmine__V1__ControlReply *client_control(void *zctx, const char *endpoint, int command,
                                          const char *stream_id, long timeout_ms,
                                          const client_curve *curve, const char *what, int *rc);
+
+/* client_control, giving up as soon as `watch` (a socket, or NULL: never) has a message
+ * to read: then it returns NULL with *rc = 0 and prints nothing, and `watch` keeps its
+ * message. For a client that must drop a request when its other connection drops. */
+Tsmine__V1__ControlReply *client_control_watch(void *zctx, const char *endpoint, int command,
+                                               const char *stream_id, long timeout_ms,
+                                               const client_curve *curve, const char *what,
+                                               void *watch, int *rc);
 
 /* The hint that follows "no reply"-type messages: "" for a plain client, else a
  * reminder that a CURVE daemon silently refuses unknown keys. */
