@@ -858,6 +858,9 @@ if grep -q "^  replay " "$tmp/out"; then
     expect "replay: two FILEs -> 64" 64 replay --endpoint $NOWHERE --stream s1 \
         "$tmp/few.txt" "$tmp/few.txt"
     expect "replay: empty stream id -> 64" 64 replay --endpoint $NOWHERE --stream "" "$tmp/few.txt"
+    expect_err "replay: --resume with --endpoint and no --control -> 64" 64 \
+        "^tsmine: replay: --resume asks the daemon's control socket" \
+        replay --endpoint $NOWHERE --resume --stream s1 "$tmp/few.txt"
     expect "replay: --rate 0 -> 64" 64 replay --endpoint $NOWHERE --stream s1 --rate 0 \
         "$tmp/few.txt"
     expect "replay: --batch 0 -> 64" 64 replay --endpoint $NOWHERE --stream s1 --batch 0 \
