@@ -113,6 +113,9 @@ typedef struct {
     uint64_t magnitude_neighbor;
     double level; /* level: beyond the history's range, in its widths */
     double score; /* calibrated (of the shape view) */
+    /* the magnitude view against its own recent values (robust.h: the rule chosen on the
+     * development corpora; NAN until its history holds TSS_ROBUST_MIN) */
+    double magnitude_score;
 } tss_scored;
 
 /* Receives each alert; stream_id stays valid only during the call. */

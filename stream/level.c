@@ -95,6 +95,11 @@ static void range(const tss_level *l, const double *x, uint64_t x0, size_t a, si
     scan(x, (size_t)(end * TSS_LEVEL_BLOCK - x0), b, lo, hi);
 }
 
+void tss_level_range(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
+                     double *lo, double *hi) {
+    range(l, x, x0, base, i, lo, hi);
+}
+
 double tss_level_of(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
                     size_t m) {
     if (!l->nb || base >= i)

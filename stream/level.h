@@ -45,6 +45,11 @@ void tss_level_free(tss_level *l);
 int tss_level_feed(tss_level *l, const double *x, uint64_t x0, size_t from, size_t to,
                    uint32_t window);
 
+/* The least and largest of the history x[base .. i - 1] (base < i; x as fed) into *lo,
+ * *hi. O(W / TSS_LEVEL_BLOCK + TSS_LEVEL_BLOCK). */
+void tss_level_range(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
+                     double *lo, double *hi);
+
 /* The level of the subsequence x[i .. i + m - 1] against the history x[base .. i - 1]
  * (base < i; x as fed); NAN when the state could not be kept. O(W / TSS_LEVEL_BLOCK +
  * TSS_LEVEL_BLOCK + m / TSS_LEVEL_BLOCK). */

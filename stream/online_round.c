@@ -162,6 +162,30 @@ typedef struct {
     const int64_t *idx, *mag_idx;
 } job_out;
 
+/* The magnitude view's score of subsequence i (robust.h), its value mag then joining
+ * the stream's history of them: the unit is 1% of sqrt(m) times the range of the
+ * window before the subsequence (floored as the level view's width). NAN without the
+ * level's ranges or history. */
+static double magnitude_score(tss_stream *s, const double *xh, uint64_t x0, size_t base, size_t i,
+                              double mag, int level_ok) {
+    const uint32_t m = s->p.subsequence;
+    if (s->magcal_m != m) { /* another m: distances of another length */
+        tss_robust_free(&s->magcal);
+        s->magcal_m = m;
+    }
+    double score = NAN;
+    if (level_ok) {
+        double lo, hi;
+        tss_level_range(&s->level, xh, x0, base, i, &lo, &hi);
+        double floor = TSS_LEVEL_FLOOR * fabs(xh[i]);
+        floor = floor > 1e-300 ? floor : 1e-300;
+        const double R = hi - lo > floor ? hi - lo : floor;
+        score = tss_robust_score(&s->magcal, mag, 0.01 * sqrt((double)m) * R);
+    }
+    (void)tss_robust_add(&s->magcal, mag);
+    return score;
+}
+
 /* Scores one job's outputs (x0 = sequence number of x[0]): each completed subsequence
  * with a left neighbour goes through the stream's detection (detect.h), armed once the
  * window holds its warm-up; the level view (level.h) comes from the host ring, which
@@ -179,6 +203,7 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
         const uint64_t fill = jb->fill + k + 1, start = x0 + fill - m;
         if (on_score) { /* against the history before this one, as detect_step judges it */
             const size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0, i = e + 1 - m;
+            const double mag_score = magnitude_score(s, xh, x0, base, i, out->mag[k], level_ok);
             const tss_scored sc = {
                 .start = start,
                 .m = m,
@@ -188,6 +213,7 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
                 .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
                 .level = level_ok ? tss_level_of(&s->level, xh, x0, base, i, m) : NAN,
                 .score = tss_calib_score(&s->det.cal, tss_detect_value(s, out->nn[k], fill)).score,
+                .magnitude_score = mag_score,
             };
             on_score(user, s->id, &sc);
         }

@@ -140,6 +140,8 @@ static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
     fprintf(r->scores, ",\"magnitude_neighbor_seq\":%llu,\"level\":",
             (unsigned long long)sc->magnitude_neighbor);
     client_print_double(r->scores, sc->level);
+    fputs(",\"magnitude_score\":", r->scores);
+    client_print_double(r->scores, sc->magnitude_score);
     fputs(",\"score\":", r->scores);
     client_print_double(r->scores, sc->score);
     if (fputs("}\n", r->scores) < 0)
