@@ -66,6 +66,7 @@ void series_free(series *s) {
     free(s->v);
     free(s->times);
     free(s->time_at);
+    free(s->time_line);
     *s = (series){0};
 }
 
@@ -73,6 +74,133 @@ const char *series_time(const series *s, int64_t i) {
     if (!s->time_at || i < 0 || (uint64_t)i >= s->n)
         return NULL;
     return s->times + s->time_at[i];
+}
+
+size_t series_time_line(const series *s, int64_t i) {
+    if (!s->time_line || i < 0 || (uint64_t)i >= s->n)
+        return 0;
+    return s->time_line[i];
+}
+
+/* ---- timestamps ----------------------------------------------------------------- */
+
+/* Reads exactly n digits at *p (advancing it) into *out; -1 when one is not a digit. */
+static int digits(const char **p, int n, int64_t *out) {
+    int64_t v = 0;
+    for (int k = 0; k < n; k++, (*p)++) {
+        if (!isdigit((unsigned char)**p))
+            return -1;
+        v = 10 * v + (**p - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* Reads an optional fraction ".ddd" at *p (advancing it) as nanoseconds: the first 9
+ * digits count, further ones are read and dropped. -1 for a point without a digit. */
+static int fraction_ns(const char **p, int64_t *ns) {
+    *ns = 0;
+    if (**p != '.')
+        return 0;
+    (*p)++;
+    if (!isdigit((unsigned char)**p))
+        return -1;
+    int64_t scale = 100000000;
+    for (; isdigit((unsigned char)**p); (*p)++, scale /= 10)
+        *ns += scale * (**p - '0');
+    return 0;
+}
+
+/* Days from 1970-01-01 to the proleptic Gregorian date y-m-d (m 1..12): the civil
+ * calendar counted in 400-year eras of 146097 days, each year starting in March so
+ * that the leap day is the era's last (H. Hinnant, "chrono-Compatible Low-Level Date
+ * Algorithms", days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const int64_t yoe = y - era * 400;                                   /* [0, 399] */
+    const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1; /* [0, 365] */
+    const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           /* [0, 146096] */
+    return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int64_t y, int64_t m) {
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap);
+}
+
+/* *ns = s * 1e9 + frac, or -1 when it does not fit in 64 bits (s * 1e9 alone may not
+ * where the sum does: the earliest instants, s < 0 < frac). */
+static int to_ns(int64_t s, int64_t frac, int64_t *ns) {
+    int64_t t;
+    if (s < 0 && frac > 0)
+        s += 1, frac -= 1000000000;
+    if (__builtin_mul_overflow(s, (int64_t)1000000000, &t) || __builtin_add_overflow(t, frac, &t))
+        return -1;
+    *ns = t;
+    return 0;
+}
+
+/* Seconds since the epoch, "[+-]D+[.D+]". */
+static int parse_epoch(const char *p, int64_t *ns) {
+    int neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    int64_t sec = 0, frac;
+    for (; isdigit((unsigned char)*p); p++)
+        if (__builtin_mul_overflow(sec, (int64_t)10, &sec) ||
+            __builtin_add_overflow(sec, (int64_t)(*p - '0'), &sec))
+            return -1;
+    if (fraction_ns(&p, &frac) != 0 || *p != '\0')
+        return -1;
+    return neg ? to_ns(-sec, -frac, ns) : to_ns(sec, frac, ns);
+}
+
+int series_parse_time(const char *text, int64_t *ns) {
+    const char *p = text;
+    int64_t y, mo, d, h = 0, mi = 0, sec = 0, frac = 0, off = 0;
+    if (digits(&p, 4, &y) != 0 || *p != '-')
+        return parse_epoch(text, ns);
+    p++;
+    if (digits(&p, 2, &mo) != 0 || *p++ != '-' || digits(&p, 2, &d) != 0)
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+        return -1;
+    if (*p == 'T' || *p == 't' || *p == ' ') {
+        p++;
+        if (digits(&p, 2, &h) != 0 || *p++ != ':' || digits(&p, 2, &mi) != 0)
+            return -1;
+        if (*p == ':') {
+            p++;
+            if (digits(&p, 2, &sec) != 0 || fraction_ns(&p, &frac) != 0)
+                return -1;
+        }
+        if (h > 23 || mi > 59 || sec > 59)
+            return -1;
+        if (*p == 'Z' || *p == 'z') {
+            p++;
+        } else if (*p == '+' || *p == '-') {
+            int sign = *p++ == '-' ? -1 : 1;
+            int64_t oh, om = 0;
+            if (digits(&p, 2, &oh) != 0)
+                return -1;
+            if (*p == ':')
+                p++;
+            if (*p && digits(&p, 2, &om) != 0)
+                return -1;
+            if (oh > 23 || om > 59)
+                return -1;
+            off = sign * (oh * 3600 + om * 60);
+        }
+    }
+    if (*p != '\0')
+        return -1;
+    /* at most 9999-12-31 in days: no overflow before to_ns */
+    int64_t s = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    return to_ns(s, frac, ns);
 }
 
 /* ---- binary ------------------------------------------------------------------- */

@@ -46,6 +46,9 @@ typedef struct {
      * i's (owned by the series). */
     char *times;
     size_t *time_at;
+    /* The line of the text input each value came from, beside time_at (for messages
+     * about a timestamp); NULL when there are no timestamps. */
+    size_t *time_line;
 } series;
 
 /* How to read text input (series_read_with); all zero is the default: detect. */
@@ -76,6 +79,23 @@ series_status series_read_with(const char *path, const series_options *o, series
 /* The timestamp of value i ("" when that row had none), or NULL when s has no
  * timestamps or i is out of range (e.g. the -1 of "no neighbour"). */
 const char *series_time(const series *s, int64_t i);
+
+/* The line of the text input value i came from (1-based), or 0 when s has no
+ * timestamps or i is out of range. */
+size_t series_time_line(const series *s, int64_t i);
+
+/* Reads a timestamp as a timestamp column holds it into *ns, nanoseconds since the
+ * Unix epoch:
+ * - a date and time, "YYYY-MM-DD HH:MM:SS" (NAB's form) or ISO 8601's
+ *   "YYYY-MM-DDTHH:MM:SS": the seconds may be left out or have decimals (up to 9 are
+ *   read), and 'Z' or an offset (+HH:MM, +HHMM, +HH, or '-') may follow; without one
+ *   the time is UTC. A date alone is its midnight.
+ * - a number: seconds since the epoch, optionally signed, with up to 9 decimals read
+ *   ("1396310400", "1396310400.25").
+ * Returns 0, or -1 (*ns untouched) when text is neither, names no real date or time
+ * (month 13, February 30, 24:00), or falls outside what 64-bit nanoseconds hold (the
+ * years 1678 to 2261). O(length). */
+int series_parse_time(const char *text, int64_t *ns);
 
 /* Reads the whole of path ("-" reads standard input) as bytes into a malloc'ed buffer
  * (*buf, *len; the caller frees it), with the same open and read errors as

@@ -43,7 +43,7 @@ typedef struct {
     const series_input *in;
     const series_options *o;
     series *out;
-    size_t cap;        /* room in out->v (and out->time_at when there are timestamps) */
+    size_t cap;        /* room in out->v (and time_at, time_line with timestamps) */
     size_t tcap, tlen; /* room and use of out->times */
     size_t lineno;
     int decided;             /* the first non-blank row was seen: the layout is known */
@@ -173,8 +173,8 @@ static series_status nomem(const reader *r) {
                        r->out->n);
 }
 
-/* Appends value x with its timestamp t[0..tlen) (kept only when the input has a
- * timestamp column), after the NaNs of the blank rows before it. */
+/* Appends value x with its timestamp t[0..tlen) and line (kept only when the input
+ * has a timestamp column), after the NaNs of the blank rows before it. */
 static series_status push(reader *r, double x, const char *t, size_t tlen) {
     series *s = r->out;
     int timed = r->tcol != NO_COLUMN;
@@ -191,6 +191,10 @@ static series_status push(reader *r, double x, const char *t, size_t tlen) {
                 if (!nt)
                     return nomem(r);
                 s->time_at = nt;
+                nt = realloc(s->time_line, ncap * sizeof *nt);
+                if (!nt)
+                    return nomem(r);
+                s->time_line = nt;
             }
             r->cap = ncap;
         }
@@ -208,6 +212,7 @@ static series_status push(reader *r, double x, const char *t, size_t tlen) {
             memcpy(s->times + r->tlen, t, len);
             s->times[r->tlen + len] = '\0';
             s->time_at[s->n] = r->tlen;
+            s->time_line[s->n] = r->lineno - (pending ? r->pending_blank : 0);
             r->tlen += len + 1;
         }
         s->v[s->n++] = pending ? NAN : x;
