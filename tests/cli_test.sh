@@ -877,6 +877,39 @@ if grep -q "^  replay " "$tmp/out"; then
     printf '1\n2\noops\n' >"$tmp/bad.txt"
     expect_err "replay: malformed input -> 65 with FILE:LINE" 65 "^tsmine: $tmp/bad.txt:3: " \
         replay --endpoint $NOWHERE --stream s1 "$tmp/bad.txt"
+    # A file's own timestamps must increase: a repeat or a step back is refused before
+    # anything is sent, naming the line and the one before (a blank row between is a
+    # missing value, not a row with a timestamp).
+    printf 'timestamp,value\n2014-04-01 00:00:00,1\n2014-04-01 00:05:00,2\n\n2014-04-01 00:05:00,3\n' \
+        >"$tmp/repeat.csv"
+    expect_err "replay: a repeated timestamp -> 65 naming the line" 65 \
+        "^tsmine: replay: $tmp/repeat.csv:5: timestamp '2014-04-01 00:05:00' repeats '2014-04-01 00:05:00' of line 3" \
+        replay --endpoint $NOWHERE --stream s1 "$tmp/repeat.csv"
+    printf 'time;value\n2014-04-01T00:00:00Z;1\n2014-04-01T00:10:00Z;2\n2014-04-01T01:05:00+01:00;3\n' \
+        >"$tmp/back.csv"
+    expect_err "replay: a timestamp going back (ISO 8601, an offset) -> 65 naming the line" 65 \
+        "^tsmine: replay: $tmp/back.csv:4: timestamp '2014-04-01T01:05:00\+01:00' is before '2014-04-01T00:10:00Z' of line 3" \
+        replay --endpoint $NOWHERE --stream s1 "$tmp/back.csv"
+    expect_err "replay: --timestamps now refuses it as well -> 65" 65 "$tmp/back.csv:4: " \
+        replay --endpoint $NOWHERE --stream s1 --timestamps now "$tmp/back.csv"
+    expect_err "replay: --backwards hold sends it (no daemon -> 69)" 69 "no daemon took" \
+        replay --endpoint $NOWHERE --stream s1 --backwards hold --timeout-ms 200 "$tmp/back.csv"
+    expect_err "replay: --timestamps period numbers it (no daemon -> 69)" 69 "no daemon took" \
+        replay --endpoint $NOWHERE --stream s1 --timestamps period --timeout-ms 200 "$tmp/back.csv"
+    printf 'timestamp,value\n1396310400,1\n1396310400.5,2\nsoon,3\n' >"$tmp/notime.csv"
+    expect_err "replay: a timestamp that is not one -> 65 naming the line" 65 \
+        "^tsmine: replay: $tmp/notime.csv:4: 'soon' is not a timestamp" \
+        replay --endpoint $NOWHERE --stream s1 "$tmp/notime.csv"
+    expect_err "replay: --timestamps file without a timestamp column -> 64" 64 \
+        "^tsmine: replay: --timestamps file: $tmp/few.txt has no timestamp column" \
+        replay --endpoint $NOWHERE --stream s1 --timestamps file "$tmp/few.txt"
+    expect_err "replay: --period-ns with --timestamps now -> 64" 64 \
+        "^tsmine: replay: --period-ns goes with --timestamps period" \
+        replay --endpoint $NOWHERE --stream s1 --timestamps now --period-ns 5 "$tmp/back.csv"
+    expect "replay: --timestamps soon -> 64" 64 replay --endpoint $NOWHERE --stream s1 \
+        --timestamps soon "$tmp/back.csv"
+    expect "replay: --backwards skip -> 64" 64 replay --endpoint $NOWHERE --stream s1 \
+        --backwards skip "$tmp/back.csv"
     # No daemon: each gives up after --timeout-ms with one line naming the endpoint.
     expect_err "status: no daemon -> 69 naming the endpoint" 69 \
         "^tsmine: status: $NOWHERE: no reply within 200 ms \(is tsmined running" \

@@ -125,8 +125,10 @@ def case_ingest(env):
         tool = subprocess.Popen([env.tsmine, "alerts", "--endpoint", d.alerts, "--stream", "syn/"],
                                 stdout=out, stderr=subprocess.PIPE, text=True)
         time.sleep(0.5)  # the subscriptions reach the PUB socket
+        # the feeds' own timestamps; machine_temperature's clock steps back an hour at
+        # line 10151 (NAB's data), which --backwards hold sends with the one before
         replays = [subprocess.Popen([env.tsmine, "replay", "--endpoint", d.ingest, "--stream",
-                                     "nab/" + f[:-4], "--batch", "200",
+                                     "nab/" + f[:-4], "--batch", "200", "--backwards", "hold",
                                      os.path.join(env.data, f)],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for f in feeds]
@@ -275,7 +277,8 @@ def case_reject(env):
         # daemon rejects the message that holds it.
         csv = os.path.join(env.dir, "nan.csv")
         with open(csv, "w") as f:
-            f.write("timestamp,value\n" + "".join("t,%r\n" % x for x in good[:300])
+            f.write("timestamp,value\n" + "".join("%d,%r\n" % (1396310400 + k, x)
+                                                   for k, x in enumerate(good[:300]))
                     .replace(repr(good[100]), "nan"))
         env.tsmine_run("replay", "--endpoint", d.ingest, "--stream", "file/gap", csv)
         env.tsmine_run("replay", "--endpoint", d.ingest, "--stream", "file/send",

@@ -159,8 +159,8 @@ static void *sender(void *arg) {
                            : x[q];
             }
             snprintf(id, sizeof id, "%s%zu", o->prefix, s);
-            size_t len = client_pack_batch(id, first, t0_ns + (int64_t)first * 1000000, 1000000, v,
-                                           n, &buf, &cap);
+            size_t len = client_pack_batch(id, first, NULL, t0_ns + (int64_t)first * 1000000,
+                                           1000000, v, n, &buf, &cap);
             if (share > 0) { /* pace: this message leaves when its samples are due */
                 int64_t due = start + (int64_t)(1e9 * (double)(sent + n) / share);
                 struct timespec ts = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000};

@@ -11,7 +11,14 @@
  * the file again from that sample. Nothing reaches a new daemon before it answered,
  * so it never gets a batch past its next_seq (a GAP) nor one before (a duplicate). At
  * the end the replay waits until the daemon's next_seq has the last batch, so that a
- * restart during the last messages is caught as well. */
+ * restart during the last messages is caught as well.
+ *
+ * Sample k keeps one timestamp for the whole replay, however often it is sent: the
+ * file's own (--timestamps file, the default with a timestamp column), the same shifted
+ * to start at the replay's start (now), or start + k * period (period). All are fixed
+ * before the first message, so a batch sent again after a restart carries exactly the
+ * timestamps it had the first time. */
+#include "alert_text.h"
 #include "cli.h"
 #include "client.h"
 #include "commands.h"
@@ -49,7 +56,8 @@ typedef struct {
     void *zctx;
     void *push, *monitor; /* the connection; NULL between two runs of the daemon */
     const char *control;  /* where to ask for the stream's next_seq; NULL: no resuming */
-    int64_t t0, period;   /* sample k's timestamp: t0 + k * period, whatever is resent */
+    int64_t *ts;          /* sample k's timestamp: ts[k] (file, now), whatever is resent */
+    int64_t t0, period;   /* without ts: t0 + k * period */
     double start;         /* cli_now() at the start, for --rate */
     uint8_t *buf;         /* the message being sent */
     size_t cap;
@@ -101,6 +109,91 @@ static int all_finite(const double *v, size_t n) {
         if (!isfinite(v[k]))
             return 0;
     return 1;
+}
+
+/* The name series_io gives FILE in its messages. */
+static const char *file_name(const client_args *a) {
+    return strcmp(a->file, "-") == 0 ? "<stdin>" : a->file;
+}
+
+/* The timestamps of --timestamps file or now, into a new array *out of one per sample:
+ * each row's, read by series_parse_time. A row without one (a blank row, a missing
+ * value: sent only with --nonfinite send) takes the one before it (at the start, the
+ * first after it). They must increase from row to row: a repeat or a step back is
+ * refused, naming the row, unless --backwards hold, which sends such a row with the
+ * timestamp before it (*held counts them). With now they are shifted so that the first
+ * is t0. Returns 0 or an exit status after printing why. O(n). */
+static int file_times(const client_args *a, const series *s, int64_t t0, int64_t **out,
+                      size_t *held) {
+    const char *name = file_name(a);
+    int64_t *ts = malloc(s->n * sizeof *ts);
+    if (!ts) {
+        cli_error("replay: out of memory for the timestamps of %zu samples", s->n);
+        return EX_SOFTWARE;
+    }
+    size_t last = SIZE_MAX; /* the last row with a timestamp */
+    int rc = 0;
+    *held = 0;
+    for (size_t k = 0; k < s->n && rc == 0; k++) {
+        const char *t = series_time(s, (int64_t)k);
+        size_t line = series_time_line(s, (int64_t)k);
+        if (!*t && !isfinite(s->v[k]))
+            continue;
+        if (!*t) {
+            cli_error("replay: %s:%zu: a value without a timestamp (--timestamps period numbers "
+                      "the samples instead)",
+                      name, line);
+            rc = EX_DATAERR;
+        } else if (series_parse_time(t, &ts[k]) != 0) {
+            cli_error("replay: %s:%zu: '%s' is not a timestamp (YYYY-MM-DD HH:MM:SS, ISO 8601, or "
+                      "seconds since the epoch; --timestamps period numbers the samples instead)",
+                      name, line, t);
+            rc = EX_DATAERR;
+        } else if (last != SIZE_MAX && ts[k] <= ts[last]) {
+            if (a->hold_backwards) {
+                ts[k] = ts[last];
+                ++*held;
+            } else {
+                cli_error("replay: %s:%zu: timestamp '%s' %s '%s' of line %zu: the file's "
+                          "timestamps must increase (--backwards hold sends such a row with the "
+                          "timestamp before it; --timestamps period numbers the samples instead)",
+                          name, line, t, ts[k] == ts[last] ? "repeats" : "is before",
+                          series_time(s, (int64_t)last), series_time_line(s, (int64_t)last));
+                rc = EX_DATAERR;
+            }
+        }
+        last = rc == 0 && *t ? k : last;
+    }
+    if (rc == 0 && last == SIZE_MAX) { /* only missing values, none with a timestamp */
+        cli_error("replay: %s: no row has a timestamp", name);
+        rc = EX_DATAERR;
+    }
+    if (rc) {
+        free(ts);
+        return rc;
+    }
+    /* the rows without one: the timestamp before them, or at the start the first one */
+    size_t first = 0;
+    while (!*series_time(s, (int64_t)first))
+        first++;
+    int64_t fill = ts[first];
+    for (size_t k = 0; k < s->n; k++) {
+        if (*series_time(s, (int64_t)k))
+            fill = ts[k];
+        ts[k] = fill;
+    }
+    if (a->timestamps == CLIENT_TIMESTAMPS_NOW) {
+        const int64_t from = ts[0];
+        for (size_t k = 0; k < s->n; k++)
+            if (__builtin_sub_overflow(ts[k], from, &ts[k]) ||
+                __builtin_add_overflow(t0, ts[k], &ts[k])) {
+                cli_error("replay: %s: from now, the file's timestamps would go past 2262", name);
+                free(ts);
+                return EX_DATAERR;
+            }
+    }
+    *out = ts;
+    return 0;
 }
 
 /* Closes the connection. What it still queues is dropped, unless linger_ms (the end of
@@ -320,6 +413,27 @@ static int confirm(replay *r) {
     }
 }
 
+/* Packs the batch [i, j) into r->buf: with timestamps of the file, as a first one and
+ * a period where they are evenly spaced in it (the smaller message, whose first one a
+ * GAP before it counts back from), else one per sample; else t0 + k * period. Returns
+ * the packed size, 0 when out of memory. */
+static size_t pack(replay *r, size_t i, size_t j) {
+    const client_args *a = r->a;
+    const uint64_t seq = a->first_seq + i;
+    const double *v = r->s->v + i;
+    const size_t n = j - i;
+    if (!r->ts)
+        return client_pack_batch(a->stream, seq, NULL, r->t0 + (int64_t)i * r->period, r->period, v,
+                                 n, &r->buf, &r->cap);
+    const int64_t *t = r->ts + i;
+    int64_t step = 0, d; /* the ts are non-decreasing: a step is >= 0 unless it overflows */
+    int even = !(n > 1 ? __builtin_sub_overflow(t[1], t[0], &step)
+                       : i > 0 && __builtin_sub_overflow(t[0], t[-1], &step));
+    for (size_t k = 2; k < n && even; k++)
+        even = !__builtin_sub_overflow(t[k], t[k - 1], &d) && d == step;
+    return client_pack_batch(a->stream, seq, even ? NULL : t, t[0], step, v, n, &r->buf, &r->cap);
+}
+
 /* Sends every batch of the file from r->at, going on after each restart of the daemon,
  * then (with a control socket) waits until the daemon has them. Returns the exit
  * status. */
@@ -336,9 +450,7 @@ static int send_all(replay *r) {
             size_t j = batch_end(s, i, a);
             if (a->rate > 0) /* a batch leaves when its last sample is due */
                 sleep_until(r->start + (double)(j - 1) / a->rate);
-            size_t len =
-                client_pack_batch(a->stream, a->first_seq + i, r->t0 + (int64_t)i * r->period,
-                                  r->period, s->v + i, j - i, &r->buf, &r->cap);
+            size_t len = pack(r, i, j);
             if (len == 0) {
                 cli_error("replay: out of memory for a message of %zu samples", j - i);
                 return EX_SOFTWARE;
@@ -386,6 +498,14 @@ static int run(const client_args *a) {
                   "--control E with --endpoint");
         return EX_USAGE;
     }
+    const int from_file =
+        a->timestamps == CLIENT_TIMESTAMPS_FILE || a->timestamps == CLIENT_TIMESTAMPS_NOW;
+    if (from_file && a->period_ns) {
+        cli_error("replay: --period-ns goes with --timestamps period (with --timestamps %s the "
+                  "file's timestamps keep their own spacing)",
+                  a->timestamps == CLIENT_TIMESTAMPS_FILE ? "file" : "now");
+        return EX_USAGE;
+    }
     char err[512];
     series s = {0};
     int rc = cli_input_status(series_read(a->file, a->input_format, &s, err, sizeof err), err);
@@ -394,6 +514,34 @@ static int run(const client_args *a) {
     r.s = &s;
     r.period = a->period_ns ? a->period_ns : a->rate > 0 ? (int64_t)(1e9 / a->rate) : 1000000000;
     r.t0 = client_realtime_ns();
+    size_t held = 0;
+    if (from_file && !s.time_at) {
+        cli_error("replay: --timestamps %s: %s has no timestamp column (one named timestamp, "
+                  "time, date or datetime, or a first column that is not numbers)",
+                  a->timestamps == CLIENT_TIMESTAMPS_FILE ? "file" : "now", file_name(a));
+        rc = EX_USAGE;
+    } else if (from_file ||
+               (a->timestamps == CLIENT_TIMESTAMPS_DEFAULT && s.time_at && !a->period_ns)) {
+        rc = file_times(a, &s, r.t0, &r.ts, &held);
+    }
+    if (rc != 0) {
+        series_free(&s);
+        return rc;
+    }
+    if (a->verbose) {
+        char t0[40], t1[40];
+        tsm_time_text(t0, sizeof t0, r.ts ? r.ts[0] : r.t0, 0);
+        tsm_time_text(t1, sizeof t1, r.ts ? r.ts[s.n - 1] : r.t0 + (int64_t)(s.n - 1) * r.period,
+                      0);
+        cli_error("replay: %s: timestamps %s to %s (%s)", a->stream, t0, t1,
+                  !r.ts                                    ? "the replay's start + k * period"
+                  : a->timestamps == CLIENT_TIMESTAMPS_NOW ? "the file's, from now"
+                                                           : "the file's");
+        if (held)
+            cli_error("replay: %s: rows sent with the timestamp before theirs, which was not "
+                      "after it (--backwards hold): %zu",
+                      file_name(a), held);
+    }
     r.start = cli_now();
     r.zctx = zmq_ctx_new();
     rc = r.zctx ? link_up(&r, 0) : EX_UNAVAILABLE;
@@ -433,6 +581,7 @@ static int run(const client_args *a) {
                   r.again);
     }
     free(r.buf);
+    free(r.ts);
     series_free(&s);
     return rc;
 }
@@ -445,10 +594,22 @@ const client_command cmd_replay = {
     .description =
         "Reads FILE (.csv/.txt: the last column of each row, a header row skipped; .npy;\n"
         ".f64) and pushes it to tsmined's ingest socket as stream ID, N samples per\n"
-        "SampleBatch message. Sample k of the file has sequence number S + k and timestamp\n"
-        "(start time) + k * P. Without --rate it sends as fast as the daemon takes them\n"
-        "(sends block while the daemon lags); with --rate a message leaves when its last\n"
-        "sample is due.\n\n"
+        "SampleBatch message. Sample k of the file has sequence number S + k. Without\n"
+        "--rate it sends as fast as the daemon takes them (sends block while the daemon\n"
+        "lags); with --rate a message leaves when its last sample is due: --rate paces the\n"
+        "sending, not the timestamps.\n\n"
+        "Timestamps (--timestamps): when FILE has a timestamp column (named timestamp,\n"
+        "time, date or datetime, or a first column that is not numbers), each sample is\n"
+        "sent with its row's (file, the default), so that alerts carry the data's dates;\n"
+        "with now, at the file's spacing from the replay's start; with period (the default\n"
+        "without a timestamp column, or when --period-ns is given), sample k at the\n"
+        "replay's start + k * P. A row's timestamp is YYYY-MM-DD HH:MM:SS (NAB), ISO 8601\n"
+        "(a 'T', decimals, Z or an offset; UTC without one) or seconds since the epoch.\n"
+        "They must increase: a row whose timestamp repeats or goes back is refused, naming\n"
+        "its line, before anything is sent (with --backwards hold it is sent with the\n"
+        "timestamp before it). A batch is sent with a first timestamp and a period where\n"
+        "the file is evenly spaced, with one timestamp per sample elsewhere; a batch sent\n"
+        "again after a restart of the daemon carries the same timestamps.\n\n"
         "Missing values (empty, nan, inf) are left out by default: their sequence numbers\n"
         "are never sent, so the daemon sees a gap, publishes a GAP alert and restarts the\n"
         "stream's window after it (nothing is compared across missing data). With\n"
@@ -464,7 +625,8 @@ const client_command cmd_replay = {
         "Exits 0 when the daemon has every batch (with a control socket; without one, when\n"
         "every message was handed to the daemon), 69 when no daemon took one, did not come\n"
         "back after a restart or took no more of the stream within --timeout-ms (also the\n"
-        "longest it waits at the end), 64 usage, 65 bad input data, 66 cannot open FILE.",
+        "longest it waits at the end), 64 usage, 65 bad input data (a timestamp that is\n"
+        "not one, repeats or goes back included), 66 cannot open FILE.",
     .endpoint = CLIENT_INGEST_DEFAULT,
     .timeout_ms = 30000,
     .options = CLIENT_OPT_STREAM_ID | CLIENT_OPT_REPLAY,

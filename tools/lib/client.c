@@ -31,7 +31,9 @@ enum {
     KEY_SERVER_KEY,
     KEY_CONTROL,
     KEY_RESUME,
-    KEY_NO_RESUME
+    KEY_NO_RESUME,
+    KEY_TIMESTAMPS,
+    KEY_BACKWARDS
 };
 
 #define OPT_ALL  (1u << 31)
@@ -50,8 +52,12 @@ static const cli_option options[] = {
     {"batch", 'b', 1, "N", CLIENT_OPT_REPLAY, "samples per message (default 256, <= the window)"},
     {"first-seq", KEY_FIRST_SEQ, 1, "S", CLIENT_OPT_REPLAY,
      "sequence number of the first sample (default 0)"},
+    {"timestamps", KEY_TIMESTAMPS, 1, "file|now|period", CLIENT_OPT_REPLAY,
+     "the file's (the default), shifted to now, or k * P"},
     {"period-ns", KEY_PERIOD, 1, "P", CLIENT_OPT_REPLAY,
-     "ns between timestamps (default 1e9/HZ, else 1e9)"},
+     "period: ns between them (default 1e9/HZ, else 1e9)"},
+    {"backwards", KEY_BACKWARDS, 1, "refuse|hold", CLIENT_OPT_REPLAY,
+     "repeats and steps back: refuse (default), or hold"},
     {"nonfinite", KEY_NONFINITE, 1, "gap|send", CLIENT_OPT_REPLAY,
      "NaN/Inf: leave out as a gap (default), or send"},
     {"input-format", KEY_INPUT_FORMAT, 1, "csv|txt|npy|f64", CLIENT_OPT_REPLAY,
@@ -146,6 +152,27 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
             a->nonfinite = CLIENT_NONFINITE_SEND;
         else {
             cli_error("%s: --nonfinite: unknown policy '%s' (gap or send)", t->command, arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case KEY_TIMESTAMPS:
+        if (strcmp(arg, "file") == 0)
+            a->timestamps = CLIENT_TIMESTAMPS_FILE;
+        else if (strcmp(arg, "now") == 0)
+            a->timestamps = CLIENT_TIMESTAMPS_NOW;
+        else if (strcmp(arg, "period") == 0)
+            a->timestamps = CLIENT_TIMESTAMPS_PERIOD;
+        else {
+            cli_error("%s: --timestamps: unknown choice '%s' (file, now or period)", t->command,
+                      arg);
+            return EX_USAGE;
+        }
+        return 0;
+    case KEY_BACKWARDS:
+        if (strcmp(arg, "refuse") == 0 || strcmp(arg, "hold") == 0)
+            a->hold_backwards = arg[0] == 'h';
+        else {
+            cli_error("%s: --backwards: unknown choice '%s' (refuse or hold)", t->command, arg);
             return EX_USAGE;
         }
         return 0;
@@ -397,15 +424,20 @@ out:
     return r;
 }
 
-size_t client_pack_batch(const char *stream_id, uint64_t first_seq, int64_t first_ts_ns,
-                         int64_t period_ns, const double *values, size_t n, uint8_t **buf,
-                         size_t *cap) {
+size_t client_pack_batch(const char *stream_id, uint64_t first_seq, const int64_t *ts_ns,
+                         int64_t first_ts_ns, int64_t period_ns, const double *values, size_t n,
+                         uint8_t **buf, size_t *cap) {
     Tsmine__V1__SampleBatch b = TSMINE__V1__SAMPLE_BATCH__INIT;
     b.schema_version = 1;
     b.stream_id = (char *)stream_id;
     b.first_seq = first_seq;
-    b.first_timestamp_ns = first_ts_ns;
-    b.period_ns = period_ns;
+    if (ts_ns) {
+        b.n_timestamps_ns = n;
+        b.timestamps_ns = (int64_t *)ts_ns;
+    } else {
+        b.first_timestamp_ns = first_ts_ns;
+        b.period_ns = period_ns;
+    }
     b.n_values = n;
     b.values = (double *)values;
     size_t need = tsmine__v1__sample_batch__get_packed_size(&b);

@@ -39,6 +39,15 @@ typedef enum {
     CLIENT_NONFINITE_SEND,    /* send them: the daemon rejects the batches holding them */
 } client_nonfinite;
 
+/* Which timestamps replay sends. */
+typedef enum {
+    CLIENT_TIMESTAMPS_DEFAULT = 0, /* FILE's when it has a timestamp column (and no
+                                    * --period-ns is given), else PERIOD */
+    CLIENT_TIMESTAMPS_FILE,        /* the file's own */
+    CLIENT_TIMESTAMPS_NOW,         /* the file's spacing, its first at the replay's start */
+    CLIENT_TIMESTAMPS_PERIOD,      /* the replay's start + k * period */
+} client_timestamps;
+
 /* CURVE keys of a client (--curve-key NAME.key_secret --server-key S.key), Z85 text as
  * daemon/curve_key.h reads them. */
 typedef struct {
@@ -60,6 +69,8 @@ typedef struct {
     uint64_t count;      /* alerts: stop after this many; 0 = no limit */
     long timeout_ms;     /* < 0 when not given: the command's default */
     client_nonfinite nonfinite;
+    client_timestamps timestamps;
+    int hold_backwards; /* replay: a timestamp not after the one before is sent as that one */
     series_format input_format;
     int verbose;
     const char *curve_key_file, *server_key_file; /* NULL when not given */
@@ -135,12 +146,12 @@ Tsmine__V1__ControlReply *client_control_watch(void *zctx, const char *endpoint,
  * reminder that a CURVE daemon silently refuses unknown keys. */
 const char *client_curve_hint(const client_curve *curve);
 
-/* Packs one SampleBatch (schema version 1; timestamps first_ts_ns + k * period_ns)
- * into *buf, growing it (malloc'ed, *cap bytes) as needed. Returns the packed size,
- * or 0 when out of memory. O(n). */
-size_t client_pack_batch(const char *stream_id, uint64_t first_seq, int64_t first_ts_ns,
-                         int64_t period_ns, const double *values, size_t n, uint8_t **buf,
-                         size_t *cap);
+/* Packs one SampleBatch (schema version 1) into *buf, growing it (malloc'ed, *cap
+ * bytes) as needed: sample k has timestamp ts_ns[k], or first_ts_ns + k * period_ns
+ * when ts_ns is NULL. Returns the packed size, or 0 when out of memory. O(n). */
+size_t client_pack_batch(const char *stream_id, uint64_t first_seq, const int64_t *ts_ns,
+                         int64_t first_ts_ns, int64_t period_ns, const double *values, size_t n,
+                         uint8_t **buf, size_t *cap);
 
 /* The name of an alert kind as the proto spells it ("DISCORD"), or "UNKNOWN". */
 const char *client_alert_kind_name(int kind);
