@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """replay_test.py - `tsmine replay` across a restart of tsmined (issue 27 item 4): a
-sender that loses nothing, through the real daemon and the real tool.
+sender that loses nothing, through the real daemon and the real tool; and the
+timestamps it sends (issue 34 item 3): a file's own, or at its spacing from now.
 
     replay_test.py --case NAME --tsmined PATH --tsmine PATH --proto PATH --data DIR
 
@@ -28,16 +29,33 @@ Cases:
              samples accepted since the checkpoint are lost and the daemon reports a
              GAP. The control experiment: the loss the other cases must not show is
              real.
+  kill_time  kill with a NAB-style CSV ("timestamp,value", 2014, not evenly spaced)
+             replayed with its own timestamps (the default): every alert, of the
+             daemon before the kill and of the one after, carries the timestamp its
+             first sample has in the file, and the restarted daemon raises alerts on
+             samples the replay sent again (so they came with the same timestamps).
+
+Timestamps (no restart; every alert's start_timestamp_ns, as a subscriber gets it):
+  file_time  a NAB feed (tests/data, evenly spaced) and a NAB-style walk that is not,
+             with a missing value: each alert carries the timestamp of its first sample
+             in the file (a GAP the missing row's), and `tsmine alerts` prints the
+             data's date (2014-04-...).
+  now_time   the walk with `--timestamps now`: each alert's timestamp minus its first
+             sample's offset in the file is one instant, between the replay's start and
+             its end.
+Backwards and repeated timestamps are refused before anything is sent (tests/cli_test.sh).
 
 Prints `ok - NAME` or `not ok - NAME` with the reason; exits 0, 1, or 77 (skipped).
 """
 
+import calendar
 import os
 import random
 import re
 import struct
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -65,6 +83,49 @@ def write_series(path, rng, rows):
         f.write(struct.pack("<%dd" % rows, *values))
 
 
+def write_timed(path, rng, rows, missing=()):
+    """A random walk as NAB writes its feeds: "timestamp,value" rows, "YYYY-MM-DD
+    HH:MM:SS" in UTC from 2014-04-01, one second apart but 7 s before rows 950, 1950,
+    ... (inside a batch of 100: it goes out with one timestamp per sample); a row of
+    missing has no value. Returns every row's timestamp in ns."""
+    t0 = calendar.timegm((2014, 4, 1, 0, 0, 0))
+    x, ts, lines = 0.0, [], ["timestamp,value"]
+    for k in range(rows):
+        x += rng.gauss(0.0, 1.0)
+        t = t0 + k + 6 * ((k + 50) // 1000)
+        ts.append(t * 10**9)
+        lines.append("%s,%s" % (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)),
+                                "" if k in missing else repr(x)))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return ts
+
+
+def nab_times(path):
+    """The timestamps of a NAB feed's rows, in ns."""
+    with open(path) as f:
+        rows = [r.split(",")[0] for r in f.read().split("\n")[1:] if r]
+    return [calendar.timegm(time.strptime(r, "%Y-%m-%d %H:%M:%S")) * 10**9 for r in rows]
+
+
+def timed_alerts(alerts, ts, offset=0, where=""):
+    """Checks that every alert with a timestamp carries the one of its first sample,
+    ts[start_seq] + offset; returns how many do."""
+    n = 0
+    for a in alerts:
+        if a.start_timestamp_ns == 0:  # none (a RESET; a sample no longer in the window)
+            continue
+        check(a.start_seq < len(ts), "%s: an alert at #%d of %d rows" % (where, a.start_seq,
+                                                                        len(ts)))
+        want = ts[a.start_seq] + offset
+        check(a.start_timestamp_ns == want,
+              "%s: alert %s at #%d has timestamp %d, the file's is %d (%+d ns)"
+              % (where, a.kind, a.start_seq, a.start_timestamp_ns, want,
+                 a.start_timestamp_ns - want))
+        n += 1
+    return n
+
+
 def samples(d):
     """The stream's accepted samples (0 before it exists); None while nobody answers."""
     st = d.status(timeout_ms=1000, fail=False)
@@ -78,16 +139,21 @@ def wait_samples(d, n):
                       "stream %s to hold %d samples" % (STREAM, n))
 
 
-def run_case(env, name, how, feed=PACED, resume=True):
+def run_case(env, name, how, feed=PACED, resume=True, timed=False):
     rows, rate, batch, params = feed
     rng = random.Random(SEED)
-    path = os.path.join(env.dir, "walk.f64")
-    write_series(path, rng, rows)
+    if timed:  # the file's own timestamps (the default with a timestamp column)
+        path = os.path.join(env.dir, "walk.csv")
+        ts = write_timed(path, rng, rows)
+        stamps = []
+    else:  # 1 ms between timestamps: the flood's last one is within limits.max_time_ahead
+        path = os.path.join(env.dir, "walk.f64")
+        write_series(path, rng, rows)
+        stamps = ["--period-ns", "1000000"]
     d = env.daemon(params=params, limits=LIMITS)
     with d, harness.Subscriber(env, d.alerts, STREAM) as sub:
-        # 1 ms between timestamps: the flood's last one is within limits.max_time_ahead
         cmd = [env.tsmine, "replay", "--endpoint", d.ingest, "--control", d.control,
-               "--stream", STREAM, "--batch", str(batch), "--period-ns", "1000000",
+               "--stream", STREAM, "--batch", str(batch), *stamps,
                "--timeout-ms", str(int(60000 * harness.SLOW)), "-v", path]
         if rate:
             cmd[2:2] = ["--rate", str(rate)]
@@ -103,6 +169,7 @@ def run_case(env, name, how, feed=PACED, resume=True):
                 check(r.ok, "CHECKPOINT: %s" % r.error)
                 at = wait_samples(d, samples(d) + KILL_AFTER)  # past what it saved
                 d.kill()
+                killed_ns = time.time_ns()  # alerts detected later are the next daemon's
             if replay.poll() is not None:
                 raise Failure("the replay ended before the restart: %s" % replay.communicate()[1])
             d.start()
@@ -149,6 +216,86 @@ def run_case(env, name, how, feed=PACED, resume=True):
         if how == "kill":
             check(again >= KILL_AFTER, "the replay sent %d samples again; the checkpoint "
                   "was at least %d samples behind at the kill" % (again, KILL_AFTER))
+        if timed:
+            # the samples sent again: from the restored next_seq, `again` of them
+            got = re.search(r"it has the stream up to (\d+): sending from there", err)
+            check(got, "tsmine replay -v did not say where it resumed: %s" % err.strip())
+            lo = int(got.group(1))
+
+            def resent():
+                return [a for _, a in sub.get() if a.detected_at_ns > killed_ns and
+                        a.start_timestamp_ns and lo <= a.start_seq < lo + again]
+            wait_until(resent, 30, "an alert of the restarted daemon on a "
+                       "sample sent again (else the test is void)")
+            n = timed_alerts([a for _, a in sub.get()], ts, where=name)
+            print("# %s: %d alerts carry their file timestamps, %d of the restarted daemon on "
+                  "samples sent again" % (name, n, len(resent())))
+    return 0
+
+
+def case_file_time(env):
+    nab = os.path.join(env.data, "art_daily_jumpsup.csv")
+    walk = os.path.join(env.dir, "walk.csv")
+    feeds = {"time/nab": (nab, nab_times(nab)),
+             "time/walk": (walk, write_timed(walk, random.Random(SEED), 6000, missing={3500}))}
+    params = {"window": 512, "subsequence": 32, "hop": 128}
+    with env.daemon(params=params) as d, harness.Subscriber(env, d.alerts, "time/") as sub:
+        text = open(os.path.join(env.dir, "alerts.txt"), "w")
+        tool = subprocess.Popen([env.tsmine, "alerts", "--endpoint", d.alerts, "--stream",
+                                 "time/nab", "--format", "text"], stdout=text,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            for sid, (path, _) in feeds.items():
+                env.tsmine_run("replay", "--endpoint", d.ingest, "--control", d.control,
+                               "--stream", sid, "--batch", 100, path)
+
+            def seen():
+                got = sub.get()
+                return all(any(s == sid and a.start_timestamp_ns for s, a in got)
+                           for sid in feeds) and \
+                    any(a.kind == env.pb.GAP for s, a in got if s == "time/walk")
+            wait_until(seen, 30, "alerts of both streams and the walk's GAP")
+
+            def line():
+                with open(text.name) as f:
+                    return [x for x in f if "time/nab" in x]
+            lines = wait_until(line, 30, "a line of `tsmine alerts`")
+        finally:
+            tool.terminate()
+            tool.communicate(timeout=10)
+            text.close()
+        check(lines[0].startswith("2014-04-"), "`tsmine alerts` prints the date of the "
+              "replay, not the data's (2014-04-01 to 2014-04-14): %s" % lines[0].strip())
+        got = sub.get()
+        for sid, (_, ts) in feeds.items():
+            n = timed_alerts([a for s, a in got if s == sid], ts, where=sid)
+            print("# %s: %d alerts carry the timestamps of the file" % (sid, n))
+        gap = [a for s, a in got if s == "time/walk" and a.kind == env.pb.GAP][0]
+        check(gap.start_seq == 3500 and gap.start_timestamp_ns == feeds["time/walk"][1][3500],
+              "the GAP of the missing row 3500: %s" % gap)
+        print("# tsmine alerts: %s" % lines[0].strip())
+    return 0
+
+
+def case_now_time(env):
+    walk = os.path.join(env.dir, "walk.csv")
+    ts = write_timed(walk, random.Random(SEED), 6000, missing={3500})
+    params = {"window": 512, "subsequence": 32, "hop": 128}
+    with env.daemon(params=params) as d, harness.Subscriber(env, d.alerts, "now/") as sub:
+        before = time.time_ns()
+        env.tsmine_run("replay", "--endpoint", d.ingest, "--control", d.control, "--stream",
+                       "now/walk", "--batch", 100, "--timestamps", "now", walk)
+        after = time.time_ns()
+        wait_until(lambda: any(a.start_timestamp_ns for _, a in sub.get()), 30,
+                   "an alert of now/walk")
+        got = [a for _, a in sub.get()]
+        first = next(a for a in got if a.start_timestamp_ns)
+        start = first.start_timestamp_ns - (ts[first.start_seq] - ts[0])
+        check(before <= start <= after, "--timestamps now: the first sample at %d, not between "
+              "the replay's start %d and end %d" % (start, before, after))
+        n = timed_alerts(got, [t - ts[0] for t in ts], offset=start, where="now/walk")
+        print("# now/walk: %d alerts at the file's spacing from %.3f s after the replay began"
+              % (n, (start - before) / 1e9))
     return 0
 
 
@@ -157,6 +304,9 @@ CASES = {
     "term_flood": lambda env: run_case(env, "term_flood", "term", FLOOD),
     "kill": lambda env: run_case(env, "kill", "kill"),
     "kill_gap": lambda env: run_case(env, "kill_gap", "kill", resume=False),
+    "kill_time": lambda env: run_case(env, "kill_time", "kill", timed=True),
+    "file_time": case_file_time,
+    "now_time": case_now_time,
 }
 
 
