@@ -52,6 +52,7 @@ import calendar
 import os
 import random
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -64,6 +65,7 @@ from harness import Failure, check, wait_until  # noqa: E402
 SEED = int(os.environ.get("TSM_TEST_SEED", "20261207"))
 KILL_AFTER = 4000  # samples accepted after the checkpoint before SIGKILL
 STREAM = "replay/restart"
+PROBE = STREAM + "/probe"  # kill_time: a GAP of it says the subscriber hears the new daemon
 # (rows, samples a second (None: as fast as the daemon takes them), batch, parameters)
 PACED = (60000, 20000, 100, {"window": 512, "subsequence": 32, "hop": 128,
                              "range": float("nan")})
@@ -126,6 +128,20 @@ def timed_alerts(alerts, ts, offset=0, where=""):
     return n
 
 
+def wait_heard(env, d, probe_id, heard, what):
+    """Sends batches of stream probe_id to d, 10 sequence numbers apart (from the second
+    on, each makes a GAP alert), until heard() says that a subscriber got one of them: it
+    then hears d, and gets every alert d publishes from then on."""
+    sock, first = env.pusher(d.ingest), [0]
+
+    def sent_and_heard():
+        sock.send(env.batch(probe_id, first[0], [0.0]))
+        first[0] += 10
+        return heard()
+    wait_until(sent_and_heard, 30, what)
+    sock.close()
+
+
 def samples(d):
     """The stream's accepted samples (0 before it exists); None while nobody answers."""
     st = d.status(timeout_ms=1000, fail=False)
@@ -168,11 +184,20 @@ def run_case(env, name, how, feed=PACED, resume=True, timed=False):
                 r = d.request(env.pb.ControlRequest.CHECKPOINT, timeout_ms=10000)
                 check(r.ok, "CHECKPOINT: %s" % r.error)
                 at = wait_samples(d, samples(d) + KILL_AFTER)  # past what it saved
+                if timed:
+                    replay.send_signal(signal.SIGSTOP)  # until the subscriber hears the next
                 d.kill()
                 killed_ns = time.time_ns()  # alerts detected later are the next daemon's
             if replay.poll() is not None:
                 raise Failure("the replay ended before the restart: %s" % replay.communicate()[1])
             d.start()
+            if timed:
+                # The replay sends again at once, before the subscriber has connected to
+                # the new daemon (what it publishes before then is lost to it): the replay
+                # goes on once the subscriber got an alert of a probe stream from it.
+                wait_heard(env, d, PROBE, lambda: any(sid == PROBE for sid, _ in sub.get()),
+                           "the subscriber to hear the restarted daemon")
+                replay.send_signal(signal.SIGCONT)
             _, err = replay.communicate(timeout=60 * harness.SLOW)
         finally:
             if replay.poll() is None:
@@ -191,8 +216,9 @@ def run_case(env, name, how, feed=PACED, resume=True, timed=False):
                        "the daemon to take the last batch")
         st = d.status()
         s = st["streams"][STREAM]
-        gaps = [a for sid, a in sub.get() if a.kind == env.pb.GAP]
-        counted_gaps = st["alerts_by_kind"].get("GAP", 0)
+        gaps = [a for sid, a in sub.get() if sid == STREAM and a.kind == env.pb.GAP]
+        counted_gaps = st["alerts_by_kind"].get("GAP", 0) - \
+            st["streams"].get(PROBE, {}).get("gaps", 0)
         rejected = {k: st["rejected"].get(k, 0) for k in ("duplicate", "out_of_order")}
         print("# %s: SIG%s at %d of %d samples accepted, the replay sent %d again; stream: "
               "samples %d, next_seq %d, gaps %d, rejected %d; GAP alerts %d counted, %d seen"
@@ -223,11 +249,11 @@ def run_case(env, name, how, feed=PACED, resume=True, timed=False):
             lo = int(got.group(1))
 
             def resent():
-                return [a for _, a in sub.get() if a.detected_at_ns > killed_ns and
-                        a.start_timestamp_ns and lo <= a.start_seq < lo + again]
+                return [a for sid, a in sub.get() if sid == STREAM and a.start_timestamp_ns and
+                        a.detected_at_ns > killed_ns and lo <= a.start_seq < lo + again]
             wait_until(resent, 30, "an alert of the restarted daemon on a "
                        "sample sent again (else the test is void)")
-            n = timed_alerts([a for _, a in sub.get()], ts, where=name)
+            n = timed_alerts([a for sid, a in sub.get() if sid == STREAM], ts, where=name)
             print("# %s: %d alerts carry their file timestamps, %d of the restarted daemon on "
                   "samples sent again" % (name, n, len(resent())))
     return 0
@@ -244,7 +270,13 @@ def case_file_time(env):
         tool = subprocess.Popen([env.tsmine, "alerts", "--endpoint", d.alerts, "--stream",
                                  "time/nab", "--format", "text"], stdout=text,
                                 stderr=subprocess.PIPE, text=True)
+
+        def printed(sid):  # the lines of `tsmine alerts` for stream sid (its 2nd column)
+            with open(text.name) as f:
+                return [x for x in f if x.split()[1:2] == [sid]]
         try:
+            wait_heard(env, d, "time/nab/probe", lambda: printed("time/nab/probe"),
+                       "`tsmine alerts` to hear the daemon")
             for sid, (path, _) in feeds.items():
                 env.tsmine_run("replay", "--endpoint", d.ingest, "--control", d.control,
                                "--stream", sid, "--batch", 100, path)
@@ -256,10 +288,8 @@ def case_file_time(env):
                     any(a.kind == env.pb.GAP for s, a in got if s == "time/walk")
             wait_until(seen, 30, "alerts of both streams and the walk's GAP")
 
-            def line():
-                with open(text.name) as f:
-                    return [x for x in f if "time/nab" in x]
-            lines = wait_until(line, 30, "a line of `tsmine alerts`")
+            lines = wait_until(lambda: printed("time/nab"), 30,
+                               "a line of `tsmine alerts` for time/nab")
         finally:
             tool.terminate()
             tool.communicate(timeout=10)
