@@ -116,6 +116,12 @@ static const char *file_name(const client_args *a) {
     return strcmp(a->file, "-") == 0 ? "<stdin>" : a->file;
 }
 
+/* A timestamp field for a message: what a terminal would act on as \xNN, cut at 64. */
+static const char *shown(char buf[static 72], const char *t) {
+    tsm_term_safe(buf, 72, t);
+    return buf;
+}
+
 /* The timestamps of --timestamps file or now, into a new array *out of one per sample:
  * each row's, read by series_parse_time. A row without one (a blank row, a missing
  * value: sent only with --nonfinite send) takes the one before it (at the start, the
@@ -133,6 +139,7 @@ static int file_times(const client_args *a, const series *s, int64_t t0, int64_t
     }
     size_t last = SIZE_MAX; /* the last row with a timestamp */
     int rc = 0;
+    char q[72], q0[72];
     *held = 0;
     for (size_t k = 0; k < s->n && rc == 0; k++) {
         const char *t = series_time(s, (int64_t)k);
@@ -147,7 +154,7 @@ static int file_times(const client_args *a, const series *s, int64_t t0, int64_t
         } else if (series_parse_time(t, &ts[k]) != 0) {
             cli_error("replay: %s:%zu: '%s' is not a timestamp (YYYY-MM-DD HH:MM:SS, ISO 8601, or "
                       "seconds since the epoch; --timestamps period numbers the samples instead)",
-                      name, line, t);
+                      name, line, shown(q, t));
             rc = EX_DATAERR;
         } else if (last != SIZE_MAX && ts[k] <= ts[last]) {
             if (a->hold_backwards) {
@@ -157,8 +164,9 @@ static int file_times(const client_args *a, const series *s, int64_t t0, int64_t
                 cli_error("replay: %s:%zu: timestamp '%s' %s '%s' of line %zu: the file's "
                           "timestamps must increase (--backwards hold sends such a row with the "
                           "timestamp before it; --timestamps period numbers the samples instead)",
-                          name, line, t, ts[k] == ts[last] ? "repeats" : "is before",
-                          series_time(s, (int64_t)last), series_time_line(s, (int64_t)last));
+                          name, line, shown(q, t), ts[k] == ts[last] ? "repeats" : "is before",
+                          shown(q0, series_time(s, (int64_t)last)),
+                          series_time_line(s, (int64_t)last));
                 rc = EX_DATAERR;
             }
         }
