@@ -69,8 +69,9 @@ PROBE = STREAM + "/probe"  # kill_time: a GAP of it says the subscriber hears th
 # (rows, samples a second (None: as fast as the daemon takes them), batch, parameters)
 PACED = (60000, 20000, 100, {"window": 512, "subsequence": 32, "hop": 128,
                              "range": float("nan")})
-# Under a wrapper (valgrind, TSan: harness.SLOW) the daemon lags anyway: a shorter flood.
-FLOOD = (int(400000 // harness.SLOW) // 256 * 256, None, 256,
+# Under a wrapper (valgrind, TSan: harness.SLOW) or ASan (harness.SLOWER) the daemon lags
+# anyway: a shorter flood.
+FLOOD = (int(400000 // harness.SLOWER) // 256 * 256, None, 256,
          {"window": 4096, "subsequence": 128, "hop": 1024})
 # Periodic checkpoints off: the only ones are the CHECKPOINT request and the stop.
 LIMITS = {"checkpoint_interval": 0}
@@ -151,7 +152,7 @@ def samples(d):
 
 
 def wait_samples(d, n):
-    return wait_until(lambda: (samples(d) or 0) >= n and samples(d), 30,
+    return wait_until(lambda: (samples(d) or 0) >= n and samples(d), 30 * harness.SLOWER,
                       "stream %s to hold %d samples" % (STREAM, n))
 
 
