@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tsmine: exact matrix profile, discords and motifs on numpy arrays.
+
+The same C kernels as the ``tsmine`` command and the ``tsmined`` daemon (an OpenMP CPU
+backend, and a CUDA one where the package was built with it and a GPU is present),
+called without the GIL.
+
+Batch functions: :func:`profile`, :func:`discords`, :func:`range_discords`,
+:func:`motifs`, :func:`auto_m`. STUMPY-compatible: :func:`stump`, :func:`gpu_stump`.
+What this build and machine offer: :func:`backends`.
+
+Errors raise :class:`Error` or one of its subclasses, with the C library's message:
+:class:`InvalidArgumentError` (also a ``ValueError``), :class:`BackendError`,
+:class:`DeviceError` (both also ``RuntimeError``), :class:`OutOfMemoryError` (also a
+``MemoryError``). Wrong argument types raise ``TypeError``.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from ._batch import (
+    DISCORD_DTYPE,
+    MOTIF_DTYPE,
+    Profile,
+    Records,
+    auto_m,
+    backends,
+    discords,
+    motifs,
+    profile,
+    range_discords,
+)
+from ._stumpy import gpu_stump, mparray, stump
+from ._tsmine import (
+    BackendError,
+    DeviceError,
+    Error,
+    InvalidArgumentError,
+    OutOfMemoryError,
+)
+
+try:
+    __version__ = version("tsmine")
+except PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "unknown"
+
+__all__ = [
+    "DISCORD_DTYPE",
+    "MOTIF_DTYPE",
+    "BackendError",
+    "DeviceError",
+    "Error",
+    "InvalidArgumentError",
+    "OutOfMemoryError",
+    "Profile",
+    "Records",
+    "auto_m",
+    "backends",
+    "discords",
+    "gpu_stump",
+    "motifs",
+    "mparray",
+    "profile",
+    "range_discords",
+    "stump",
+]
