@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Benchmarks of the Python package; one JSON object per line (DESIGN 7).
+
+  python bench/bench.py overhead --cli BUILD/tools/tsmine [--log2 12 16 20] [--m 100]
+      tsmine.profile against `tsmine profile` on the same random walk (a .f64 file for
+      the command): the command's own compute time (statistics and kernel, its -v
+      lines), its wall time (process start, read, profile, .npy written) and the Python
+      call's wall time (conversion, statistics, kernel, result arrays). overhead is the
+      call's time over the command's compute time, less 1.
+  python bench/bench.py stump [--log2 14 16] [--m 100]
+      tsmine.stump against stumpy.stump (installed separately; compiled by a first call
+      that is not timed) on a random walk: both times and the largest difference of
+      their profiles.
+
+Each size runs --repeat times (default 5; 1 from 2^20 on), the order of the two sides
+alternating, and reports the medians, on the CPU backend with OpenMP's and Numba's
+default threads.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import tsmine
+
+
+def walk(n, seed=0):
+    return np.cumsum(np.random.default_rng(seed).normal(size=n))
+
+
+def repeats(args, n):
+    if args.repeat is not None:
+        return args.repeat
+    return 5 if n < (1 << 20) else 1
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def overhead(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in args.log2:
+            n = 1 << k
+            T = walk(n)
+            path = os.path.join(tmp, "series.f64")
+            T.astype("<f8").tofile(path)
+            out = os.path.join(tmp, "p.npy")
+            kern, wall, py = [], [], []
+            cmd = [args.cli, "profile", "-m", str(args.m), "--backend", "cpu", "-v", "-q",
+                   "--format", "npy", "-o", out, path]
+            for r in range(repeats(args, n)):
+                if r % 2:  # every other repeat, Python first: no side gains from the order
+                    dt, p = timed(lambda: tsmine.profile(T, args.m, backend="cpu"))
+                    py.append(dt)
+                dt, proc = timed(lambda: subprocess.run(cmd, capture_output=True, text=True, check=True))
+                wall.append(dt)
+                kern.append(float(re.search(r"statistics ([0-9.]+) s", proc.stderr).group(1)) +
+                            float(re.search(r"profile: kernel ([0-9.]+) s", proc.stderr).group(1)))
+                if r % 2 == 0:
+                    dt, p = timed(lambda: tsmine.profile(T, args.m, backend="cpu"))
+                    py.append(dt)
+            np.testing.assert_array_equal(p.distance, np.load(out))  # the same profile
+            k_med, py_med = statistics.median(kern), statistics.median(py)
+            print(json.dumps({
+                "bench": "python_profile", "backend": "cpu", "n": n, "m": args.m,
+                "seconds": round(py_med, 6), "cli_compute_seconds": round(k_med, 6),
+                "cli_wall_seconds": round(statistics.median(wall), 6),
+                "overhead": round(py_med / k_med - 1, 4), "repeat": len(py),
+            }), flush=True)
+
+
+def stump(args):
+    import stumpy
+
+    stumpy.stump(walk(1000), args.m)  # Numba compiles here, untimed
+    for k in args.log2:
+        n = 1 << k
+        T = walk(n)
+        ts, ss = [], []
+        for _ in range(repeats(args, n)):
+            dt, mine = timed(lambda: tsmine.stump(T, args.m))
+            ts.append(dt)
+            dt, theirs = timed(lambda: stumpy.stump(T, args.m))
+            ss.append(dt)
+        diff = float(np.max(np.abs(mine.P_ - theirs.P_)))
+        t_med, s_med = statistics.median(ts), statistics.median(ss)
+        print(json.dumps({
+            "bench": "python_stump", "backend": "cpu", "n": n, "m": args.m,
+            "seconds": round(t_med, 6), "stumpy_seconds": round(s_med, 6),
+            "speedup": round(s_med / t_med, 2), "max_abs_diff": diff,
+            "same_index": float(np.mean(mine.I_ == theirs.I_)), "repeat": len(ts),
+        }), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    o = sub.add_parser("overhead")
+    o.add_argument("--cli", required=True, help="the tsmine program")
+    o.add_argument("--log2", type=int, nargs="+", default=[12, 16, 20])
+    s = sub.add_parser("stump")
+    s.add_argument("--log2", type=int, nargs="+", default=[14, 16])
+    for p in (o, s):
+        p.add_argument("--m", type=int, default=100)
+        p.add_argument("--repeat", type=int, help="runs of each size (default 5; 1 from 2^20 on)")
+    args = ap.parse_args()
+    {"overhead": overhead, "stump": stump}[args.what](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
