@@ -109,9 +109,9 @@ typedef struct {
 } outputs;
 
 /* Describes stream s's job on the arena (its outputs at the io offsets o, plus src
- * entries) and its scatter descriptor, and copies its samples to vals[src ..]. Before
- * they enter the host ring (the job needs the old fill). */
-static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o,
+ * entries; the magnitude view's only when want_mag) and its scatter descriptor, and copies its
+ * samples to vals[src ..]. Before they enter the host ring (the job needs the old fill). */
+static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o, int want_mag,
                      tsm_online_job *jb, tss_scatter *sc, double *vals) {
     const tss_ring *r = &s->ring;
     const region g = layout(&s->on);
@@ -132,9 +132,9 @@ static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o
         .window = s->p.window,
         .m = s->p.subsequence,
         .excl = s->p.excl,
-        .m2 = (double *)(base + g.m2),
-        .mag = (double *)tss_arena_io_dev(a, o->mag) + src,
-        .mag_index = (int64_t *)tss_arena_io_dev(a, o->mag_idx) + src,
+        .m2 = want_mag ? (double *)(base + g.m2) : NULL,
+        .mag = want_mag ? (double *)tss_arena_io_dev(a, o->mag) + src : NULL,
+        .mag_index = want_mag ? (int64_t *)tss_arena_io_dev(a, o->mag_idx) + src : NULL,
     };
     *sc = (tss_scatter){
         .ring = s->on.off + g.ring,
@@ -203,14 +203,15 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
         const uint64_t fill = jb->fill + k + 1, start = x0 + fill - m;
         if (on_score) { /* against the history before this one, as detect_step judges it */
             const size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0, i = e + 1 - m;
-            const double mag_score = magnitude_score(s, xh, x0, base, i, out->mag[k], level_ok);
+            const double mag = out->mag ? out->mag[k] : NAN;
+            const double mag_score = magnitude_score(s, xh, x0, base, i, mag, level_ok);
             const tss_scored sc = {
                 .start = start,
                 .m = m,
                 .raw = out->nn[k],
                 .neighbor = x0 + (uint64_t)out->idx[k],
-                .magnitude = out->mag[k],
-                .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
+                .magnitude = mag,
+                .magnitude_neighbor = out->mag ? x0 + (uint64_t)out->mag_idx[k] : 0,
                 .level = level_ok ? tss_level_of(&s->level, xh, x0, base, i, m) : NAN,
                 .score = tss_calib_score(&s->det.cal, tss_detect_value(s, out->nn[k], fill)).score,
                 .magnitude_score = mag_score,
@@ -255,6 +256,11 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
     o.mag = tss_arena_align(o.idx + arr);
     o.mag_idx = tss_arena_align(o.mag + arr);
     const uint64_t io = o.mag_idx + arr;
+    /* The magnitude view's CUDA rows kernel (online.cu, rows_kernel<true>) has not run on
+     * a GPU yet (no device could be had for the session that wrote it): until the GPU
+     * check passes it (tests/online_test.c on CUDA), the CUDA backend leaves the view out
+     * and it is NAN there. */
+    const int want_mag = tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA;
     tsm_status st = placed;
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
@@ -262,7 +268,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         x0[q] = tss_stream_window_seq(list[q]);
         src[q] = at;
         if (st == TSM_OK)
-            describe(a, list[q], at, &o, &jobs[q], (tss_scatter *)a->host_io + q,
+            describe(a, list[q], at, &o, want_mag, &jobs[q], (tss_scatter *)a->host_io + q,
                      (double *)(a->host_io + vals_off));
         push_host(list[q]);
     }
@@ -286,7 +292,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         s->since_pass += s->chunk;
         s->on.st.valid = 1;
         const job_out out = {(const double *)(a->host_io + o.nn) + src[q],
-                             (const double *)(a->host_io + o.mag) + src[q],
+                             want_mag ? (const double *)(a->host_io + o.mag) + src[q] : NULL,
                              (const int64_t *)(a->host_io + o.idx) + src[q],
                              (const int64_t *)(a->host_io + o.mag_idx) + src[q]};
         score(s, &jobs[q], &out, x0[q], on_score, user);
