@@ -13,6 +13,11 @@
       that is not timed) on a random walk: both times and the largest difference of
       their profiles.
 
+  python bench/bench.py gpu [--log2 17] [--m 100]
+      tsmine.gpu_stump against tsmine.stump (the CPU backend) and, where stumpy runs on
+      the GPU (numba's CUDA), stumpy.gpu_stump: times after an untimed first call (the
+      device's start) and the largest difference from the CPU profile.
+
 Each size runs --repeat times (default 5; 1 from 2^20 on), the order of the two sides
 alternating, and reports the medians, on the CPU backend with OpenMP's and Numba's
 default threads.
@@ -104,6 +109,40 @@ def stump(args):
         }), flush=True)
 
 
+def gpu(args):
+    try:
+        import stumpy
+
+        stumpy.gpu_stump(walk(1000), args.m)
+    except Exception as e:  # not installed, or no numba CUDA: tsmine alone
+        print(f"bench: stumpy.gpu_stump not measured: {e}", file=sys.stderr)
+        stumpy = None
+    tsmine.gpu_stump(walk(1000), args.m)  # the device's start, untimed
+    for k in args.log2:
+        n = 1 << k
+        T = walk(n)
+        gs, cs, ss = [], [], []
+        for _ in range(repeats(args, n)):
+            dt, mine = timed(lambda: tsmine.gpu_stump(T, args.m))
+            gs.append(dt)
+            dt, cpu = timed(lambda: tsmine.stump(T, args.m))
+            cs.append(dt)
+            if stumpy:
+                dt, theirs = timed(lambda: stumpy.gpu_stump(T, args.m))
+                ss.append(dt)
+        line = {
+            "bench": "python_gpu_stump", "backend": "cuda", "n": n, "m": args.m,
+            "seconds": round(statistics.median(gs), 6),
+            "cpu_seconds": round(statistics.median(cs), 6),
+            "max_abs_diff_cpu": float(np.max(np.abs(mine.P_ - cpu.P_))),
+            "same_index_cpu": float(np.mean(mine.I_ == cpu.I_)), "repeat": len(gs),
+        }
+        if stumpy:
+            line["stumpy_seconds"] = round(statistics.median(ss), 6)
+            line["max_abs_diff_stumpy"] = float(np.max(np.abs(mine.P_ - theirs.P_)))
+        print(json.dumps(line), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="what", required=True)
@@ -112,11 +151,13 @@ def main():
     o.add_argument("--log2", type=int, nargs="+", default=[12, 16, 20])
     s = sub.add_parser("stump")
     s.add_argument("--log2", type=int, nargs="+", default=[14, 16])
-    for p in (o, s):
+    g = sub.add_parser("gpu")
+    g.add_argument("--log2", type=int, nargs="+", default=[17])
+    for p in (o, s, g):
         p.add_argument("--m", type=int, default=100)
         p.add_argument("--repeat", type=int, help="runs of each size (default 5; 1 from 2^20 on)")
     args = ap.parse_args()
-    {"overhead": overhead, "stump": stump}[args.what](args)
+    {"overhead": overhead, "stump": stump, "gpu": gpu}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,19 @@ def assert_distances(d, r, tol=1e-8):
     np.testing.assert_allclose(d[far], r[far], rtol=0, atol=tol)
 
 
+def pair_d2(T, m, i, j):
+    """DESIGN 3's squared distance between subsequences i and j of T (both finite),
+    computed directly from the z-normalised subsequences."""
+    a, b = T[i : i + m], T[j : j + m]
+    ca, cb = a.max() == a.min(), b.max() == b.min()
+    if ca and cb:
+        return 0.0
+    if ca or cb:
+        return float(m)
+    za, zb = (a - a.mean()) / a.std(), (b - b.mean()) / b.std()
+    return float((za - zb) @ (za - zb))
+
+
 def nab(name):
     """The values of a bundled NAB feed (timestamp,value rows)."""
     return np.genfromtxt(DATA / name, delimiter=",", skip_header=1, usecols=1)

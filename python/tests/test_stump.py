@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_distances, random_walk
+from conftest import assert_distances, pair_d2, random_walk
 
 import tsmine
 
@@ -28,18 +28,6 @@ except ImportError as e:  # not installed, or broken (numba against this numpy)
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
 
 TOL = 1e-8
-
-
-def pair_d2(T, m, i, j):
-    """DESIGN 3's squared distance between subsequences i and j (both finite)."""
-    a, b = T[i : i + m], T[j : j + m]
-    ca, cb = a.max() == a.min(), b.max() == b.min()
-    if ca and cb:
-        return 0.0
-    if ca or cb:
-        return float(m)
-    za, zb = (a - a.mean()) / a.std(), (b - b.mean()) / b.std()
-    return float((za - zb) @ (za - zb))
 
 
 def check_index(T, m, i, mine, theirs, what):
