@@ -9,6 +9,9 @@ Batch functions: :func:`profile`, :func:`discords`, :func:`range_discords`,
 :func:`motifs`, :func:`auto_m`. STUMPY-compatible: :func:`stump`, :func:`gpu_stump`.
 What this build and machine offer: :func:`backends`.
 
+The daemon's client (the ``client`` extra: pyzmq, protobuf): :class:`Publisher`,
+:func:`alerts`, :func:`status`, from :mod:`tsmine.client`, imported on first use.
+
 Errors raise :class:`Error` or one of its subclasses, with the C library's message:
 :class:`InvalidArgumentError` (also a ``ValueError``), :class:`BackendError`,
 :class:`DeviceError` (both also ``RuntimeError``), :class:`OutOfMemoryError` (also a
@@ -42,6 +45,19 @@ try:
     __version__ = version("tsmine")
 except PackageNotFoundError:  # imported from a source tree, not installed
     __version__ = "unknown"
+
+_CLIENT = ("Publisher", "alerts", "status")
+
+
+def __getattr__(name):
+    """tsmine.Publisher, alerts and status: tsmine.client's, imported when first asked for
+    (it needs pyzmq and protobuf, which the batch functions do not)."""
+    if name in _CLIENT:
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'tsmine' has no attribute {name!r}")
+
 
 __all__ = [
     "DISCORD_DTYPE",
