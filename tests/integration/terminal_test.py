@@ -353,6 +353,11 @@ def case_status_tty(env):
         wait_until(lambda: d.status()["rejected"].get("nonfinite") == 1, 30,
                    "the batch with a NaN to be rejected")
         sock.close()
+
+        def quiet():  # nothing left to process: no alert comes between the two looks
+            c = d.status()["counters"]
+            return c["pending_samples"] == 0 and c["pending_passes"] == 0
+        wait_until(quiet, 60, "the daemon to process every sample and pass", step=0.1)
         full = d.status()
         st = full["streams"]
         rc, lines, err = run_tty(env, "status", "status", "--endpoint", d.control)
