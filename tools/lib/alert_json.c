@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "emit.h" /* emit_double, emit_json_char */
+#include "textbuf.h"
 
 const char *tsm_alert_kind_name(int kind) {
     switch (kind) {
@@ -22,65 +23,49 @@ const char *tsm_alert_kind_name(int kind) {
     return "UNKNOWN";
 }
 
-/* A growing text in a fixed buffer: what does not fit is counted, not written. */
-typedef struct {
-    char *buf;
-    size_t len, n;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k =
-        vsnprintf(t->n < t->len ? t->buf + t->n : NULL, t->n < t->len ? t->len - t->n : 0, fmt, ap);
-    va_end(ap);
-    t->n += k > 0 ? (size_t)k : 0;
-}
-
 /* A JSON number, or null when x is not finite. */
-static void number(text *t, double x) {
+static void number(tsm_text *t, double x) {
     char num[40];
     if (isfinite(x)) {
         emit_double(num, sizeof num, x);
-        put(t, "%s", num);
+        tsm_text_put(t, "%s", num);
     } else {
-        put(t, "null");
+        tsm_text_put(t, "null");
     }
 }
 
 /* A JSON string: quotes and backslashes escaped, control bytes as \u00XX. */
-static void string(text *t, const char *s) {
+static void string(tsm_text *t, const char *s) {
     char e[8];
-    put(t, "\"");
+    tsm_text_put(t, "\"");
     for (; *s; s++) {
         emit_json_char(e, (unsigned char)*s);
-        put(t, "%s", e);
+        tsm_text_put(t, "%s", e);
     }
-    put(t, "\"");
+    tsm_text_put(t, "\"");
 }
 
 size_t tsm_alert_json(char *buf, size_t len, const Tsmine__V1__Alert *a) {
-    text t = {buf, len, 0};
-    if (len)
-        buf[0] = '\0';
-    put(&t, "{\"alert_id\":%" PRIu64 ",\"stream_id\":", a->alert_id);
+    tsm_text t = tsm_text_of(buf, len);
+    tsm_text_put(&t, "{\"alert_id\":%" PRIu64 ",\"stream_id\":", a->alert_id);
     string(&t, a->stream_id ? a->stream_id : "");
-    put(&t,
-        ",\"kind\":\"%s\",\"start_seq\":%" PRIu64 ",\"start_timestamp_ns\":%" PRId64
-        ",\"length\":%" PRIu32 ",\"distance\":",
-        tsm_alert_kind_name(a->kind), a->start_seq, a->start_timestamp_ns, a->length);
+    tsm_text_put(&t,
+                 ",\"kind\":\"%s\",\"start_seq\":%" PRIu64 ",\"start_timestamp_ns\":%" PRId64
+                 ",\"length\":%" PRIu32 ",\"distance\":",
+                 tsm_alert_kind_name(a->kind), a->start_seq, a->start_timestamp_ns, a->length);
     number(&t, a->distance);
-    put(&t, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
+    tsm_text_put(&t, ",\"neighbor_seq\":%" PRIu64 ",\"threshold\":", a->neighbor_seq);
     number(&t, a->threshold);
-    put(&t, ",\"score\":");
+    tsm_text_put(&t, ",\"score\":");
     number(&t, a->score);
     if (a->kind == TSMINE__V1__ALERT_KIND__ANOMALY ||
         a->kind == TSMINE__V1__ALERT_KIND__ANOMALY_END)
-        put(&t, ",\"event_start_seq\":%" PRIu64 ",\"event_end_seq\":%" PRIu64, a->event_start_seq,
-            a->event_end_seq);
+        tsm_text_put(&t, ",\"event_start_seq\":%" PRIu64 ",\"event_end_seq\":%" PRIu64,
+                     a->event_start_seq, a->event_end_seq);
     if (a->tail == TSMINE__V1__TAIL__FAR || a->tail == TSMINE__V1__TAIL__NEAR)
-        put(&t, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
-    put(&t, ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
+        tsm_text_put(&t, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
+    tsm_text_put(
+        &t, ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
         a->detected_seq, a->detected_at_ns, a->seq);
     return t.n;
 }

@@ -10,78 +10,61 @@
 #include <time.h>
 
 #include "alert_json.h" /* tsm_alert_kind_name */
-
-/* A growing text in a fixed buffer: what does not fit is counted, not written. */
-typedef struct {
-    char *buf;
-    size_t len, n;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k =
-        vsnprintf(t->n < t->len ? t->buf + t->n : NULL, t->n < t->len ? t->len - t->n : 0, fmt, ap);
-    va_end(ap);
-    t->n += k > 0 ? (size_t)k : 0;
-}
-
-static text text_of(char *buf, size_t len) {
-    if (len)
-        buf[0] = '\0';
-    return (text){buf, len, 0};
-}
+#include "textbuf.h"
 
 size_t tsm_time_text(char *buf, size_t len, int64_t ns, int local) {
-    text t = text_of(buf, len);
+    tsm_text t = tsm_text_of(buf, len);
     int64_t s = ns / 1000000000, rem = ns % 1000000000;
     if (rem < 0) /* floor, for times before 1970 */
         s--, rem += 1000000000;
     time_t tt = (time_t)s;
     struct tm tm;
     if (!(local ? localtime_r(&tt, &tm) : gmtime_r(&tt, &tm))) {
-        put(&t, "%-*s", local ? 29 : 24, "(time out of range)");
+        tsm_text_put(&t, "%-*s", local ? 29 : 24, "(time out of range)");
         return t.n;
     }
-    put(&t, "%04d-%02d-%02dT%02d:%02d:%02d.%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-        tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(rem / 1000000));
+    tsm_text_put(&t, "%04d-%02d-%02dT%02d:%02d:%02d.%03d", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(rem / 1000000));
     if (!local) {
-        put(&t, "Z");
+        tsm_text_put(&t, "Z");
     } else {
         long off = tm.tm_gmtoff / 60;
-        put(&t, "%c%02ld:%02ld", off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
+        tsm_text_put(&t, "%c%02ld:%02ld", off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
     }
     return t.n;
 }
 
 size_t tsm_duration_text(char *buf, size_t len, double s) {
-    text t = text_of(buf, len);
+    tsm_text t = tsm_text_of(buf, len);
     if (!(s >= 0) || !isfinite(s)) {
-        put(&t, "-");
+        tsm_text_put(&t, "-");
     } else if (s < 9.95) {
-        put(&t, "%.2g s", s);
+        tsm_text_put(&t, "%.2g s", s);
     } else if (s < 59.5) {
-        put(&t, "%.0f s", s);
+        tsm_text_put(&t, "%.0f s", s);
     } else if (s < 3599.5) { /* whole seconds */
         long long v = llround(s);
-        v % 60 ? put(&t, "%lld min %lld s", v / 60, v % 60) : put(&t, "%lld min", v / 60);
+        v % 60 ? tsm_text_put(&t, "%lld min %lld s", v / 60, v % 60)
+               : tsm_text_put(&t, "%lld min", v / 60);
     } else if (s < 86370) { /* whole minutes */
         long long v = llround(s / 60);
-        v % 60 ? put(&t, "%lld h %lld min", v / 60, v % 60) : put(&t, "%lld h", v / 60);
+        v % 60 ? tsm_text_put(&t, "%lld h %lld min", v / 60, v % 60)
+               : tsm_text_put(&t, "%lld h", v / 60);
     } else { /* whole hours */
         long long v = llround(s / 3600);
-        v % 24 ? put(&t, "%lld d %lld h", v / 24, v % 24) : put(&t, "%lld d", v / 24);
+        v % 24 ? tsm_text_put(&t, "%lld d %lld h", v / 24, v % 24)
+               : tsm_text_put(&t, "%lld d", v / 24);
     }
     return t.n;
 }
 
 size_t tsm_term_safe(char *buf, size_t len, const char *s) {
-    text t = text_of(buf, len);
+    tsm_text t = tsm_text_of(buf, len);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p < 0x20 || *p == 0x7f)
-            put(&t, "\\x%02x", *p);
+            tsm_text_put(&t, "\\x%02x", *p);
         else
-            put(&t, "%c", *p);
+            tsm_text_put(&t, "%c", *p);
     }
     return t.n;
 }
@@ -255,118 +238,119 @@ static void learn(stream_memo *m, const Tsmine__V1__Alert *a) {
 /* ---- The line ------------------------------------------------------------------- */
 
 /* "N samples, SPAN", or "N samples" while the stream's period is not known. */
-static void span(text *t, uint64_t samples, const stream_memo *m) {
-    put(t, "%llu sample%s", (unsigned long long)samples, samples == 1 ? "" : "s");
+static void span(tsm_text *t, uint64_t samples, const stream_memo *m) {
+    tsm_text_put(t, "%llu sample%s", (unsigned long long)samples, samples == 1 ? "" : "s");
     if (m && m->period_ns > 0) {
         char d[48];
         tsm_duration_text(d, sizeof d, 1e-9 * m->period_ns * (double)samples);
-        put(t, ", %s", d);
+        tsm_text_put(t, ", %s", d);
     }
 }
 
 /* "#A..#B" for the n samples from a (n >= 1), "#A" for one. */
-static void extent(text *t, uint64_t a, uint64_t n) {
+static void extent(tsm_text *t, uint64_t a, uint64_t n) {
     if (n <= 1)
-        put(t, "#%llu", (unsigned long long)a);
+        tsm_text_put(t, "#%llu", (unsigned long long)a);
     else
-        put(t, "#%llu..#%llu", (unsigned long long)a, (unsigned long long)(a + n - 1));
+        tsm_text_put(t, "#%llu..#%llu", (unsigned long long)a, (unsigned long long)(a + n - 1));
 }
 
 /* What the tail says of a scored subsequence and its nearest neighbour at j. */
-static void neighbour(text *t, const Tsmine__V1__Alert *a, const char *which) {
+static void neighbour(tsm_text *t, const Tsmine__V1__Alert *a, const char *which) {
     if (a->tail == TSMINE__V1__TAIL__FAR)
-        put(t, ", unlike anything %s (", which);
+        tsm_text_put(t, ", unlike anything %s (", which);
     else if (a->tail == TSMINE__V1__TAIL__NEAR)
-        put(t, ", an unusually close repeat (");
+        tsm_text_put(t, ", an unusually close repeat (");
     else
-        put(t, " (");
-    put(t, "nearest #%llu", (unsigned long long)a->neighbor_seq);
+        tsm_text_put(t, " (");
+    tsm_text_put(t, "nearest #%llu", (unsigned long long)a->neighbor_seq);
     if (isfinite(a->distance))
-        put(t, ", distance %.3g", a->distance);
-    put(t, ")");
+        tsm_text_put(t, ", distance %.3g", a->distance);
+    tsm_text_put(t, ")");
 }
 
-static void views(text *t, const tsm_alert_views *v) {
+static void views(tsm_text *t, const tsm_alert_views *v) {
     if (!v || (!v->view && v->n == 0))
         return;
-    put(t, v->view ? "; view %s" : "; views", v->view ? v->view : "");
+    tsm_text_put(t, v->view ? "; view %s" : "; views", v->view ? v->view : "");
     for (size_t i = 0; i < v->n; i++) {
-        put(t, "%s%s ", i ? ", " : " (", v->scores[i].name);
-        isfinite(v->scores[i].score) ? put(t, "%.4f", v->scores[i].score) : put(t, "-");
+        tsm_text_put(t, "%s%s ", i ? ", " : " (", v->scores[i].name);
+        isfinite(v->scores[i].score) ? tsm_text_put(t, "%.4f", v->scores[i].score)
+                                     : tsm_text_put(t, "-");
     }
     if (v->n)
-        put(t, ")");
+        tsm_text_put(t, ")");
 }
 
 /* WHAT: the alert in words. */
-static void what(text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
+static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
                  const tsm_alert_views *v) {
     uint64_t s = a->start_seq, n = a->length;
     switch (a->kind) {
     case TSMINE__V1__ALERT_KIND__ANOMALY:
-        put(t, "event opens at ");
+        tsm_text_put(t, "event opens at ");
         extent(t, s, n);
-        put(t, " (m %llu)", (unsigned long long)n);
+        tsm_text_put(t, " (m %llu)", (unsigned long long)n);
         neighbour(t, a, "before");
         views(t, v);
         break;
     case TSMINE__V1__ALERT_KIND__ANOMALY_END: {
         uint64_t len =
             a->event_end_seq > a->event_start_seq ? a->event_end_seq - a->event_start_seq : 0;
-        put(t, "event closed: ");
+        tsm_text_put(t, "event closed: ");
         extent(t, a->event_start_seq, len);
-        put(t, ", ");
+        tsm_text_put(t, ", ");
         span(t, len, m);
-        put(t, "; peak at #%llu", (unsigned long long)s);
+        tsm_text_put(t, "; peak at #%llu", (unsigned long long)s);
         if (isfinite(a->distance))
-            put(t, " (distance %.3g)", a->distance);
+            tsm_text_put(t, " (distance %.3g)", a->distance);
         views(t, v);
         break;
     }
     case TSMINE__V1__ALERT_KIND__DISCORD:
-        put(t, "discord ");
+        tsm_text_put(t, "discord ");
         extent(t, s, n);
-        put(t, " (m %llu)", (unsigned long long)n);
+        tsm_text_put(t, " (m %llu)", (unsigned long long)n);
         neighbour(t, a, "else in the window");
         views(t, v);
         break;
     case TSMINE__V1__ALERT_KIND__LEFT_DISCORD:
-        put(t, "subsequence ");
+        tsm_text_put(t, "subsequence ");
         extent(t, s, n);
-        put(t, " (m %llu) past the threshold", (unsigned long long)n);
+        tsm_text_put(t, " (m %llu) past the threshold", (unsigned long long)n);
         neighbour(t, a, "before");
         views(t, v);
         break;
     case TSMINE__V1__ALERT_KIND__MOTIF:
-        put(t, "motif: ");
+        tsm_text_put(t, "motif: ");
         extent(t, s, n);
-        put(t, " and ");
+        tsm_text_put(t, " and ");
         extent(t, a->neighbor_seq, n);
-        put(t, " repeat each other (m %llu", (unsigned long long)n);
+        tsm_text_put(t, " repeat each other (m %llu", (unsigned long long)n);
         if (isfinite(a->distance))
-            put(t, ", distance %.3g", a->distance);
-        put(t, ")");
+            tsm_text_put(t, ", distance %.3g", a->distance);
+        tsm_text_put(t, ")");
         break;
     case TSMINE__V1__ALERT_KIND__GAP:
-        put(t, "samples ");
+        tsm_text_put(t, "samples ");
         extent(t, s, n);
-        put(t, " never arrived (");
+        tsm_text_put(t, " never arrived (");
         span(t, n, m);
-        put(t, "); the window starts again after them");
+        tsm_text_put(t, "); the window starts again after them");
         break;
     case TSMINE__V1__ALERT_KIND__RESET:
-        put(t,
-            "the stream starts over at #%llu (it had reached #%llu); its window and alert "
-            "spans start afresh",
-            (unsigned long long)s, (unsigned long long)a->neighbor_seq);
+        tsm_text_put(t,
+                     "the stream starts over at #%llu (it had reached #%llu); its window and alert "
+                     "spans start afresh",
+                     (unsigned long long)s, (unsigned long long)a->neighbor_seq);
         break;
-    default: put(t, "an alert of kind %d, unknown to this tsmine", (int)a->kind); break;
+    default: tsm_text_put(t, "an alert of kind %d, unknown to this tsmine", (int)a->kind); break;
     }
 }
 
 size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *a,
                                  const tsm_alert_views *v, char *buf, size_t len) {
-    text t = text_of(buf, len);
+    tsm_text t = tsm_text_of(buf, len);
     const char *id = a->stream_id ? a->stream_id : "";
     stream_memo *m = memo_of(self, id);
     learn(m, a);
@@ -380,14 +364,14 @@ size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *
     int w = tsm_text_columns(safe);
     if (w > self->stream_width)
         self->stream_width = w;
-    put(&t, "%s  %s%*s  %-12s  ", when, safe, self->stream_width - w, "",
-        tsm_alert_kind_name(a->kind));
+    tsm_text_put(&t, "%s  %s%*s  %-12s  ", when, safe, self->stream_width - w, "",
+                 tsm_alert_kind_name(a->kind));
     int scored = a->kind != TSMINE__V1__ALERT_KIND__MOTIF &&
                  a->kind != TSMINE__V1__ALERT_KIND__GAP && a->kind != TSMINE__V1__ALERT_KIND__RESET;
     if (scored && isfinite(a->score))
-        put(&t, "score %.4f  ", a->score);
+        tsm_text_put(&t, "score %.4f  ", a->score);
     else
-        put(&t, "%-12s  ", "");
+        tsm_text_put(&t, "%-12s  ", "");
     what(&t, a, m, v);
     return t.n;
 }
