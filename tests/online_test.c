@@ -137,18 +137,27 @@ static double raw_scale(const double *x, size_t base, size_t i, size_t m, double
     return 2.0 * (double)m * most;
 }
 
+/* The least d2(x, m, i, j) over the left neighbours j in [base, i - excl] (ref_d2 or
+ * ref_raw_d2), by brute force; *bj its j (the smallest of ties), -1 when there is none. */
+static double brute_lnn(const double *x, size_t m, size_t base, size_t i, size_t excl,
+                        double (*d2)(const double *, size_t, size_t, size_t), int64_t *bj) {
+    double best = INFINITY;
+    *bj = -1;
+    for (size_t j = base; j + excl <= i; j++) {
+        const double d = d2(x, m, i, j);
+        if (d < best)
+            best = d, *bj = (int64_t)j;
+    }
+    return best;
+}
+
 /* Checks the magnitude view of new sample k (completing subsequence i over the window
  * from base) against the brute-force plain distances: within tol_rel of the scale
  * (raw_scale) on d^2, neighbours exact unless tied within that. */
 static void check_mag(const harness *h, const double *x, size_t k, size_t base, size_t i,
                       double tol_rel) {
-    double best = INFINITY;
-    int64_t bj = -1;
-    for (size_t j = base; j + h->excl <= i; j++) {
-        double d2 = ref_raw_d2(x, h->m, i, j);
-        if (d2 < best)
-            best = d2, bj = (int64_t)j;
-    }
+    int64_t bj;
+    const double best = brute_lnn(x, h->m, base, i, h->excl, ref_raw_d2, &bj);
     if (bj < 0) {
         assert_true(isinf(h->mag[k]) && h->midx[k] == -1);
         return;
@@ -181,13 +190,8 @@ static void h_check(const harness *h, const tsm_online_job *jb, double tol_d2, d
         if (jb->mag)
             check_mag(h, x, k, base, e + 1 - h->m, tol_rel > 1e-9 ? tol_rel : 1e-10);
         size_t i = e + 1 - h->m;
-        double best = INFINITY;
-        int64_t bj = -1;
-        for (size_t j = base; j + h->excl <= i; j++) {
-            double d2 = ref_d2(x, h->m, i, j);
-            if (d2 < best)
-                best = d2, bj = (int64_t)j;
-        }
+        int64_t bj;
+        const double best = brute_lnn(x, h->m, base, i, h->excl, ref_d2, &bj);
         if (bj < 0) {
             assert_true(isinf(h->nn[k]) && h->idx[k] == -1);
             continue;
