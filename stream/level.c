@@ -100,6 +100,12 @@ void tss_level_range(const tss_level *l, const double *x, uint64_t x0, size_t ba
     range(l, x, x0, base, i, lo, hi);
 }
 
+double tss_level_width(double lo, double hi) {
+    double scale = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
+    scale = scale > 1.0 ? scale : 1.0;
+    return hi - lo > TSS_LEVEL_FLOOR * scale ? hi - lo : TSS_LEVEL_FLOOR * scale;
+}
+
 double tss_level_of(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
                     size_t m) {
     if (!l->nb || base >= i)
@@ -107,9 +113,6 @@ double tss_level_of(const tss_level *l, const double *x, uint64_t x0, size_t bas
     double lo, hi, slo, shi;
     range(l, x, x0, base, i, &lo, &hi);
     range(l, x, x0, i, i + m, &slo, &shi);
-    double scale = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
-    scale = scale > 1.0 ? scale : 1.0;
-    const double width = hi - lo > TSS_LEVEL_FLOOR * scale ? hi - lo : TSS_LEVEL_FLOOR * scale;
     double dev = shi - hi > lo - slo ? shi - hi : lo - slo;
-    return dev > 0.0 ? dev / width : 0.0;
+    return dev > 0.0 ? dev / tss_level_width(lo, hi) : 0.0;
 }

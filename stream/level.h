@@ -50,6 +50,9 @@ int tss_level_feed(tss_level *l, const double *x, uint64_t x0, size_t from, size
 void tss_level_range(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
                      double *lo, double *hi);
 
+/* The width of the range [lo, hi] as the level view divides by it, floored as above. */
+double tss_level_width(double lo, double hi);
+
 /* The level of the subsequence x[i .. i + m - 1] against the history x[base .. i - 1]
  * (base < i; x as fed); NAN when the state could not be kept. O(W / TSS_LEVEL_BLOCK +
  * TSS_LEVEL_BLOCK + m / TSS_LEVEL_BLOCK). */

@@ -177,10 +177,8 @@ static double magnitude_score(tss_stream *s, const double *xh, uint64_t x0, size
     if (level_ok) {
         double lo, hi;
         tss_level_range(&s->level, xh, x0, base, i, &lo, &hi);
-        double floor = TSS_LEVEL_FLOOR * fabs(xh[i]);
-        floor = floor > 1e-300 ? floor : 1e-300;
-        const double R = hi - lo > floor ? hi - lo : floor;
-        score = tss_robust_score(&s->magcal, mag, 0.01 * sqrt((double)m) * R);
+        const double unit = 0.01 * sqrt((double)m) * tss_level_width(lo, hi);
+        score = tss_robust_score(&s->magcal, mag, unit);
     }
     (void)tss_robust_add(&s->magcal, mag);
     return score;
@@ -196,7 +194,10 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
     const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s), W = jb->window;
     const size_t queued = s->out.n;
     const double *xh = s->ring.v + jb->pos0; /* x[0 .. fill + nnew) on the host */
-    const int level_ok = tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
+    /* the views feed nothing but on_score yet (detect.c judges the shape view): kept only
+     * for a caller that wants every score */
+    const int level_ok =
+        on_score && tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
     for (uint32_t k = 0; k < jb->nnew; k++) {
         if (!isfinite(out->nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
@@ -256,11 +257,12 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
     o.mag = tss_arena_align(o.idx + arr);
     o.mag_idx = tss_arena_align(o.mag + arr);
     const uint64_t io = o.mag_idx + arr;
-    /* The magnitude view's CUDA rows kernel (online.cu, rows_kernel<true>) has not run on
-     * a GPU yet (no device could be had for the session that wrote it): until the GPU
-     * check passes it (tests/online_test.c on CUDA), the CUDA backend leaves the view out
-     * and it is NAN there. */
-    const int want_mag = tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA;
+    /* The magnitude view feeds only on_score yet (events judge the shape view), so the
+     * kernel computes it only for a caller that wants every score. Its CUDA rows kernel
+     * (online.cu, rows_kernel<true>) has not run on a GPU yet (no device could be had for
+     * the session that wrote it): until the GPU check passes it (tests/online_test.c on
+     * CUDA), the CUDA backend leaves the view out and it is NAN there. */
+    const int want_mag = on_score && tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA;
     tsm_status st = placed;
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
