@@ -10,12 +10,14 @@
 
 void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m) {
     tss_calib_init(&d->cal, m ? m : 1, p->threshold, p->threshold_end);
+    tss_robust_free(&d->mag);
     d->last_value = NAN;
     d->open = 0;
     d->below = 0;
 }
 
 void tss_detect_free(tss_detect *d) {
+    tss_robust_free(&d->mag);
     free(d->pub);
     free(d->motif);
     d->pub = d->motif = NULL;
@@ -34,30 +36,38 @@ double tss_detect_value(const tss_stream *s, double raw, uint64_t fill) {
                                 tss_detect_candidates(s, s->p.window));
 }
 
-/* Whether a subsequence of raw score raw (comparable value v) opens (L =
- * TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an event. */
-static int passes(const tss_stream *s, double raw, double v, int L) {
+/* Whether subsequence sc opens (L = TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an
+ * event: its score against threshold or threshold_end, or with a numeric range its raw
+ * shape distance against the range. */
+static int passes(const tss_stream *s, const tss_scored *sc, int L) {
     if (!isnan(s->p.range))
-        return raw >= s->p.range;
-    return tss_calib_level(&s->det.cal, v, L);
+        return sc->raw >= s->p.range;
+    return sc->score >= (L == TSS_LEVEL_OPEN ? s->p.threshold : s->p.threshold_end);
 }
 
 /* The alert of one subsequence (kind ANOMALY or LEFT_DISCORD). */
-static tss_alert subsequence_alert(const tss_stream *s, tss_alert_kind kind, uint64_t start,
-                                   double raw, uint64_t neighbor, tss_score sc) {
+static tss_alert subsequence_alert(const tss_stream *s, tss_alert_kind kind, const tss_scored *sc) {
     const uint32_t m = s->p.subsequence;
+    const int by_range = !isnan(s->p.range);
     return (tss_alert){
         .kind = kind,
-        .start_seq = start,
+        .start_seq = sc->start,
         .length = m,
-        .distance = raw,
-        .neighbor_seq = neighbor,
-        .threshold = isnan(s->p.range) ? s->p.threshold : s->p.range,
-        .score = sc.score,
-        .event_start_seq = start,
-        .event_end_seq = start + m,
-        .detected_seq = start + m - 1,
-        .tail = isnan(s->p.range) ? (int)sc.tail : TSS_TAIL_FAR,
+        .distance = sc->raw,
+        .neighbor_seq = sc->neighbor,
+        .threshold = by_range ? s->p.range : s->p.threshold,
+        .score = by_range ? sc->shape_score : sc->score,
+        .event_start_seq = sc->start,
+        .event_end_seq = sc->start + m,
+        .detected_seq = sc->start + m - 1,
+        .tail = TSS_TAIL_FAR,
+        .view = sc->view,
+        .shape_score = sc->shape_score,
+        .magnitude_score = sc->magnitude_score,
+        .level_score = sc->level_score,
+        .magnitude = sc->magnitude,
+        .magnitude_neighbor_seq = sc->magnitude_neighbor,
+        .level = sc->level,
     };
 }
 
@@ -81,37 +91,37 @@ void tss_detect_close(tss_stream *s, uint64_t detected) {
         end_event(s, detected);
 }
 
-void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
-                     int armed) {
+void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed) {
     tss_detect *d = &s->det;
-    const double v = tss_detect_value(s, raw, fill);
+    const double v = tss_detect_value(s, sc->raw, fill);
     d->last_value = v;
+    sc->shape_score = tss_calib_score(&d->cal, v).score;
+    sc->level_score = tss_level_score(sc->level);
+    sc->view = isnan(s->p.range) ? TSS_VIEW_MAGNITUDE : TSS_VIEW_SHAPE;
+    sc->score = isnan(s->p.range) ? sc->magnitude_score : sc->shape_score;
     if (d->open) {
         /* the peak is the event's highest subsequence among those that keep it open,
          * so that it lies within the extent ANOMALY_END reports */
-        if (passes(s, raw, v, TSS_LEVEL_STAY)) {
-            tss_score sc = tss_calib_score(&d->cal, v);
-            if (isnan(s->p.range) ? sc.score > d->peak.score : raw > d->peak.distance)
-                d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
-            d->last = start;
+        if (passes(s, sc, TSS_LEVEL_STAY)) {
+            if (isnan(s->p.range) ? sc->score > d->peak.score : sc->raw > d->peak.distance)
+                d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, sc);
+            d->last = sc->start;
             d->below = 0;
         } else if (++d->below >= s->p.subsequence) {
-            end_event(s, start + s->p.subsequence - 1);
+            end_event(s, sc->start + s->p.subsequence - 1);
         }
-    } else if (armed && passes(s, raw, v, TSS_LEVEL_OPEN)) {
-        tss_score sc = tss_calib_score(&d->cal, v);
-        tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, start, raw, neighbor, sc);
+    } else if (armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+        tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, sc);
         tss_stream_alert(s, &a);
         d->open = 1;
         d->events++;
         d->tail = a.tail;
-        d->first = d->last = start;
+        d->first = d->last = sc->start;
         d->below = 0;
         d->peak = a;
     }
-    if (s->p.left_discord && armed && passes(s, raw, v, TSS_LEVEL_OPEN)) {
-        tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, start, raw, neighbor,
-                                        tss_calib_score(&d->cal, v));
+    if (s->p.left_discord && armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+        tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, sc);
         tss_stream_alert(s, &a);
     }
     tss_calib_add(&d->cal, v);

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* detect.h - a stream's anomaly events (DESIGN 5.3): each completed subsequence's raw
- * score (its exact left-NN distance) becomes a calibrated score (calib.h), and the
- * scores become events.
+/* detect.h - a stream's anomaly events (DESIGN 5.3 rev. 3): each completed
+ * subsequence's views (engine.h tss_scored: shape, magnitude, level) get their scores,
+ * and one of them, the score the events follow, becomes events.
+ *
+ * The scores: shape, the z-normalised distance calibrated against the stream's raw
+ * scores (calib.h); magnitude, the plain Euclidean distance against its own recent
+ * values (robust.h, in the stream's units: the rule chosen on all development corpora,
+ * docs/detection.md "Views"); level, 1 - 2 t4(level / TSS_LEVEL_UNIT) (level.h; 0
+ * inside the range). The events follow the magnitude score: the views were combined
+ * by maximum, Fisher, Bonferroni and weighted sums on the development corpora, and none
+ * did better than magnitude alone; the others are carried in every alert and score line.
+ * With a numeric `range` the shape view's raw distance decides instead (>= range opens
+ * and keeps an event open), as before the views.
  *
  * An event opens when a subsequence's score reaches the stream's threshold, once the
- * window holds its warm-up (tss_params_warm) and the score history is long enough:
- * one ANOMALY alert, at once (in the round that processes the subsequence's last
- * sample), carrying that subsequence. While it is open nothing more is published for
- * it; it stays open while scores reach threshold_end, and closes after m subsequences
- * in a row score below it: one ANOMALY_END alert with the event's extent [first start,
- * last start scoring >= threshold_end + m) and its peak (the highest score; the
- * earliest of equal ones). Events of a stream never overlap. With a numeric `range`
- * the raw distance decides instead (>= range opens and keeps an event open).
+ * window holds its warm-up and the score has a history: one ANOMALY alert, at once (in
+ * the round that processes the subsequence's last sample), carrying that subsequence,
+ * the view that opened it and each view's score. While it is open nothing more is
+ * published for it; it stays open while scores reach threshold_end, and closes after m
+ * subsequences in a row score below it (no score: below): one ANOMALY_END alert with the
+ * event's extent [first start, last start scoring >= threshold_end + m) and its peak
+ * (the highest score; the earliest of equal ones). Events of a stream never overlap.
  * LEFT_DISCORD (opt-in) is one alert per subsequence whose score reaches the
  * threshold.
  *
@@ -23,6 +32,7 @@
 #define TSS_DETECT_H
 
 #include "calib.h"
+#include "robust.h"
 #include "engine.h"
 
 #include <stddef.h>
@@ -36,7 +46,8 @@ typedef struct {
 } tss_span;
 
 typedef struct {
-    tss_calib cal;
+    tss_calib cal;     /* the shape view's raw scores */
+    tss_robust mag;    /* the magnitude view's recent distances (robust.h) */
     double last_value; /* the last completed subsequence's comparable raw score (NAN: none) */
     uint64_t events;   /* events opened */
     /* the open event */
@@ -51,7 +62,7 @@ typedef struct {
     size_t nmotif, capmotif;
 } tss_detect;
 
-/* Starts over for subsequence length m (0: not known yet): empty score history, no
+/* Starts over for subsequence length m (0: not known yet): empty score histories, no
  * event; the published spans are kept. */
 void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m);
 void tss_detect_free(tss_detect *d);
@@ -63,14 +74,14 @@ uint64_t tss_detect_candidates(const tss_stream *s, uint64_t fill);
  * score history compares it (tss_calib_comparable). */
 double tss_detect_value(const tss_stream *s, double raw, uint64_t fill);
 
-/* One completed subsequence of s: starting at `start`, raw score raw (finite) to its
- * neighbour at neighbor, completed when the window held fill samples; armed when the
- * window holds its warm-up. Queues ANOMALY, ANOMALY_END and LEFT_DISCORD alerts on s
- * (their timestamps filled in by the caller's round; they carry raw, and the score of
- * its comparable value), then adds that value to the history. O(1) while no event is
- * open. */
-void tss_detect_step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
-                     int armed);
+/* One completed subsequence of s, its views in sc (start, m, raw finite, neighbor,
+ * magnitude, magnitude_neighbor, magnitude_score, level), completed when the window held
+ * fill samples; armed when the window holds its warm-up. Fills in sc's shape_score (the
+ * raw score's comparable value against the history before it), level_score, score and
+ * view; queues ANOMALY, ANOMALY_END and LEFT_DISCORD alerts on s (their timestamps
+ * filled in by the caller's round); then adds the comparable value to the history.
+ * O(1) while no event is open. */
+void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed);
 
 /* Closes the open event, if any, at sample `detected` (a restart of the window:
  * nothing is compared across it), queuing its ANOMALY_END on s. */

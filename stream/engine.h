@@ -81,6 +81,14 @@ typedef enum {
 } tss_alert_kind;
 #define TSS_ALERT_KINDS 8 /* array size for counters indexed by kind */
 
+/* The views of DESIGN 5.3 rev. 3; the values equal tsmine.v1.View. */
+typedef enum {
+    TSS_VIEW_NONE = 0,
+    TSS_VIEW_SHAPE = 1,     /* the z-normalised left-NN distance (and DISCORD's two-sided one) */
+    TSS_VIEW_MAGNITUDE = 2, /* the plain Euclidean left-NN distance */
+    TSS_VIEW_LEVEL = 3,     /* beyond the range of the window before the subsequence */
+} tss_view;
+
 /* One alert (DESIGN 5.3; proto/tsmine.proto's Alert says what each kind carries). */
 typedef struct {
     tss_alert_kind kind;
@@ -97,13 +105,23 @@ typedef struct {
     int tail;              /* tss_tail (calib.h): FAR, NEAR, or 0 */
     uint64_t seq;          /* set when the engine hands it over: the stream's alerts so far, of
                             * every kind, this one included (1, 2, ...; kept across checkpoints) */
+    /* The views (DESIGN 5.3 rev. 3), meaningful when view is not TSS_VIEW_NONE: the view
+     * whose score decided (ANOMALY, ANOMALY_END, LEFT_DISCORD: the event's; DISCORD:
+     * SHAPE), each view's score in [0, 1] (NAN: not computed for this alert), the
+     * magnitude view's distance and neighbour, and the level view's value. */
+    tss_view view;
+    double shape_score, magnitude_score, level_score;
+    double magnitude;
+    uint64_t magnitude_neighbor_seq;
+    double level;
 } tss_alert;
 
-/* One scored subsequence with its views (DESIGN 5.3), for tss_engine_options.on_score:
- * the shape view (the z-normalised left-NN distance, the raw score the calibration
- * judges), the magnitude view (the plain Euclidean left-NN distance, online.h) and the
- * level view (level.h), and the calibrated score (0 before the score history is long
- * enough). */
+/* One scored subsequence with its views (DESIGN 5.3 rev. 3), as its stream's events
+ * judge it and tss_engine_options.on_score receives it: the shape view (the
+ * z-normalised left-NN distance), the magnitude view (the plain Euclidean left-NN
+ * distance, online.h) and the level view (level.h), each view's score, and the score
+ * the events follow (detect.h: the magnitude view's; with a numeric `range`, the shape
+ * view's raw distance decides instead). */
 typedef struct {
     uint64_t start;    /* the subsequence's first sample */
     uint32_t m;        /* its length */
@@ -112,10 +130,12 @@ typedef struct {
     double magnitude;  /* magnitude: plain Euclidean left-NN distance */
     uint64_t magnitude_neighbor;
     double level; /* level: beyond the history's range, in its widths */
-    double score; /* calibrated (of the shape view) */
-    /* the magnitude view against its own recent values (robust.h: the rule chosen on the
-     * development corpora; NAN until its history holds TSS_ROBUST_MIN) */
-    double magnitude_score;
+    /* each view's score: shape calibrated against its raw scores (calib.h; 0 before its
+     * history is long enough), magnitude against its own recent values (robust.h; NAN
+     * until that history holds TSS_ROBUST_MIN), level as level_score (detect.h) */
+    double shape_score, magnitude_score, level_score;
+    double score;  /* the score the events follow: magnitude_score (NAN: none yet) */
+    tss_view view; /* the view score comes from */
 } tss_scored;
 
 /* Receives each alert; stream_id stays valid only during the call. */

@@ -2,6 +2,8 @@
 /* level.c - the level view (level.h): ranges of sample runs from per-block ranges. */
 #include "level.h"
 
+#include "robust.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -106,13 +108,25 @@ double tss_level_width(double lo, double hi) {
     return hi - lo > TSS_LEVEL_FLOOR * scale ? hi - lo : TSS_LEVEL_FLOOR * scale;
 }
 
+double tss_level_beyond(const tss_level *l, const double *x, uint64_t x0, size_t i, size_t m,
+                        double lo, double hi) {
+    double slo, shi;
+    range(l, x, x0, i, i + m, &slo, &shi);
+    const double dev = shi - hi > lo - slo ? shi - hi : lo - slo;
+    return dev > 0.0 ? dev / tss_level_width(lo, hi) : 0.0;
+}
+
 double tss_level_of(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
                     size_t m) {
     if (!l->nb || base >= i)
         return NAN;
-    double lo, hi, slo, shi;
+    double lo, hi;
     range(l, x, x0, base, i, &lo, &hi);
-    range(l, x, x0, i, i + m, &slo, &shi);
-    double dev = shi - hi > lo - slo ? shi - hi : lo - slo;
-    return dev > 0.0 ? dev / tss_level_width(lo, hi) : 0.0;
+    return tss_level_beyond(l, x, x0, i, m, lo, hi);
+}
+
+double tss_level_score(double level) {
+    if (isnan(level))
+        return NAN;
+    return level > 0.0 ? 1.0 - 2.0 * tss_t4_sf(level / TSS_LEVEL_UNIT) : 0.0;
 }

@@ -26,6 +26,7 @@
 
 #define TSS_LEVEL_BLOCK 64
 #define TSS_LEVEL_FLOOR 1e-9
+#define TSS_LEVEL_UNIT  0.01 /* the level score's unit: a hundredth of the range's width */
 
 typedef struct {
     double *lo, *hi; /* per block, at block number % nb */
@@ -58,5 +59,15 @@ double tss_level_width(double lo, double hi);
  * TSS_LEVEL_BLOCK + m / TSS_LEVEL_BLOCK). */
 double tss_level_of(const tss_level *l, const double *x, uint64_t x0, size_t base, size_t i,
                     size_t m);
+
+/* The level of the subsequence x[i .. i + m - 1] against a history whose least and
+ * largest values are lo and hi (tss_level_range's); as tss_level_of. */
+double tss_level_beyond(const tss_level *l, const double *x, uint64_t x0, size_t i, size_t m,
+                        double lo, double hi);
+
+/* The level view as a score in [0, 1): 1 - 2 t4(level / TSS_LEVEL_UNIT) (robust.h's
+ * Student's t tail), 0 inside the range (level 0), 0.995 at 0.056 widths beyond it;
+ * NAN for NAN. Reported beside the other views' scores (detect.h). */
+double tss_level_score(double level);
 
 #endif

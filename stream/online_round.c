@@ -108,10 +108,10 @@ typedef struct {
     uint64_t nn, idx, mag, mag_idx, end;
 } outputs;
 
-/* Describes stream s's job on the arena (its outputs at the io offsets o, plus src
- * entries; the magnitude view's only when want_mag) and its scatter descriptor, and copies its
- * samples to vals[src ..]. Before they enter the host ring (the job needs the old fill). */
-static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o, int want_mag,
+/* Describes stream s's job on the arena (its outputs, shape and magnitude views, at the
+ * io offsets o, plus src entries) and its scatter descriptor, and copies its samples to
+ * vals[src ..]. Before they enter the host ring (the job needs the old fill). */
+static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o,
                      tsm_online_job *jb, tss_scatter *sc, double *vals) {
     const tss_ring *r = &s->ring;
     const region g = layout(&s->on);
@@ -132,9 +132,9 @@ static void describe(tss_arena *a, tss_stream *s, uint64_t src, const outputs *o
         .window = s->p.window,
         .m = s->p.subsequence,
         .excl = s->p.excl,
-        .m2 = want_mag ? (double *)(base + g.m2) : NULL,
-        .mag = want_mag ? (double *)tss_arena_io_dev(a, o->mag) + src : NULL,
-        .mag_index = want_mag ? (int64_t *)tss_arena_io_dev(a, o->mag_idx) + src : NULL,
+        .m2 = (double *)(base + g.m2),
+        .mag = (double *)tss_arena_io_dev(a, o->mag) + src,
+        .mag_index = (int64_t *)tss_arena_io_dev(a, o->mag_idx) + src,
     };
     *sc = (tss_scatter){
         .ring = s->on.off + g.ring,
@@ -162,64 +162,54 @@ typedef struct {
     const int64_t *idx, *mag_idx;
 } job_out;
 
-/* The magnitude view's score of subsequence i (robust.h), its value mag then joining
- * the stream's history of them: the unit is 1% of sqrt(m) times the range of the
- * window before the subsequence (floored as the level view's width). NAN without the
- * level's ranges or history. */
-static double magnitude_score(tss_stream *s, const double *xh, uint64_t x0, size_t base, size_t i,
-                              double mag, int level_ok) {
+/* The level view (level.h) and the magnitude view's score (robust.h) of subsequence
+ * x[i .. i + m - 1] against its window's history x[base .. i - 1] into sc, the magnitude
+ * distance mag then joining the stream's history of them. The magnitude score's unit
+ * is 1% of sqrt(m) times the range of that history (floored as the level view's width):
+ * a difference immaterial against the stream's range never scores high. Both NAN when
+ * the level's block ranges could not be kept (memory). */
+static void views_of(tss_stream *s, const double *xh, uint64_t x0, size_t base, size_t i,
+                     int level_ok, tss_scored *sc) {
     const uint32_t m = s->p.subsequence;
-    if (s->magcal_m != m) { /* another m: distances of another length */
-        tss_robust_free(&s->magcal);
-        s->magcal_m = m;
-    }
-    double score = NAN;
-    if (level_ok) {
+    sc->level = sc->magnitude_score = NAN;
+    if (level_ok && base < i) {
         double lo, hi;
         tss_level_range(&s->level, xh, x0, base, i, &lo, &hi);
-        const double unit = 0.01 * sqrt((double)m) * tss_level_width(lo, hi);
-        score = tss_robust_score(&s->magcal, mag, unit);
+        const double width = tss_level_width(lo, hi);
+        sc->level = tss_level_beyond(&s->level, xh, x0, i, m, lo, hi);
+        sc->magnitude_score = tss_robust_score(&s->det.mag, sc->magnitude, 0.01 * sqrt((double)m) * width);
     }
-    (void)tss_robust_add(&s->magcal, mag);
-    return score;
+    (void)tss_robust_add(&s->det.mag, sc->magnitude);
 }
 
 /* Scores one job's outputs (x0 = sequence number of x[0]): each completed subsequence
- * with a left neighbour goes through the stream's detection (detect.h), armed once the
- * window holds its warm-up; the level view (level.h) comes from the host ring, which
- * already holds the round's samples at the job's positions. The alerts it queues get
- * their timestamps from the host ring. */
+ * with a left neighbour gets its views and goes through the stream's detection
+ * (detect.h), armed once the window holds its warm-up; the level view (level.h) comes
+ * from the host ring, which already holds the round's samples at the job's positions.
+ * The alerts it queues get their timestamps from the host ring. */
 static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, uint64_t x0,
                   tss_score_fn on_score, void *user) {
     const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s), W = jb->window;
     const size_t queued = s->out.n;
     const double *xh = s->ring.v + jb->pos0; /* x[0 .. fill + nnew) on the host */
-    /* the views feed nothing but on_score yet (detect.c judges the shape view): kept only
-     * for a caller that wants every score */
-    const int level_ok =
-        on_score && tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
+    const int level_ok = tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
     for (uint32_t k = 0; k < jb->nnew; k++) {
         if (!isfinite(out->nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
         const uint64_t fill = jb->fill + k + 1, start = x0 + fill - m;
-        if (on_score) { /* against the history before this one, as detect_step judges it */
-            const size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0, i = e + 1 - m;
-            const double mag = out->mag ? out->mag[k] : NAN;
-            const double mag_score = magnitude_score(s, xh, x0, base, i, mag, level_ok);
-            const tss_scored sc = {
-                .start = start,
-                .m = m,
-                .raw = out->nn[k],
-                .neighbor = x0 + (uint64_t)out->idx[k],
-                .magnitude = mag,
-                .magnitude_neighbor = out->mag ? x0 + (uint64_t)out->mag_idx[k] : 0,
-                .level = level_ok ? tss_level_of(&s->level, xh, x0, base, i, m) : NAN,
-                .score = tss_calib_score(&s->det.cal, tss_detect_value(s, out->nn[k], fill)).score,
-                .magnitude_score = mag_score,
-            };
+        const size_t e = jb->fill + k, base = e + 1 > W ? e + 1 - W : 0, i = e + 1 - m;
+        tss_scored sc = {
+            .start = start,
+            .m = m,
+            .raw = out->nn[k],
+            .neighbor = x0 + (uint64_t)out->idx[k],
+            .magnitude = out->mag[k],
+            .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
+        };
+        views_of(s, xh, x0, base, i, level_ok, &sc);
+        tss_detect_step(s, &sc, fill, fill >= warm);
+        if (on_score)
             on_score(user, s->id, &sc);
-        }
-        tss_detect_step(s, start, out->nn[k], x0 + (uint64_t)out->idx[k], fill, fill >= warm);
     }
     for (size_t q = queued; q < s->out.n; q++)
         s->out.item[q].start_timestamp_ns = tss_stream_ts(s, s->out.item[q].start_seq);
@@ -257,12 +247,6 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
     o.mag = tss_arena_align(o.idx + arr);
     o.mag_idx = tss_arena_align(o.mag + arr);
     const uint64_t io = o.mag_idx + arr;
-    /* The magnitude view feeds only on_score yet (events judge the shape view), so the
-     * kernel computes it only for a caller that wants every score. Its CUDA rows kernel
-     * (online.cu, rows_kernel<true>) has not run on a GPU yet (no device could be had for
-     * the session that wrote it): until the GPU check passes it (tests/online_test.c on
-     * CUDA), the CUDA backend leaves the view out and it is NAN there. */
-    const int want_mag = on_score && tsm_ctx_backend(ctx) != TSM_BACKEND_CUDA;
     tsm_status st = placed;
     if (st == TSM_OK)
         st = tss_arena_io(a, io);
@@ -270,7 +254,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         x0[q] = tss_stream_window_seq(list[q]);
         src[q] = at;
         if (st == TSM_OK)
-            describe(a, list[q], at, &o, want_mag, &jobs[q], (tss_scatter *)a->host_io + q,
+            describe(a, list[q], at, &o, &jobs[q], (tss_scatter *)a->host_io + q,
                      (double *)(a->host_io + vals_off));
         push_host(list[q]);
     }
@@ -294,7 +278,7 @@ static tsm_status round_of(tsm_ctx *ctx, tss_arena *a, tss_stream **list, size_t
         s->since_pass += s->chunk;
         s->on.st.valid = 1;
         const job_out out = {(const double *)(a->host_io + o.nn) + src[q],
-                             want_mag ? (const double *)(a->host_io + o.mag) + src[q] : NULL,
+                             (const double *)(a->host_io + o.mag) + src[q],
                              (const int64_t *)(a->host_io + o.idx) + src[q],
                              (const int64_t *)(a->host_io + o.mag_idx) + src[q]};
         score(s, &jobs[q], &out, x0[q], on_score, user);

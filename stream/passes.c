@@ -294,6 +294,13 @@ static void publish(tss_stream *s, const item *it, uint64_t w0, uint64_t last) {
             .score = c->score,
             .detected_seq = last,
             .tail = TSS_TAIL_FAR,
+            /* a two-sided pass of the shape view alone */
+            .view = TSS_VIEW_SHAPE,
+            .shape_score = c->score,
+            .magnitude_score = NAN,
+            .level_score = NAN,
+            .magnitude = NAN,
+            .level = NAN,
         };
         tss_alert_push(&s->pass_out, &a);
     }

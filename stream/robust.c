@@ -19,6 +19,8 @@ int tss_robust_add(tss_robust *r, double v) {
     r->ring[r->head] = v;
     r->head = (r->head + 1) % TSS_ROBUST_HISTORY;
     r->n += r->n < TSS_ROBUST_HISTORY;
+    if (r->n >= TSS_ROBUST_MIN && (!r->ready || ++r->since >= TSS_ROBUST_REFRESH))
+        tss_robust_refresh(r);
     return 0;
 }
 
@@ -67,16 +69,17 @@ static double median(double *a, uint32_t n) {
     return 0.5 * (lo + hi);
 }
 
-int tss_robust_stats(const tss_robust *r, double *med, double *mad) {
-    if (r->n < TSS_ROBUST_MIN)
-        return -1;
+void tss_robust_refresh(tss_robust *r) {
+    r->since = 0;
+    r->ready = r->n >= TSS_ROBUST_MIN;
+    if (!r->ready)
+        return;
     double a[TSS_ROBUST_HISTORY];
     memcpy(a, r->ring, r->n * sizeof *a); /* (the ring's order does not matter) */
-    *med = median(a, r->n);
+    r->med = median(a, r->n);
     for (uint32_t k = 0; k < r->n; k++)
-        a[k] = fabs(a[k] - *med);
-    *mad = median(a, r->n);
-    return 0;
+        a[k] = fabs(a[k] - r->med);
+    r->mad = median(a, r->n);
 }
 
 double tss_t4_sf(double z) {
@@ -87,11 +90,10 @@ double tss_t4_sf(double z) {
 }
 
 double tss_robust_score(const tss_robust *r, double v, double unit) {
-    double med, mad;
-    if (!isfinite(v) || tss_robust_stats(r, &med, &mad) != 0)
+    if (!isfinite(v) || !r->ready)
         return NAN;
-    double den = 1.4826 * mad;
+    double den = 1.4826 * r->mad;
     den = den > unit ? den : unit;
     den = den > 1e-300 ? den : 1e-300;
-    return 1.0 - tss_t4_sf((v - med) / den);
+    return 1.0 - tss_t4_sf((v - r->med) / den);
 }

@@ -84,7 +84,6 @@ void tss_stream_destroy(tss_stream **self_p) {
         tss_ring_free(&s->ring);
         tss_detect_free(&s->det);
         tss_level_free(&s->level);
-        tss_robust_free(&s->magcal);
         free(s->out.item);
         free(s->pass_out.item);
         free(s->cand);

@@ -17,7 +17,6 @@
 #include "detect.h"
 #include "engine.h"
 #include "level.h"
-#include "robust.h"
 #include "online_round.h"
 #include "params.h"
 #include "ring.h"
@@ -65,8 +64,6 @@ struct tss_stream {
     tss_ring ring;
     tss_online on;
     tss_level level;     /* the level view's block ranges (level.h), host side */
-    tss_robust magcal;   /* the magnitude view's recent values (robust.h), for on_score */
-    uint32_t magcal_m;   /* the m they were found with */
     uint64_t proc_seq;   /* sequence number of the next sample to enter the window */
     uint64_t since_pass; /* samples since the last pass or restart */
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* detect_test.c - a stream's events (stream/detect.h) against their definition
- * (tests/reference/score_ref.c), on sequences of raw scores fed straight to
- * tss_detect_step: the ANOMALY, ANOMALY_END and LEFT_DISCORD alerts must be the
- * reference's, in the same order, positions and extents exact, scores to 1e-12.
- * Sequences: quiet noise with planted bursts (FAR) and dips (NEAR), a burst that keeps
- * the event open past m, events back to back, the warm-up not yet armed, a numeric
- * range, thresholds that differ; then the published spans (overlap, prune) and the
- * close of an open event at a restart. */
+ * (tests/reference/score_ref.c), on sequences of views (a raw shape score and a
+ * magnitude score) fed straight to tss_detect_step: the ANOMALY, ANOMALY_END and
+ * LEFT_DISCORD alerts must be the reference's, in the same order, positions and extents
+ * exact, scores (the event's and the shape view's) to 1e-12. Sequences: quiet noise
+ * with planted bursts of the magnitude score (some between threshold_end and threshold,
+ * some that keep the event open past m, back to back), none before its history is
+ * ready (NAN), the warm-up not yet armed, a numeric range (the raw shape score decides:
+ * bursts up and dips), thresholds that differ; then the published spans (overlap,
+ * prune), the close of an open event at a restart, and the shape view's calibration of
+ * a filling window. */
 #include "testutil.h"
 
 #include "score_ref.h"
@@ -36,6 +39,7 @@ static void check(const char *name, size_t step, const tss_alert *got, const ref
     if ((int)got->kind != want->kind || got->start_seq != want->start ||
         got->neighbor_seq != want->neighbor || got->detected_seq != want->detected ||
         got->tail != want->tail || fabs(got->score - want->score) > TOL ||
+        fabs(got->shape_score - want->shape_score) > TOL ||
         got->distance != want->raw ||
         ((got->kind == TSS_ALERT_ANOMALY || got->kind == TSS_ALERT_ANOMALY_END) &&
          (got->event_start_seq != want->event_start || got->event_end_seq != want->event_end)))
@@ -47,6 +51,11 @@ static void check(const char *name, size_t step, const tss_alert *got, const ref
                  (unsigned long long)want->start, (unsigned long long)want->event_start,
                  (unsigned long long)want->event_end, (unsigned long long)want->detected,
                  want->tail, want->score);
+}
+
+/* Whether x and y are equal, or both NAN. */
+static int same(double x, double y) {
+    return x == y || (isnan(x) && isnan(y));
 }
 
 /* A raw score: noise near 0.4 of the scale, bursts up in [b, b + 12) for every b in
@@ -64,8 +73,24 @@ static double raw_at(size_t k, double scale, const size_t *ups, size_t nup, cons
     return x * scale;
 }
 
-/* Feeds n raw scores (start k, neighbour k / 2, armed from `armed_from`) to a stream
- * and to the reference events; compares the alerts; returns the events opened. */
+/* A magnitude score: none (NAN) before k = 250, its history's least; then noise in
+ * [0, 0.9), 0.999 in [b, b + 10) for every b in ups, and 0.99 (between the usual
+ * threshold_end and threshold) in [b + 10, b + 40) for every other one. */
+static double mag_at(size_t k, const size_t *ups, size_t nup) {
+    if (k < 250)
+        return NAN;
+    double x = 0.9 * tu_uniform();
+    for (size_t i = 0; i < nup; i++) {
+        if (k >= ups[i] && k < ups[i] + 10)
+            x = 0.999;
+        else if (i % 2 && k >= ups[i] + 10 && k < ups[i] + 40)
+            x = 0.99;
+    }
+    return x;
+}
+
+/* Feeds n subsequences' views (start k, neighbour k / 2, armed from `armed_from`) to a
+ * stream and to the reference events; compares the alerts; returns the events opened. */
 static size_t run_case(const char *name, uint32_t m, double threshold, double threshold_end,
                        double range, int left_discord, size_t n, size_t armed_from,
                        const size_t *ups, size_t nup, const size_t *downs, size_t ndown) {
@@ -80,13 +105,17 @@ static size_t run_case(const char *name, uint32_t m, double threshold, double th
     const double scale = 2.0 * sqrt((double)m);
     size_t events = 0;
     for (size_t k = 0; k < n; k++) {
-        double raw = raw_at(k, scale, ups, nup, downs, ndown);
+        const double raw = raw_at(k, scale, ups, nup, downs, ndown), mag = mag_at(k, ups, nup);
         /* the window fills over the first cases' scores, then stays full */
         const uint64_t fill = k + 2 * m + 1;
         ref_alert want[3];
-        size_t nw = ref_events_step(&ev, k, raw, k / 2, fill, k >= armed_from, want);
+        size_t nw = ref_events_step(&ev, k, raw, k / 2, mag, fill, k >= armed_from, want);
         s->out.n = 0;
-        tss_detect_step(s, k, raw, k / 2, fill, k >= armed_from);
+        tss_scored sc = {.start = k, .m = m, .raw = raw, .neighbor = k / 2,
+                         .magnitude_score = mag, .level = NAN};
+        tss_detect_step(s, &sc, fill, k >= armed_from);
+        if (!(isnan(range) ? same(sc.score, mag) : same(sc.score, sc.shape_score)))
+            fail_msg("%s, step %zu: score %.17g, magnitude %.17g", name, k, sc.score, mag);
         if (s->out.n != nw)
             fail_msg("%s, step %zu: %zu alerts, reference %zu", name, k, s->out.n, nw);
         for (size_t q = 0; q < nw; q++) {
@@ -103,9 +132,9 @@ static void test_events_against_reference(void **state) {
     (void)state;
     tu_case_seed(5);
     const size_t ups[] = {1400, 2100, 2150, 2900}, downs[] = {1700, 2500};
-    /* bursts and dips, FAR and NEAR events; 2100 and 2150 inside one event or two */
+    /* magnitude bursts: 2100's stays above threshold_end until 2150's, one event */
     size_t e = run_case("default", 16, 0.997, 0.98, NAN, 0, 3200, 300, ups, 4, downs, 2);
-    assert_true(e >= 4);
+    assert_int_equal(e, 3);
     run_case("left_discord", 16, 0.997, 0.95, NAN, 1, 3200, 300, ups, 4, downs, 2);
     run_case("short m", 3, 0.997, 0.95, NAN, 1, 3200, 300, ups, 4, downs, 2);
     run_case("long m", 128, 0.99, 0.5, NAN, 0, 3200, 300, ups, 4, downs, 2);
@@ -120,16 +149,24 @@ static void test_events_against_reference(void **state) {
     run_case("no hysteresis", 16, 0.99, 0.99, NAN, 0, 3200, 300, ups, 4, downs, 2);
 }
 
+/* One full window's subsequence starting at start (raw shape score raw, its neighbour
+ * at neighbor; magnitude score 0), armed. */
+static void step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor) {
+    tss_scored sc = {.start = start, .m = s->p.subsequence, .raw = raw, .neighbor = neighbor,
+                     .magnitude_score = 0.0, .level = NAN};
+    tss_detect_step(s, &sc, s->p.window, 1);
+}
+
 /* An event open at a restart closes there, with its extent so far. */
 static void test_close_at_restart(void **state) {
     (void)state;
     tu_case_seed(6);
     tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
-    tss_detect_step(s, 100, 3.0, 5, 4096, 1); /* opens: raw >= range */
+    step(s, 100, 3.0, 5); /* opens: raw >= range */
     assert_int_equal(s->out.n, 1);
     assert_int_equal(s->out.item[0].kind, TSS_ALERT_ANOMALY);
-    tss_detect_step(s, 101, 3.5, 6, 4096, 1); /* the new peak */
-    tss_detect_step(s, 102, 1.0, 7, 4096, 1);
+    step(s, 101, 3.5, 6); /* the new peak */
+    step(s, 102, 1.0, 7);
     s->proc_seq = 110;
     tss_stream_restart(s);
     assert_int_equal(s->out.n, 2);
@@ -155,10 +192,10 @@ static void test_peak_within_extent(void **state) {
     tss_stream *s = make_stream(8, 0.997, 0.7, 2.0, 0);
     for (int k = 0; k < TSS_CALIB_MIN - 1; k++)
         tss_calib_add(&s->det.cal, 0.5);
-    tss_detect_step(s, 100, 10.0, 5, 4096, 1); /* opens on the range, uncalibrated */
+    step(s, 100, 10.0, 5); /* opens on the range, uncalibrated */
     assert_true(tss_calib_ready(&s->det.cal));
     assert_true(tss_calib_score(&s->det.cal, 1.5).score > s->det.peak.score);
-    tss_detect_step(s, 101, 1.5, 6, 4096, 1); /* below the range */
+    step(s, 101, 1.5, 6); /* below the range */
     s->proc_seq = 120;
     tss_stream_restart(s);
     assert_int_equal(s->out.n, 2);
@@ -208,12 +245,12 @@ static void test_spans(void **state) {
 }
 
 /* A noisy stream whose window fills: its left-NN distances shrink with their
- * candidates as n^(-1 / k) (here exactly the law the score assumes, k = TSS_CALIB_DIM m,
- * times noise). Judged by their comparable values they are stationary noise, and about
- * as many pass a threshold of 0.95 on the NEAR side as its p-value allows (0.025 of 3000,
- * 75); taken as they are, each is judged against a history of larger ones and the NEAR
- * side passes about three times as often. Returns the subsequences that pass on the
- * NEAR side (LEFT_DISCORD alerts). */
+ * candidates as n^(-1 / k) (here exactly the law the shape score assumes, k =
+ * TSS_CALIB_DIM m, times noise). Judged by their comparable values they are stationary
+ * noise, and about as many shape scores pass 0.95 on the NEAR side as its p-value allows
+ * (0.025 of 3000, 75); taken as they are, each is judged against a history of larger
+ * ones and the NEAR side passes about three times as often. Returns the subsequences
+ * whose shape score passes on the NEAR side. */
 static size_t filling_passes(int scaled) {
     tu_case_seed(8);
     const uint32_t m = 16;
@@ -225,11 +262,13 @@ static size_t filling_passes(int scaled) {
         assert_int_equal(n, fill - 2 * m + 1);
         double raw = (0.4 + 0.02 * tu_normal()) * 2.0 * sqrt((double)m) *
                      pow((double)n / (double)full, -1.0 / (TSS_CALIB_DIM * m));
-        s->out.n = 0;
-        tss_detect_step(s, k, raw, k / 2, scaled ? fill : s->p.window, 1);
-        for (size_t q = 0; q < s->out.n; q++)
-            passed += s->out.item[q].kind == TSS_ALERT_LEFT_DISCORD &&
-                      s->out.item[q].tail == TSS_TAIL_NEAR;
+        const uint64_t seen = scaled ? fill : s->p.window;
+        const tss_score want = tss_calib_score(&s->det.cal, tss_detect_value(s, raw, seen));
+        tss_scored sc = {.start = k, .m = m, .raw = raw, .neighbor = k / 2,
+                         .magnitude_score = NAN, .level = NAN};
+        tss_detect_step(s, &sc, seen, 1);
+        assert_true(same(sc.shape_score, want.score));
+        passed += want.score >= 0.95 && want.tail == TSS_TAIL_NEAR;
     }
     tss_stream_destroy(&s);
     return passed;

@@ -1,62 +1,46 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* robust_test.c - the magnitude view's score against its recent values (stream/robust.h)
- * against its definition by sorting: the median (the mean of the two middle values for
- * an even count) and MAD of the last TSS_ROBUST_HISTORY values, ties, constant and
- * non-finite values, the history's turnover, and Student's t tail (t4) against its
- * closed form at known points. */
+ * against its definition by sorting (tests/reference: ref_robust): the median (the mean
+ * of the two middle values for an even count) and MAD of the last TSS_ROBUST_HISTORY
+ * values as of the last refresh, ties, constant and non-finite values, the history's
+ * turnover, a history refreshed after a reload, and Student's t tail (t4) against its
+ * tabulated values. */
 #include "testutil.h"
 
 #include "robust.h"
+#include "score_ref.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of a copy of v[0..n), by sorting. */
-static double sorted_median(const double *v, size_t n) {
-    double *a = malloc(n * sizeof *a);
-    assert_non_null(a);
-    memcpy(a, v, n * sizeof *a);
-    qsort(a, n, sizeof *a, cmp);
-    const double m = n % 2 ? a[n / 2] : 0.5 * (a[n / 2 - 1] + a[n / 2]);
-    free(a);
-    return m;
-}
-
-/* Feeds n values drawn by draw(k) and checks every score against the definition. */
+/* Feeds n values drawn by draw(k) and checks every score against the definition
+ * (tests/reference: ref_robust, by sorting). */
 static void check_stream(size_t n, double (*draw)(size_t)) {
     tss_robust r = {0};
-    double *hist = malloc(n * sizeof *hist), *dev = malloc(TSS_ROBUST_HISTORY * sizeof *dev);
-    assert_true(hist && dev);
-    size_t held = 0;
+    ref_robust ref = {0};
     for (size_t k = 0; k < n; k++) {
         const double v = draw(k), unit = 0.05;
-        const double got = tss_robust_score(&r, v, unit);
-        const size_t h = held < TSS_ROBUST_HISTORY ? held : TSS_ROBUST_HISTORY;
-        if (h < TSS_ROBUST_MIN || !isfinite(v)) {
-            assert_true(isnan(got));
-        } else {
-            const double *w = hist + held - h, med = sorted_median(w, h);
-            for (size_t j = 0; j < h; j++)
-                dev[j] = fabs(w[j] - med);
-            const double mad = sorted_median(dev, h);
-            const double den = fmax(1.4826 * mad, unit);
-            const double want = 1.0 - tss_t4_sf((v - med) / den);
-            if (!(fabs(got - want) <= 1e-12))
-                fail_msg("seed %llu: value %zu: score %.17g, by definition %.17g",
-                         (unsigned long long)tu_seed, k, got, want);
-        }
+        const double got = tss_robust_score(&r, v, unit), want = ref_robust_score(&ref, v, unit);
+        if (!(fabs(got - want) <= 1e-12) && !(isnan(got) && isnan(want)))
+            fail_msg("seed %llu: value %zu: score %.17g, by definition %.17g",
+                     (unsigned long long)tu_seed, k, got, want);
         assert_int_equal(tss_robust_add(&r, v), 0);
-        if (isfinite(v))
-            hist[held++] = v;
+        ref_robust_add(&ref, v);
     }
+    /* a history reloaded as it is (a checkpoint of format 4 kept no stats) and
+     * refreshed scores as the definition refreshed at that point would */
+    tss_robust again = {0};
+    for (uint32_t k = 0; k < r.n; k++)
+        assert_int_equal(tss_robust_add(&again, r.ring[(r.head + TSS_ROBUST_HISTORY - r.n + k) % TSS_ROBUST_HISTORY]), 0);
+    tss_robust_refresh(&again);
+    ref.refreshed = ref.n;
+    const double v = draw(n);
+    const double got = tss_robust_score(&again, v, 0.05), want = ref_robust_score(&ref, v, 0.05);
+    assert_true(fabs(got - want) <= 1e-12 || (isnan(got) && isnan(want)));
+    tss_robust_free(&again);
     tss_robust_free(&r);
-    free(hist), free(dev);
+    ref_robust_free(&ref);
 }
 
 static double noisy(size_t k) {

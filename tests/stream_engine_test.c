@@ -22,6 +22,7 @@
 #include "mk.h"
 #include "period.h"
 #include "reference.h"
+#include "robust.h"
 #include "score_ref.h"
 
 #include <math.h>
@@ -65,6 +66,11 @@ static int close_d(double d, double want2, size_t m) {
 }
 
 /* Index in `in` of the sample numbered seq. */
+/* Whether x and y are within TOL of each other, or both NAN. */
+static int same_or_nan(double x, double y) {
+    return fabs(x - y) <= TOL || (isnan(x) && isnan(y));
+}
+
 static size_t index_of(const st_input *in, uint64_t seq) {
     size_t a = 0, b = in->n;
     while (a < b) {
@@ -85,6 +91,7 @@ typedef struct {
 /* What the model keeps of a stream besides the reference events. */
 typedef struct {
     ref_events ev;
+    ref_robust mag; /* the magnitude view's history */
     span *pub; /* published spans: closed events, DISCORDs */
     size_t npub;
     span *motif; /* published MOTIF pairs */
@@ -124,6 +131,8 @@ static void expect_ref(model_state *ms, const ref_alert *r, size_t n, double thr
             .event_end_seq = r[k].event_end,
             .detected_seq = r[k].detected,
             .tail = r[k].tail,
+            .view = isnan(ms->ev.range) ? TSS_VIEW_MAGNITUDE : TSS_VIEW_SHAPE,
+            .shape_score = r[k].shape_score,
         };
         if (a.kind == TSS_ALERT_ANOMALY_END)
             publish(ms, a.event_start_seq, a.event_end_seq);
@@ -201,6 +210,8 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
                            .score = sc[cand[k].index],
                            .detected_seq = last,
                            .tail = 1,
+                           .view = TSS_VIEW_SHAPE,
+                           .shape_score = sc[cand[k].index],
                        });
     }
     if (p->motif) {
@@ -236,9 +247,13 @@ static void model_pass(tsm_ctx *ctx, const tss_params *p, uint32_t m, size_t exc
  * (window from ws) against brute force: the plain Euclidean left-NN distance within
  * 1e-8 of the window's squared range times 2m on d^2 (the kernel's sums are centred
  * near the window's level: online.h; its neighbour exact unless tied within that), the
- * level exactly (tests/reference: ref_level). */
-static void check_views(const st_input *in, const st_score *e, size_t excl, size_t ws, size_t i,
-                        uint32_t m) {
+ * level exactly (tests/reference: ref_level); then the views' scores by their
+ * definitions: the magnitude score against the model's history of the engine's
+ * magnitudes (ref_robust; unit 1% of sqrt(m) times the width of the range before the
+ * subsequence), the level score (detect.h), and the score the events follow (the
+ * magnitude score; with a numeric range the shape score). Returns the magnitude score. */
+static double check_views(const st_input *in, const tss_params *p, model_state *ms,
+                          const st_score *e, size_t excl, size_t ws, size_t i, uint32_t m) {
     double best = INFINITY, lo = INFINITY, hi = -INFINITY;
     size_t bj = 0;
     for (size_t j = ws; j + excl <= i; j++) {
@@ -249,15 +264,8 @@ static void check_views(const st_input *in, const st_score *e, size_t excl, size
     for (size_t k = ws; k < i + m; k++)
         lo = fmin(lo, in->v[k]), hi = fmax(hi, in->v[k]);
     const double tol = 1e-8 * 2.0 * m * (hi - lo) * (hi - lo) + 1e-300;
-    /* the CUDA backend leaves the magnitude view out (NAN) until its rows kernel has
-     * passed the GPU check (stream/online_round.c, want_mag; online_test checks the
-     * kernel itself on CUDA) */
-    static int mag_out = -1; /* (st_backend makes a ctx: once) */
-    if (mag_out < 0)
-        mag_out = st_backend() == TSM_BACKEND_CUDA;
-    const size_t j = mag_out ? bj : index_of(in, e->magnitude_neighbor);
-    if (e->m != m ||
-        (mag_out ? !isnan(e->magnitude) : !(fabs(e->magnitude * e->magnitude - best) <= tol)) ||
+    const size_t j = index_of(in, e->magnitude_neighbor);
+    if (e->m != m || !(fabs(e->magnitude * e->magnitude - best) <= tol) ||
         (j != bj && !(fabs(ref_raw_d2(in->v, m, i, j) - best) <= 2 * tol)))
         fail_msg("seed %llu: %s at %llu: engine magnitude %.17g (neighbour %llu, m %u), brute "
                  "force %.17g (neighbour %llu, m %u)",
@@ -269,6 +277,23 @@ static void check_views(const st_input *in, const st_score *e, size_t excl, size
         fail_msg("seed %llu: %s at %llu: engine level %.17g, by definition %.17g",
                  (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->level,
                  want);
+    double hlo = INFINITY, hhi = -INFINITY; /* the history before the subsequence */
+    for (size_t k = ws; k < i; k++)
+        hlo = fmin(hlo, in->v[k]), hhi = fmax(hhi, in->v[k]);
+    const double scale = fmax(1.0, fmax(fabs(hlo), fabs(hhi)));
+    const double unit = 0.01 * sqrt((double)m) * fmax(hhi - hlo, 1e-9 * scale);
+    const double mag = ref_robust_score(&ms->mag, e->magnitude, unit);
+    const double lev = want > 0 ? 1.0 - 2.0 * tss_t4_sf(want / 0.01) : 0.0;
+    const double score = isnan(p->range) ? mag : e->shape_score;
+    if (!same_or_nan(e->magnitude_score, mag) || !same_or_nan(e->level_score, lev) ||
+        !same_or_nan(e->score, score) ||
+        e->view != (isnan(p->range) ? TSS_VIEW_MAGNITUDE : TSS_VIEW_SHAPE))
+        fail_msg("seed %llu: %s at %llu: engine magnitude score %.17g, level score %.17g, "
+                 "score %.17g (view %d); by definition %.17g, %.17g, %.17g",
+                 (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i],
+                 e->magnitude_score, e->level_score, e->score, (int)e->view, mag, lev, score);
+    ref_robust_add(&ms->mag, e->magnitude);
+    return mag;
 }
 
 /* The subsequence that sample k completes (window from ws): the engine's raw score
@@ -296,9 +321,9 @@ static void model_score(const st_input *in, const tss_params *p, size_t excl, mo
                  "(neighbour %llu)",
                  (unsigned long long)tu_seed, in->id, (unsigned long long)in->seq[i], e->raw,
                  (unsigned long long)e->neighbor, sqrt(best), (unsigned long long)in->seq[bj]);
-    check_views(in, e, excl, ws, i, m);
+    const double mag = check_views(in, p, ms, e, excl, ws, i, m);
     ref_alert r[3];
-    size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, k + 1 - ws, armed, r);
+    size_t n = ref_events_step(&ms->ev, e->start, e->raw, e->neighbor, mag, k + 1 - ws, armed, r);
     expect_ref(ms, r, n, isnan(p->range) ? p->threshold : p->range, x);
 }
 
@@ -386,6 +411,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
                     expect_ref(&ms, r, ref_events_close(&ms.ev, in->seq[k], r), p->threshold, x);
                     ms.ev.m = m = nm;
                     ms.ev.hist = (ref_history){0};
+                    ref_robust_free(&ms.mag);
                     excl = tss_params_excl(p, m), warm = tss_params_warm(p, m);
                     ms.ev.excl = (uint32_t)excl;
                     ms.switched = 1;
@@ -397,6 +423,7 @@ static void model(tsm_ctx *ctx, const st_input *in, const tss_params *p, const s
     if (ms.next != ms.nsc)
         fail_msg("seed %llu: %s: %zu engine scores for no subsequence of the model",
                  (unsigned long long)tu_seed, in->id, ms.nsc - ms.next);
+    ref_robust_free(&ms.mag);
     free(own);
     free(ms.pub);
     free(ms.motif);
@@ -416,6 +443,7 @@ static int matches(const tss_alert *w, const tss_alert *g) {
            (!scored || w->tail == g->tail) &&
            (w->kind == TSS_ALERT_GAP || fabs(w->distance - g->distance) <= REL * w->distance) &&
            (!scored || fabs(w->score - g->score) <= TOL) &&
+           (!scored || (w->view == g->view && fabs(w->shape_score - g->shape_score) <= TOL)) &&
            (w->kind == TSS_ALERT_MOTIF || w->kind == TSS_ALERT_GAP ||
             w->threshold == g->threshold) &&
            (g->start_timestamp_ns == 0 ||
@@ -568,7 +596,13 @@ static int same_alert(const tss_alert *x, const tss_alert *y) {
            memcmp(&x->threshold, &y->threshold, sizeof x->threshold) == 0 &&
            memcmp(&x->score, &y->score, sizeof x->score) == 0 &&
            x->event_start_seq == y->event_start_seq && x->event_end_seq == y->event_end_seq &&
-           x->detected_seq == y->detected_seq && x->tail == y->tail;
+           x->detected_seq == y->detected_seq && x->tail == y->tail && x->view == y->view &&
+           memcmp(&x->shape_score, &y->shape_score, sizeof x->shape_score) == 0 &&
+           memcmp(&x->magnitude_score, &y->magnitude_score, sizeof x->magnitude_score) == 0 &&
+           memcmp(&x->level_score, &y->level_score, sizeof x->level_score) == 0 &&
+           memcmp(&x->magnitude, &y->magnitude, sizeof x->magnitude) == 0 &&
+           x->magnitude_neighbor_seq == y->magnitude_neighbor_seq &&
+           memcmp(&x->level, &y->level, sizeof x->level) == 0;
 }
 
 static void assert_same_log(const st_log *a, const st_log *b, int sort) {

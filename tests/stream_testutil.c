@@ -31,7 +31,9 @@ static void on_score(void *user, const char *id, const tss_scored *sc) {
     snprintf(x->id, sizeof x->id, "%s", id);
     x->start = sc->start, x->neighbor = sc->neighbor, x->raw = sc->raw, x->score = sc->score;
     x->m = sc->m, x->magnitude = sc->magnitude, x->magnitude_neighbor = sc->magnitude_neighbor;
-    x->level = sc->level;
+    x->level = sc->level, x->shape_score = sc->shape_score;
+    x->magnitude_score = sc->magnitude_score, x->level_score = sc->level_score;
+    x->view = sc->view;
 }
 
 static int params_for(void *user, const char *id, tss_params *out) {

@@ -25,7 +25,8 @@ typedef struct {
     char id[64];
     uint64_t start, neighbor, magnitude_neighbor;
     uint32_t m;
-    double raw, score, magnitude, level;
+    double raw, score, magnitude, level, shape_score, magnitude_score, level_score;
+    tss_view view;
 } st_score;
 
 typedef struct {

@@ -3,6 +3,7 @@
 #include "score_ref.h"
 
 #include "calib.h" /* the definition's constants: history, grid, tail share, floor */
+#include "robust.h" /* its constants and Student's t tail (tested against tables in robust_test) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -122,42 +123,43 @@ double ref_comparable(double raw, uint32_t m, double n, double n_full) {
     return bin(v, m) == 0 && bin(raw, m) != 0 ? raw : v;
 }
 
-/* Whether a raw score opens (level = threshold) or keeps open an event. */
+/* Whether a subsequence opens (level = threshold) or keeps open an event: its event
+ * score (NAN never passes), or its raw score against a numeric range. */
 static int passes(const ref_events *ev, double raw, double score, double level) {
     return isnan(ev->range) ? score >= level : raw >= ev->range;
 }
 
 static ref_alert subsequence(const ref_events *ev, int kind, uint64_t start, double raw,
-                             uint64_t neighbor, double score, int tail) {
-    return (ref_alert){kind,  start,         neighbor,
-                       start, start + ev->m, start + ev->m - 1,
-                       raw,   score,         isnan(ev->range) ? tail : 1};
+                             uint64_t neighbor, double score, double shape) {
+    return (ref_alert){kind, start, neighbor, start, start + ev->m, start + ev->m - 1,
+                       raw,  score, shape,    1};
 }
 
 size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out) {
     if (!ev->open)
         return 0;
     ev->open = 0;
-    *out = (ref_alert){6,        ev->peak_start, ev->peak_neighbor, ev->first, ev->last + ev->m,
-                       detected, ev->peak_raw,   ev->peak_score,    ev->tail};
+    *out = (ref_alert){6,        ev->peak_start, ev->peak_neighbor, ev->first,
+                       ev->last + ev->m, detected, ev->peak_raw, ev->peak_score,
+                       ev->peak_shape, ev->tail};
     return 1;
 }
 
-size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
-                       int armed, ref_alert *out) {
+size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor,
+                       double mag_score, uint64_t fill, int armed, ref_alert *out) {
     double hist[TSS_CALIB_HISTORY];
     size_t n = ref_history_get(&ev->hist, hist), count = 0;
-    int tail = 0;
     const double n_full = (double)ev->window - ev->m - ev->excl + 1;
     const double v = ref_comparable(
         raw, ev->m, (double)(fill < ev->window ? fill : ev->window) - ev->m - ev->excl + 1, n_full);
-    const double score = ref_score(hist, n, v, ev->m, 0, &tail);
+    const double shape = ref_score(hist, n, v, ev->m, 0, NULL);
+    const double score = isnan(ev->range) ? mag_score : shape;
     if (ev->open) {
         if (passes(ev, raw, score, ev->threshold_end)) { /* the peak: within the extent */
             int higher = isnan(ev->range) ? score > ev->peak_score : raw > ev->peak_raw;
             if (higher) {
                 ev->peak_start = start, ev->peak_neighbor = neighbor;
-                ev->peak_raw = raw, ev->peak_score = score, ev->peak_tail = tail;
+                ev->peak_raw = raw, ev->peak_score = score, ev->peak_shape = shape;
             }
             ev->last = start;
             ev->below = 0;
@@ -165,16 +167,60 @@ size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neig
             count += ref_events_close(ev, start + ev->m - 1, out + count);
         }
     } else if (armed && passes(ev, raw, score, ev->threshold)) {
-        out[count++] = subsequence(ev, 5, start, raw, neighbor, score, tail);
+        out[count++] = subsequence(ev, 5, start, raw, neighbor, score, shape);
         ev->open = 1;
-        ev->tail = isnan(ev->range) ? tail : 1;
+        ev->tail = 1;
         ev->first = ev->last = start;
         ev->below = 0;
         ev->peak_start = start, ev->peak_neighbor = neighbor;
-        ev->peak_raw = raw, ev->peak_score = score, ev->peak_tail = tail;
+        ev->peak_raw = raw, ev->peak_score = score, ev->peak_shape = shape;
     }
     if (ev->left_discord && armed && passes(ev, raw, score, ev->threshold))
-        out[count++] = subsequence(ev, 2, start, raw, neighbor, score, tail);
+        out[count++] = subsequence(ev, 2, start, raw, neighbor, score, shape);
     ref_history_add(&ev->hist, v);
     return count;
+}
+
+void ref_robust_add(ref_robust *r, double v) {
+    if (!isfinite(v))
+        return;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        if (!r->v)
+            abort();
+    }
+    r->v[r->n++] = v;
+    if (r->n == TSS_ROBUST_MIN || (r->refreshed && r->n - r->refreshed == TSS_ROBUST_REFRESH))
+        r->refreshed = r->n;
+}
+
+static int by_value(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (n >= 1; v is sorted in place): the mean of the two middle
+ * values for an even n. */
+static double sorted_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double ref_robust_score(const ref_robust *r, double v, double unit) {
+    if (!r->refreshed || !isfinite(v))
+        return NAN;
+    const size_t h = r->refreshed < TSS_ROBUST_HISTORY ? r->refreshed : TSS_ROBUST_HISTORY;
+    double a[TSS_ROBUST_HISTORY];
+    memcpy(a, r->v + r->refreshed - h, h * sizeof *a);
+    const double med = sorted_median(a, h);
+    for (size_t k = 0; k < h; k++)
+        a[k] = fabs(r->v[r->refreshed - h + k] - med);
+    const double mad = sorted_median(a, h);
+    return 1.0 - tss_t4_sf((v - med) / fmax(fmax(1.4826 * mad, unit), 1e-300));
+}
+
+void ref_robust_free(ref_robust *r) {
+    free(r->v);
+    *r = (ref_robust){0};
 }

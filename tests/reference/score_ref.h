@@ -31,7 +31,25 @@ size_t ref_history_get(const ref_history *h, double *out);
  * unless that makes an exact repeat of a raw that is not one; else raw. */
 double ref_comparable(double raw, uint32_t m, double n, double n_full);
 
-/* One event model (detect.h), fed the raw scores of a stream's subsequences. */
+/* A magnitude view's history (stream/robust.h): every finite value in arrival order,
+ * and how many there were at the last refresh (0: none yet). */
+typedef struct {
+    double *v;
+    size_t n, cap, refreshed;
+} ref_robust;
+
+/* Adds v (a non-finite one is ignored); refreshes when TSS_ROBUST_MIN values are first
+ * held and every TSS_ROBUST_REFRESH values after. */
+void ref_robust_add(ref_robust *r, double v);
+/* 1 - t4((v - med) / max(1.4826 MAD, unit)), med and MAD by sorting the last
+ * TSS_ROBUST_HISTORY values as of the last refresh; NAN before one or for a v that is not
+ * finite. */
+double ref_robust_score(const ref_robust *r, double v, double unit);
+void ref_robust_free(ref_robust *r);
+
+/* One event model (detect.h), fed the views of a stream's subsequences: the shape
+ * view's raw score (calibrated here against its history) and the magnitude view's score
+ * (given: robust.h, tested against its own definition), which the events follow. */
 typedef struct {
     uint32_t m, excl, window;
     double threshold, threshold_end, range; /* range NAN: scores decide */
@@ -40,24 +58,25 @@ typedef struct {
     int open, tail;
     uint64_t first, last, below;
     uint64_t peak_start, peak_neighbor;
-    double peak_raw, peak_score;
-    int peak_tail;
+    double peak_raw, peak_score, peak_shape;
 } ref_events;
 
 /* What one step produced: up to three alerts (LEFT_DISCORD, ANOMALY, ANOMALY_END). */
 typedef struct {
     int kind; /* tss_alert_kind values: 2 LEFT_DISCORD, 5 ANOMALY, 6 ANOMALY_END */
     uint64_t start, neighbor, event_start, event_end, detected;
-    double raw, score;
+    double raw, score, shape_score;
     int tail;
 } ref_alert;
 
-/* One completed subsequence (start, raw, neighbor; fill: the window's samples when it
- * completed; armed: the window holds its warm-up). Writes the alerts it produces to out
- * (room for 3) in the order the engine queues them; returns their count. Then adds
- * raw's comparable value to the history. */
-size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor, uint64_t fill,
-                       int armed, ref_alert *out);
+/* One completed subsequence (start, raw, neighbor; mag_score: its magnitude score, NAN
+ * for none; fill: the window's samples when it completed; armed: the window holds its
+ * warm-up). Writes the alerts it produces to out (room for 3) in the order the engine
+ * queues them; returns their count. Then adds raw's comparable value to the history.
+ * The event score is mag_score, or with a numeric range the raw score decides and the
+ * alerts carry the shape score. */
+size_t ref_events_step(ref_events *ev, uint64_t start, double raw, uint64_t neighbor,
+                       double mag_score, uint64_t fill, int armed, ref_alert *out);
 /* A restart of the window at sample `detected`: closes an open event. Returns 0 or 1
  * alert in out. */
 size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out);

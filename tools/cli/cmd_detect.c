@@ -127,8 +127,9 @@ static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
 }
 
 /* One --scores line: the subsequence (its start and m), each view and its neighbour,
- * and the calibrated score. */
+ * each view's score, and the score the events follow with the view it comes from. */
 static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
+    static const char *const view[] = {"none", "shape", "magnitude", "level"};
     run_state *r = user;
     fputs("{\"stream_id\":", r->scores);
     emit_json_string(r->scores, stream_id);
@@ -140,10 +141,15 @@ static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
     fprintf(r->scores, ",\"magnitude_neighbor_seq\":%llu,\"level\":",
             (unsigned long long)sc->magnitude_neighbor);
     client_print_double(r->scores, sc->level);
+    fputs(",\"shape_score\":", r->scores);
+    client_print_double(r->scores, sc->shape_score);
     fputs(",\"magnitude_score\":", r->scores);
     client_print_double(r->scores, sc->magnitude_score);
+    fputs(",\"level_score\":", r->scores);
+    client_print_double(r->scores, sc->level_score);
     fputs(",\"score\":", r->scores);
     client_print_double(r->scores, sc->score);
+    fprintf(r->scores, ",\"view\":\"%s\"", view[sc->view <= TSS_VIEW_LEVEL ? sc->view : 0]);
     if (fputs("}\n", r->scores) < 0)
         r->write_failed = 1;
 }
