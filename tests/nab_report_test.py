@@ -151,6 +151,7 @@ def main():
         if not check(m, "no frame in tsmine plot -v: %r" % err):
             return 1
         x0, width, y1 = float(m.group(1)), float(m.group(2)), int(m.group(3))
+        checked = 0  # windows with a column clear of every band, over all the pictures
         for feed in feeds:
             pic = (rows.get(feed) or (None,) * 5)[4]
             if not check(pic == os.path.join(out, feed + ".png") and os.path.isfile(pic),
@@ -178,7 +179,6 @@ def main():
                 else:
                     continue
                 marked.append((x_of(span[0]) - 2, x_of(span[1]) + 2))
-            checked = 0
             for start, end in labelled[feed + ".csv"]:
                 xa, xb = x_of(stamps.index(start[:19])), x_of(stamps.index(end[:19]))
                 free = [x for x in range(int(xa) + 2, int(xb) - 1)
@@ -190,13 +190,14 @@ def main():
                 check(all(g > r + 8 and g > b + 8 and g < 250 for r, g, b in col),
                       "%s: no window tint over %s..%s: %s" % (pic, start, end, col))
                 checked += 1
-            check(checked > 0, "%s: no window clear of the events' bands to look at" % pic)
             orange = sum(1 for row in px for r, g, b in row
                          if r > 240 and 100 < g < 160 and b < 40)
             events = sum(1 for x in alerts if x["kind"] == "ANOMALY" and
                          x["stream_id"] == "nab/" + feed)
             check((orange > 0) == (events > 0), "%s: %d orange pixels for %d events"
                   % (pic, orange, events))
+        # (an event may cover a window whole: its tint is then the blend)
+        check(checked > 0, "no window in %s clear of the events' bands to look at" % feeds)
 
         # refusals
         p = subprocess.run([a.script, "--tsmine", a.tsmine], capture_output=True, text=True)

@@ -240,17 +240,14 @@ def control_prober(d, stop, stats):
 
 
 def case_raw(env):
-    # the daemon's detection defaults (calibrated scores), on a window and m of its own
+    # the daemon's detection defaults (the views' scores), on a window and m of its own
     p = {"window": 512, "subsequence": 32, "hop": 128, "motif": False}
     rng = random.Random(SEED)
-    x, values = 0.0, []
-    for _ in range(4096):
-        x += rng.gauss(0, 1)
-        values.append(x)
+    values = [10 * math.sin(2 * math.pi * k / 64) + rng.gauss(0, 1) for k in range(4096)]
     planted = (1500, 3000)
-    for k in range(32):  # two planted anomalies (a shape a random walk never takes)
+    for k in range(32):  # two planted anomalies (a burst the noisy sine never shows)
         for a in planted:
-            values[a + k] = values[a] + rng.gauss(0, 3) + (8 if k % 2 else -8)
+            values[a + k] += rng.gauss(0, 3) + (8 if k % 2 else -8)
     with env.daemon(params=p) as d:
         sub = harness.Subscriber(env, d.alerts, "real/")
         time.sleep(0.5)
