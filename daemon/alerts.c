@@ -8,6 +8,7 @@
 
 #include <zmq.h>
 
+#include "alert_msg.h"
 #include "ingest.h" /* TSD_SCHEMA_VERSION */
 #include "publisher.h"
 #include "tsmine.pb-c.h"
@@ -36,23 +37,12 @@ static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, const tsd_alert_
 
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
+    tsm_alert_msg_fill(&msg, &r->alert);
     msg.schema_version = TSD_SCHEMA_VERSION;
     msg.alert_id = r->alert_id;
     msg.stream_id = (char *)r->stream_id;
-    msg.kind = (Tsmine__V1__AlertKind)r->alert.kind;
-    msg.start_seq = r->alert.start_seq;
-    msg.start_timestamp_ns = r->alert.start_timestamp_ns;
-    msg.length = r->alert.length;
-    msg.distance = r->alert.distance;
-    msg.neighbor_seq = r->alert.neighbor_seq;
-    msg.threshold = r->alert.threshold;
     msg.detected_at_ns = r->detected_at_ns;
     msg.seq = r->seq;
-    msg.score = r->alert.score;
-    msg.event_start_seq = r->alert.event_start_seq;
-    msg.event_end_seq = r->alert.event_end_seq;
-    msg.detected_seq = r->alert.detected_seq;
-    msg.tail = (Tsmine__V1__Tail)r->alert.tail;
     *out = msg;
 }
 
@@ -60,8 +50,10 @@ void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
                      tsd_ratelimit *limit) {
     Tsmine__V1__Alert msg;
     tsd_alert_rec_msg(r, &msg);
-    /* A stream id is at most TSS_MAX_ID bytes and the other fields at most ~150. */
-    uint8_t buf[TSS_MAX_ID + 224];
+    /* A stream id is at most TSS_MAX_ID bytes (3 more for its tag and length) and the
+     * other fields at most 209 with every varint at its longest (daemon_alerts_test
+     * packs that alert). */
+    uint8_t buf[TSS_MAX_ID + TSD_ALERT_PACKED_MAX];
     size_t len = tsmine__v1__alert__get_packed_size(&msg);
     if (len > sizeof buf) {
         dropped(out, limit, r, 0, "encoded alert too large");

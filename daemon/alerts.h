@@ -149,7 +149,12 @@ void tsd_alerts_flush(void *user);
  * through limit. The sending side of both modes (the sinks come after it). */
 void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out, tsd_ratelimit *limit);
 
-/* The Alert message of a numbered alert (its stream_id points into r). */
+/* The most bytes a packed Alert takes besides its stream id; an alert that would take
+ * more is dropped ("encoded alert too large"). */
+#define TSD_ALERT_PACKED_MAX 256
+
+/* The Alert message of a numbered alert (its stream_id points into r): the engine's
+ * fields (tools/lib/alert_msg.h) with the alert's number, stream and time. */
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *msg);
 
 #endif

@@ -4,9 +4,13 @@
  * increasing alert ids, and plain PUB semantics: a subscriber that does not read
  * loses its own alerts beyond its high-water mark while another subscriber receives
  * every one, and the publisher counts no drop (per-subscriber drops are invisible to
- * it); per-stream alert sequence numbers from a real engine, across a checkpoint. */
+ * it); per-stream alert sequence numbers from a real engine, across a checkpoint; the
+ * largest alert (every field at its longest, the views included) still fits the send
+ * buffer; an alert without views (GAP) carries none. */
 #include "testutil.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,6 +92,9 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
     (void)state;
     static const tss_alert_kind kinds[] = {TSS_ALERT_ANOMALY, TSS_ALERT_DISCORD,
                                            TSS_ALERT_ANOMALY_END, TSS_ALERT_LEFT_DISCORD};
+    /* their views as the engine gives them: DISCORD the shape view alone (NaN others) */
+    static const tss_view views[] = {TSS_VIEW_MAGNITUDE, TSS_VIEW_SHAPE, TSS_VIEW_MAGNITUDE,
+                                     TSS_VIEW_SHAPE};
     tsc_config cfg;
     tsc_defaults(&cfg);
     snprintf(cfg.ingest_endpoints[0], sizeof cfg.ingest_endpoints[0], "inproc://t-ingest");
@@ -116,7 +123,14 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
                         .event_start_seq = (uint64_t)k,
                         .event_end_seq = (uint64_t)k + 40,
                         .detected_seq = (uint64_t)k + 15,
-                        .tail = k % 3 ? TSS_TAIL_FAR : TSS_TAIL_NEAR};
+                        .tail = k % 3 ? TSS_TAIL_FAR : TSS_TAIL_NEAR,
+                        .view = views[k % 4],
+                        .shape_score = 0.25 + k / 1000.0,
+                        .magnitude_score = k % 4 == 1 ? NAN : 0.75 + k / 1000.0,
+                        .level_score = k % 4 == 1 ? NAN : 0.125,
+                        .magnitude = k % 4 == 1 ? NAN : 10.0 + k,
+                        .magnitude_neighbor_seq = k % 4 == 1 ? 0 : (uint64_t)k + 3,
+                        .level = k % 4 == 1 ? NAN : k / 64.0};
         tsd_alerts_publish(&a, "plant/7", &al);
     }
     assert_int_equal(a.drops, 0);
@@ -148,6 +162,17 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
         assert_int_equal(m->event_end_seq, (uint64_t)k + 40);
         assert_int_equal(m->detected_seq, (uint64_t)k + 15);
         assert_int_equal(m->tail, k % 3 ? TSMINE__V1__TAIL__FAR : TSMINE__V1__TAIL__NEAR);
+        assert_int_equal(m->view, (int)views[k % 4]); /* the values are the proto's */
+        assert_true(m->shape_score == 0.25 + k / 1000.0);
+        if (k % 4 == 1) { /* DISCORD: not computed, NaN on the wire */
+            assert_true(isnan(m->magnitude_score) && isnan(m->level_score));
+            assert_true(isnan(m->magnitude_distance) && isnan(m->level));
+            assert_int_equal(m->magnitude_neighbor_seq, 0);
+        } else {
+            assert_true(m->magnitude_score == 0.75 + k / 1000.0 && m->level_score == 0.125);
+            assert_true(m->magnitude_distance == 10.0 + k && m->level == k / 64.0);
+            assert_int_equal(m->magnitude_neighbor_seq, (uint64_t)k + 3);
+        }
         assert_true(m->detected_at_ns > 0);
         tsmine__v1__alert__free_unpacked(m, NULL);
     }
@@ -228,6 +253,7 @@ static int expect_consecutive(void *sub, const char *const *ids, int nids, uint6
         while (i < nids && strcmp(ids[i], m->stream_id) != 0)
             i++;
         assert_true(i < nids);
+        assert_int_equal(m->view, TSMINE__V1__VIEW__VIEW_UNSPECIFIED); /* a GAP has none */
         if (m->seq != next[i])
             fail_msg("stream %s: seq %llu, expected %llu", ids[i], (unsigned long long)m->seq,
                      (unsigned long long)next[i]);
@@ -521,6 +547,70 @@ static void test_sinks_get_every_alert(void **state) {
     zmq_ctx_term(zctx);
 }
 
+/* The largest alert, a stream id of TSS_MAX_ID bytes and every varint at its longest,
+ * the views included, fits the send buffer (TSD_ALERT_PACKED_MAX): it is published, not
+ * dropped as too large, and arrives whole. */
+static void test_largest_alert_fits(void **state) {
+    (void)state;
+    void *zctx = zmq_ctx_new(), *sub = NULL;
+    void *pub = pub_with_subscriber(zctx, &sub);
+    char id[TSS_MAX_ID + 1];
+    memset(id, 'x', TSS_MAX_ID);
+    id[TSS_MAX_ID] = '\0';
+    tsd_alert_rec r = {.alert = {.kind = TSS_ALERT_ANOMALY_END,
+                                 .start_seq = UINT64_MAX,
+                                 .start_timestamp_ns = INT64_MIN,
+                                 .length = UINT32_MAX,
+                                 .distance = 1.5,
+                                 .neighbor_seq = UINT64_MAX,
+                                 .threshold = 0.997,
+                                 .score = 0.999,
+                                 .event_start_seq = UINT64_MAX,
+                                 .event_end_seq = UINT64_MAX,
+                                 .detected_seq = UINT64_MAX,
+                                 .tail = TSS_TAIL_NEAR,
+                                 .seq = UINT64_MAX,
+                                 .view = TSS_VIEW_MAGNITUDE,
+                                 .shape_score = 0.5,
+                                 .magnitude_score = 0.999,
+                                 .level_score = 0.25,
+                                 .magnitude = 123.5,
+                                 .magnitude_neighbor_seq = UINT64_MAX,
+                                 .level = 0.125},
+                       .alert_id = UINT64_MAX,
+                       .seq = UINT64_MAX,
+                       .detected_at_ns = INT64_MIN};
+    memcpy(r.stream_id, id, sizeof id);
+    Tsmine__V1__Alert msg;
+    tsd_alert_rec_msg(&r, &msg);
+    const size_t need = tsmine__v1__alert__get_packed_size(&msg);
+    print_message("largest alert: %zu bytes, the buffer %d\n", need,
+                  TSS_MAX_ID + TSD_ALERT_PACKED_MAX);
+    assert_true(need <= TSS_MAX_ID + TSD_ALERT_PACKED_MAX);
+    tsd_alert_sends out = {0};
+    tsd_ratelimit limit;
+    tsd_ratelimit_init(&limit, 5);
+    tsd_alerts_send(pub, &r, &out, &limit);
+    assert_int_equal(out.published[TSS_ALERT_ANOMALY_END], 1);
+    assert_int_equal(out.dropped[TSS_ALERT_ANOMALY_END], 0);
+    char topic[1024];
+    uint8_t body[1024];
+    size_t len = 0;
+    assert_int_equal(receive(sub, 1000, topic, body, sizeof body, &len), 2);
+    assert_string_equal(topic, id);
+    assert_int_equal(len, need);
+    Tsmine__V1__Alert *m = tsmine__v1__alert__unpack(NULL, len, body);
+    assert_non_null(m);
+    assert_int_equal(m->view, TSMINE__V1__VIEW__MAGNITUDE);
+    assert_int_equal(m->magnitude_neighbor_seq, UINT64_MAX);
+    assert_true(m->magnitude_distance == 123.5 && m->level == 0.125 && m->level_score == 0.25);
+    assert_int_equal(m->seq, UINT64_MAX);
+    tsmine__v1__alert__free_unpacked(m, NULL);
+    zmq_close(sub);
+    zmq_close(pub);
+    zmq_ctx_term(zctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_subscriber_loses_only_its_own),
@@ -529,6 +619,7 @@ int main(void) {
         cmocka_unit_test(test_publisher_urgent_lane),
         cmocka_unit_test(test_counts_per_kind_add_up),
         cmocka_unit_test(test_sinks_get_every_alert),
+        cmocka_unit_test(test_largest_alert_fits),
     };
     return cmocka_run_group_tests_name("daemon_alerts", tests, NULL, NULL);
 }

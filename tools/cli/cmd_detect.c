@@ -16,6 +16,8 @@
  * used. The files are processed one after the other, each in batches of 256 samples
  * (or of the stream's window, when shorter: the engine takes no more at once) with a
  * tick after each batch (the engine's alerts do not depend on the batching). */
+#include "alert_json.h" /* tsm_alert_view_name */
+#include "alert_msg.h"
 #include "cli.h"
 #include "client.h"
 #include "commands.h"
@@ -107,29 +109,17 @@ static int params_for(void *user, const char *stream_id, tss_params *out) {
 static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
     run_state *r = user;
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
+    tsm_alert_msg_fill(&msg, al);
     msg.alert_id = r->next_id++;
     msg.stream_id = (char *)stream_id;
-    msg.kind = (Tsmine__V1__AlertKind)al->kind;
-    msg.start_seq = al->start_seq;
-    msg.start_timestamp_ns = al->start_timestamp_ns;
-    msg.length = al->length;
-    msg.distance = al->distance;
-    msg.neighbor_seq = al->neighbor_seq;
-    msg.threshold = al->threshold;
     msg.detected_at_ns = client_realtime_ns();
-    msg.seq = al->seq;
-    msg.score = al->score;
-    msg.event_start_seq = al->event_start_seq;
-    msg.event_end_seq = al->event_end_seq;
-    msg.detected_seq = al->detected_seq;
-    msg.tail = (Tsmine__V1__Tail)al->tail;
     client_print_alert(stdout, &msg);
 }
 
 /* One --scores line: the subsequence (its start and m), each view and its neighbour,
  * each view's score, and the score the events follow with the view it comes from. */
 static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
-    static const char *const view[] = {"none", "shape", "magnitude", "level"};
+    const char *view = tsm_alert_view_name(sc->view);
     run_state *r = user;
     fputs("{\"stream_id\":", r->scores);
     emit_json_string(r->scores, stream_id);
@@ -149,7 +139,7 @@ static void on_score(void *user, const char *stream_id, const tss_scored *sc) {
     client_print_double(r->scores, sc->level_score);
     fputs(",\"score\":", r->scores);
     client_print_double(r->scores, sc->score);
-    fprintf(r->scores, ",\"view\":\"%s\"", view[sc->view <= TSS_VIEW_LEVEL ? sc->view : 0]);
+    fprintf(r->scores, ",\"view\":\"%s\"", view ? view : "none");
     if (fputs("}\n", r->scores) < 0)
         r->write_failed = 1;
 }
@@ -208,8 +198,11 @@ static void usage(const cli_optable *t) {
              "`tsmine alerts` prints them, one JSON line each; with no options the\n"
              "daemon's embedded defaults (subsequence auto, warmup 300, threshold 0.997),\n"
              "with -c those a configuration file gives each stream id. --scores writes\n"
-             "one JSON line per scored subsequence: {\"stream_id\":..,\"start_seq\":I,\n"
-             "\"raw\":D,\"neighbor_seq\":J,\"score\":S}.");
+             "one JSON line per scored subsequence, its views and their scores:\n"
+             "{\"stream_id\":..,\"start_seq\":I,\"m\":M,\"raw\":D,\"neighbor_seq\":J,\n"
+             "\"magnitude\":D2,\"magnitude_neighbor_seq\":J2,\"level\":L,\"shape_score\":C1,\n"
+             "\"magnitude_score\":C2,\"level_score\":C3,\"score\":S,\"view\":\"magnitude\"}\n"
+             "(score: the one the events follow, from view; null: none yet).");
     printf("\nInputs: .csv/.txt (the last column), .npy, .f64; see `tsmine discord --help`.\n"
            "Exit status: 0, 64 usage, 65 bad input data or configuration, 66 cannot open a\n"
            "file, 69 backend unavailable, 70 internal error, 74 output error.\n");

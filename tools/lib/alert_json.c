@@ -23,6 +23,16 @@ const char *tsm_alert_kind_name(int kind) {
     return "UNKNOWN";
 }
 
+const char *tsm_alert_view_name(int view) {
+    switch (view) {
+    case TSMINE__V1__VIEW__VIEW_UNSPECIFIED: return NULL;
+    case TSMINE__V1__VIEW__SHAPE: return "shape";
+    case TSMINE__V1__VIEW__MAGNITUDE: return "magnitude";
+    case TSMINE__V1__VIEW__LEVEL: return "level";
+    }
+    return "unknown";
+}
+
 /* A JSON number, or null when x is not finite. */
 static void number(tsm_text *t, double x) {
     char num[40];
@@ -64,6 +74,24 @@ size_t tsm_alert_json(char *buf, size_t len, const Tsmine__V1__Alert *a) {
                      a->event_start_seq, a->event_end_seq);
     if (a->tail == TSMINE__V1__TAIL__FAR || a->tail == TSMINE__V1__TAIL__NEAR)
         tsm_text_put(&t, ",\"tail\":\"%s\"", a->tail == TSMINE__V1__TAIL__FAR ? "FAR" : "NEAR");
+    const char *view = tsm_alert_view_name(a->view);
+    if (view) { /* the scored kinds: each view's score, the magnitude and level views' values */
+        tsm_text_put(&t, ",\"view\":\"%s\",\"shape_score\":", view);
+        number(&t, a->shape_score);
+        tsm_text_put(&t, ",\"magnitude_score\":");
+        number(&t, a->magnitude_score);
+        tsm_text_put(&t, ",\"level_score\":");
+        number(&t, a->level_score);
+        tsm_text_put(&t, ",\"magnitude_distance\":");
+        number(&t, a->magnitude_distance);
+        /* no magnitude distance: no neighbour either (DISCORD) */
+        if (isfinite(a->magnitude_distance))
+            tsm_text_put(&t, ",\"magnitude_neighbor_seq\":%" PRIu64, a->magnitude_neighbor_seq);
+        else
+            tsm_text_put(&t, ",\"magnitude_neighbor_seq\":null");
+        tsm_text_put(&t, ",\"level\":");
+        number(&t, a->level);
+    }
     tsm_text_put(
         &t, ",\"detected_seq\":%" PRIu64 ",\"detected_at_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
         a->detected_seq, a->detected_at_ns, a->seq);
