@@ -2,7 +2,7 @@
 /* alert_text_test.c - the readable forms of tools/lib/alert_text.h: ISO 8601 times in
  * UTC and at a fixed local offset, durations at each unit's edges, term-safe stream
  * ids, the line of every alert kind (its words, its columns, the sample period learnt
- * from a stream's alerts) and the detection views, given and read from a message. The
+ * from a stream's alerts) and the detection views of the scored kinds. The
  * expected texts are written out in full; `tsmine alerts` on a terminal is tested
  * end to end in tests/integration/terminal_test.py. */
 #include "testutil.h"
@@ -191,30 +191,57 @@ static void test_local_lines(void **state) {
     tsm_alert_text_destroy(&t);
 }
 
-/* Views given: the one that opened the event and each view's score; none read from
- * today's message, which has no such fields. */
+/* The views: the one behind the score and each view's score that was computed, after
+ * the words of every scored kind; nothing for an alert without views (view
+ * VIEW_UNSPECIFIED: MOTIF, GAP, RESET, a daemon that predates them), even when its
+ * score fields hold numbers. */
 static void test_views(void **state) {
     (void)state;
     tsm_alert_text *t = tsm_alert_text_new(0);
     Tsmine__V1__Alert a = alert("s", TSMINE__V1__ALERT_KIND__ANOMALY, 10, 4);
-    a.score = 1, a.distance = 2, a.neighbor_seq = 1, a.event_start_seq = 10, a.event_end_seq = 14;
-    tsm_alert_views v = {.view = "level", .n = 3};
-    const char *names[] = {"shape", "magnitude", "level"};
-    const double scores[] = {0.41, 0.99, NAN};
-    for (int i = 0; i < 3; i++) {
-        strcpy(v.scores[i].name, names[i]);
-        v.scores[i].score = scores[i];
-    }
-    char buf[512];
-    tsm_alert_text_line_views(t, &a, &v, buf, sizeof buf);
-    assert_non_null(strstr(buf, "(nearest #1, distance 2); view level (shape 0.4100, "
-                                "magnitude 0.9900, level -)"));
-    tsm_alert_views none;
-    tsm_alert_views_of(&a, &none);
-    assert_null(none.view);
-    assert_int_equal(none.n, 0);
-    tsm_alert_text_line_views(t, &a, &none, buf, sizeof buf);
-    assert_null(strstr(buf, "view"));
+    a.score = 0.99912, a.distance = 2, a.neighbor_seq = 1, a.tail = TSMINE__V1__TAIL__FAR;
+    a.event_start_seq = 10, a.event_end_seq = 14;
+    a.view = TSMINE__V1__VIEW__MAGNITUDE;
+    a.shape_score = 0.41, a.magnitude_score = 0.99912, a.level_score = 0;
+    a.magnitude_distance = 7.5, a.magnitude_neighbor_seq = 3, a.level = 0;
+    assert_string_equal(line(t, &a), "2023-11-14T22:13:30.000Z  s  ANOMALY       score 0.9991  "
+                                     "event opens at #10..#13 (m 4), unlike anything before "
+                                     "(nearest #1, distance 2); view magnitude (shape 0.4100, "
+                                     "magnitude 0.9991, level 0.0000)");
+    /* the event's peak */
+    Tsmine__V1__Alert e = a;
+    e.kind = TSMINE__V1__ALERT_KIND__ANOMALY_END, e.start_seq = 12;
+    e.start_timestamp_ns = T0 + 12 * S, e.event_end_seq = 20;
+    e.shape_score = 0.5, e.magnitude_score = 1, e.level_score = 0.25;
+    assert_non_null(strstr(line(t, &e), "; peak at #12 (distance 2); view magnitude (shape "
+                                        "0.5000, magnitude 1.0000, level 0.2500)"));
+    /* a DISCORD: the shape view alone; a score not computed is left out */
+    Tsmine__V1__Alert d = alert("s", TSMINE__V1__ALERT_KIND__DISCORD, 30, 4);
+    d.score = 0.998, d.distance = 3, d.neighbor_seq = 12, d.view = TSMINE__V1__VIEW__SHAPE;
+    d.shape_score = 0.998, d.magnitude_score = NAN, d.level_score = NAN;
+    d.magnitude_distance = NAN, d.level = NAN;
+    const char *l = line(t, &d);
+    assert_non_null(strstr(l, "(nearest #12, distance 3); view shape (shape 0.9980)"));
+    assert_int_equal(strlen(strstr(l, "; view")), strlen("; view shape (shape 0.9980)"));
+    /* LEFT_DISCORD with a numeric range: the shape view decides, magnitude not yet scored */
+    Tsmine__V1__Alert ld = alert("s", TSMINE__V1__ALERT_KIND__LEFT_DISCORD, 40, 4);
+    ld.score = 0.9, ld.distance = 5, ld.neighbor_seq = 2, ld.view = TSMINE__V1__VIEW__SHAPE;
+    ld.shape_score = 0.9, ld.magnitude_score = NAN, ld.level_score = 0.125;
+    assert_non_null(
+        strstr(line(t, &ld), "(nearest #2, distance 5); view shape (shape 0.9000, level 0.1250)"));
+    /* no score at all: the view alone */
+    ld.shape_score = NAN, ld.level_score = NAN, ld.view = TSMINE__V1__VIEW__LEVEL;
+    l = line(t, &ld);
+    assert_string_equal(strstr(l, "; view"), "; view level");
+    /* a view this tsmine does not know (a newer daemon) */
+    ld.view = 9, ld.level_score = 0.5;
+    assert_non_null(strstr(line(t, &ld), "; view unknown (level 0.5000)"));
+    /* no views: nothing, whatever the score fields hold */
+    a.view = TSMINE__V1__VIEW__VIEW_UNSPECIFIED;
+    assert_null(strstr(line(t, &a), "view"));
+    Tsmine__V1__Alert m = alert("s", TSMINE__V1__ALERT_KIND__MOTIF, 50, 4);
+    m.shape_score = 0.5, m.magnitude_score = 0.5;
+    assert_null(strstr(line(t, &m), "view"));
     tsm_alert_text_destroy(&t);
 }
 

@@ -289,6 +289,17 @@ def check_lines(env, lines, alerts, offset_h, what):
         else:
             want = ""
         check(words.startswith(want), "%s: the words do not start with %r" % (where, want))
+        # a scored alert ends with its views (alert_text.c views()), the others carry none
+        if scored:
+            check(a.view != 0, "%s: a scored alert without its view" % where)
+            shown = ["%s %.4f" % (n, getattr(a, n + "_score"))
+                     for n in ("shape", "magnitude", "level")
+                     if not math.isnan(getattr(a, n + "_score"))]
+            tail = "; view " + pb.View.Name(a.view).lower() + (
+                " (" + ", ".join(shown) + ")" if shown else "")
+            check(words.endswith(tail), "%s: the words do not end with %r" % (where, tail))
+        else:
+            check("; view" not in words, "%s: views on an alert without them" % where)
     for name, at in (("kind", kind_at), ("score", score_at), ("words", what_at)):
         check(len(at) == 1, "%s: the %s column starts at %s" % (what, name, sorted(at)))
 

@@ -76,48 +76,6 @@ int tsm_text_columns(const char *s) {
     return n;
 }
 
-/* ---- Views, by the Alert's descriptor ------------------------------------------ */
-
-/* Whether field f of message m is set: a proto3 field without presence always is; one
- * with (optional, oneof) when its has_ flag or case says so. */
-static int field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
-    if (f->label == PROTOBUF_C_LABEL_REPEATED)
-        return 0;
-    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-        return *(const uint32_t *)((const char *)m + f->quantifier_offset) == f->id;
-    if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->type != PROTOBUF_C_TYPE_STRING &&
-        f->type != PROTOBUF_C_TYPE_MESSAGE)
-        return *(const protobuf_c_boolean *)((const char *)m + f->quantifier_offset) != 0;
-    return 1;
-}
-
-void tsm_alert_views_of(const Tsmine__V1__Alert *a, tsm_alert_views *out) {
-    memset(out, 0, sizeof *out);
-    const ProtobufCMessageDescriptor *d = a->base.descriptor;
-    for (unsigned i = 0; d && i < d->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &d->fields[i];
-        const void *at = (const char *)a + f->offset;
-        size_t nl = strlen(f->name);
-        if (!field_present(&a->base, f))
-            continue;
-        if (strcmp(f->name, "view") == 0 && f->type == PROTOBUF_C_TYPE_STRING) {
-            const char *v = *(char *const *)at;
-            out->view = v && *v ? v : NULL;
-        } else if (strcmp(f->name, "view") == 0 && f->type == PROTOBUF_C_TYPE_ENUM) {
-            const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-                (const ProtobufCEnumDescriptor *)f->descriptor, *(const int *)at);
-            out->view = v && *(const int *)at != 0 ? v->name : NULL;
-        } else if (nl > 6 && strcmp(f->name + nl - 6, "_score") == 0 &&
-                   (f->type == PROTOBUF_C_TYPE_DOUBLE || f->type == PROTOBUF_C_TYPE_FLOAT) &&
-                   out->n < TSM_ALERT_VIEWS_MAX) {
-            double v = f->type == PROTOBUF_C_TYPE_DOUBLE ? *(const double *)at : *(const float *)at;
-            snprintf(out->scores[out->n].name, sizeof out->scores[out->n].name, "%.*s",
-                     (int)(nl - 6), f->name);
-            out->scores[out->n++].score = v;
-        }
-    }
-}
-
 /* ---- Streams: the sample period each one's alerts show ------------------------- */
 
 /* What the lines remember of a stream: the first alert's sample and timestamp since
@@ -269,22 +227,28 @@ static void neighbour(tsm_text *t, const Tsmine__V1__Alert *a, const char *which
     tsm_text_put(t, ")");
 }
 
-static void views(tsm_text *t, const tsm_alert_views *v) {
-    if (!v || (!v->view && v->n == 0))
+/* "; view V (shape S, magnitude M, level L)": the view behind the score and each view's
+ * score that was computed (NaN: not); nothing for an alert without views. */
+static void views(tsm_text *t, const Tsmine__V1__Alert *a) {
+    const char *view = tsm_alert_view_name(a->view);
+    if (!view)
         return;
-    tsm_text_put(t, v->view ? "; view %s" : "; views", v->view ? v->view : "");
-    for (size_t i = 0; i < v->n; i++) {
-        tsm_text_put(t, "%s%s ", i ? ", " : " (", v->scores[i].name);
-        isfinite(v->scores[i].score) ? tsm_text_put(t, "%.4f", v->scores[i].score)
-                                     : tsm_text_put(t, "-");
-    }
-    if (v->n)
+    const struct {
+        const char *name;
+        double score;
+    } s[] = {
+        {"shape", a->shape_score}, {"magnitude", a->magnitude_score}, {"level", a->level_score}};
+    tsm_text_put(t, "; view %s", view);
+    int n = 0;
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        if (isfinite(s[i].score))
+            tsm_text_put(t, "%s%s %.4f", n++ ? ", " : " (", s[i].name, s[i].score);
+    if (n)
         tsm_text_put(t, ")");
 }
 
 /* WHAT: the alert in words. */
-static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
-                 const tsm_alert_views *v) {
+static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m) {
     uint64_t s = a->start_seq, n = a->length;
     switch (a->kind) {
     case TSMINE__V1__ALERT_KIND__ANOMALY:
@@ -292,7 +256,7 @@ static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
         extent(t, s, n);
         tsm_text_put(t, " (m %llu)", (unsigned long long)n);
         neighbour(t, a, "before");
-        views(t, v);
+        views(t, a);
         break;
     case TSMINE__V1__ALERT_KIND__ANOMALY_END: {
         uint64_t len =
@@ -304,7 +268,7 @@ static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
         tsm_text_put(t, "; peak at #%llu", (unsigned long long)s);
         if (isfinite(a->distance))
             tsm_text_put(t, " (distance %.3g)", a->distance);
-        views(t, v);
+        views(t, a);
         break;
     }
     case TSMINE__V1__ALERT_KIND__DISCORD:
@@ -312,14 +276,14 @@ static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
         extent(t, s, n);
         tsm_text_put(t, " (m %llu)", (unsigned long long)n);
         neighbour(t, a, "else in the window");
-        views(t, v);
+        views(t, a);
         break;
     case TSMINE__V1__ALERT_KIND__LEFT_DISCORD:
         tsm_text_put(t, "subsequence ");
         extent(t, s, n);
         tsm_text_put(t, " (m %llu) past the threshold", (unsigned long long)n);
         neighbour(t, a, "before");
-        views(t, v);
+        views(t, a);
         break;
     case TSMINE__V1__ALERT_KIND__MOTIF:
         tsm_text_put(t, "motif: ");
@@ -348,8 +312,8 @@ static void what(tsm_text *t, const Tsmine__V1__Alert *a, const stream_memo *m,
     }
 }
 
-size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *a,
-                                 const tsm_alert_views *v, char *buf, size_t len) {
+size_t tsm_alert_text_line(tsm_alert_text *self, const Tsmine__V1__Alert *a, char *buf,
+                           size_t len) {
     tsm_text t = tsm_text_of(buf, len);
     const char *id = a->stream_id ? a->stream_id : "";
     stream_memo *m = memo_of(self, id);
@@ -372,13 +336,6 @@ size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *
         tsm_text_put(&t, "score %.4f  ", a->score);
     else
         tsm_text_put(&t, "%-12s  ", "");
-    what(&t, a, m, v);
+    what(&t, a, m);
     return t.n;
-}
-
-size_t tsm_alert_text_line(tsm_alert_text *self, const Tsmine__V1__Alert *a, char *buf,
-                           size_t len) {
-    tsm_alert_views v;
-    tsm_alert_views_of(a, &v);
-    return tsm_alert_text_line_views(self, a, &v, buf, len);
 }

@@ -14,7 +14,12 @@
  * as wide as the longest id seen so far; KIND the kind's proto name; SCORE the
  * calibrated score (blank where none applies: MOTIF, GAP, RESET); WHAT says in words
  * what happened, with sample numbers as "#N" and extents as "#A..#B" (both ends
- * included), and the detection views where the message carries them. A time span is
+ * included), and for the alerts that carry views (the scored kinds) the view behind
+ * the score and each view's score that was computed:
+ *
+ *   ...; view magnitude (shape 0.4102, magnitude 0.9991, level 0.0000)
+ *
+ * A time span is
  * shown once the stream's sample period is known: from two alerts of the stream at
  * different samples (their timestamps over their sample numbers), so from a stream's
  * second alert on (a sender's timestamps are taken as evenly spaced). */
@@ -45,23 +50,6 @@ size_t tsm_term_safe(char *buf, size_t len, const char *s);
 /* The columns s takes on a terminal: its UTF-8 characters (each one column wide). */
 int tsm_text_columns(const char *s);
 
-/* The detection views of an alert, where its message carries them (DESIGN 5.3: the
- * view that opened an event and each view's score): tsm_alert_views_of fills it from
- * the Alert's fields found by name through its descriptor (a field "view", string or
- * enum; every double field named "NAME_score"), so that a message that gains them is
- * shown without a change here. Empty for a message without them. */
-#define TSM_ALERT_VIEWS_MAX 8
-typedef struct {
-    const char *view; /* the view that opened the event, or NULL */
-    size_t n;
-    struct {
-        char name[32]; /* "shape" of "shape_score" */
-        double score;
-    } scores[TSM_ALERT_VIEWS_MAX];
-} tsm_alert_views;
-
-void tsm_alert_views_of(const Tsmine__V1__Alert *a, tsm_alert_views *out);
-
 /* The state of a readable alert stream: the stream column's width so far and each
  * stream's sample period as its alerts show it. */
 typedef struct tsm_alert_text tsm_alert_text;
@@ -72,13 +60,9 @@ tsm_alert_text *tsm_alert_text_new(int local);
 void tsm_alert_text_destroy(tsm_alert_text **self_p);
 
 /* Writes the readable line of alert a (no newline) into buf (size len, NUL-terminated
- * when len > 0), its views (tsm_alert_views_of) included, and learns from it. Returns
- * the length the whole text needs, as snprintf does. O(length of the stream id) on
- * average; the streams remembered cost O(their ids) memory, up to 2^20 of them. */
+ * when len > 0), its views included, and learns from it. Returns the length the whole
+ * text needs, as snprintf does. O(length of the stream id) on average; the streams
+ * remembered cost O(their ids) memory, up to 2^20 of them. */
 size_t tsm_alert_text_line(tsm_alert_text *self, const Tsmine__V1__Alert *a, char *buf, size_t len);
-
-/* The same with the views given (for a test, or a caller that has them elsewhere). */
-size_t tsm_alert_text_line_views(tsm_alert_text *self, const Tsmine__V1__Alert *a,
-                                 const tsm_alert_views *views, char *buf, size_t len);
 
 #endif
