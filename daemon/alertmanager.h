@@ -3,7 +3,7 @@
  * (HTTP API v2, POST /api/v2/alerts), through libcurl on a thread of its own.
  *
  * An ANOMALY opens an alert (labels alertname="TsmineAnomaly", stream, kind="anomaly",
- * daemon; annotations summary, distance, score, start_time, ...; startsAt = when the
+ * daemon; annotations summary, distance, score, start_time, ..., the views; startsAt = when the
  * daemon detected it; endsAt = now + 4 x resend_interval, as Prometheus does, so that
  * Alertmanager resolves it by itself if the daemon goes away); while it is open it is
  * re-sent every resend_interval; the stream's ANOMALY_END resolves it (the same labels,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "alert_json.h" /* tsm_alert_view_name */
 #include "text_buf.h"
 #include "alertmanager.h"
 
@@ -43,6 +44,24 @@ static void jnumber(tsd_text *t, const char *key, double v) {
         tsd_text_put(t, ",\"%s\":\"NaN\"", key);
     else
         tsd_text_put(t, ",\"%s\":\"%.9g\"", key, v);
+}
+
+/* The detection views as annotations (never labels: the alert's identity stays the
+ * stream's), for an alert that carries them: the view behind the score, each view's
+ * score, the magnitude view's distance and neighbour, the level view's value. */
+static void views(tsd_text *t, const tss_alert *a) {
+    const char *view = tsm_alert_view_name(a->view);
+    if (!view)
+        return;
+    tsd_text_put(t, ",\"view\":\"%s\"", view);
+    jnumber(t, "shape_score", a->shape_score);
+    jnumber(t, "magnitude_score", a->magnitude_score);
+    jnumber(t, "level_score", a->level_score);
+    jnumber(t, "magnitude_distance", a->magnitude);
+    if (!isnan(a->magnitude))
+        tsd_text_put(t, ",\"magnitude_neighbor_seq\":\"%llu\"",
+                     (unsigned long long)a->magnitude_neighbor_seq);
+    jnumber(t, "level", a->level);
 }
 
 /* One event's alert object. The labels are the alert's identity, the same firing and
@@ -95,6 +114,7 @@ static void one(tsd_text *t, const tsd_am_event *e, const tsd_am_ident *id,
         if (e->end)
             tsd_text_put(t, ",\"event_end_seq\":\"%llu\"",
                          (unsigned long long)a->alert.event_end_seq);
+        views(t, &a->alert);
     }
     tsd_text_put(t, "},\"startsAt\":");
     jtime(t, e->open->detected_at_ns);

@@ -2,12 +2,13 @@
 /* daemon_alertmanager_test.c - the JSON that tsmined posts to Alertmanager
  * (daemon/alertmanager.h, tsd_am_body): an open event, its resolution, several
  * events in one body, escaping, clamped times, an event resumed from a checkpoint,
- * and truncation like snprintf. The
+ * the detection views as annotations, and truncation like snprintf. The
  * expected texts are written out by hand; their times were checked with Python's
  * datetime (1700000001.5 s = 2023-11-14T22:13:21.500Z). */
 #include "testutil.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,14 @@ static tsd_alert_rec anomaly(const char *id) {
                           .score = 0.9995,
                           .event_start_seq = 1500,
                           .event_end_seq = 1524,
-                          .detected_seq = 1523};
+                          .detected_seq = 1523,
+                          .view = TSS_VIEW_MAGNITUDE,
+                          .shape_score = 0.4375,
+                          .magnitude_score = 0.9995,
+                          .level_score = 0,
+                          .magnitude = 12.5,
+                          .magnitude_neighbor_seq = 640,
+                          .level = 0};
     r.alert_id = 9, r.seq = 3;
     r.detected_at_ns = 1800000000123456789;
     snprintf(r.stream_id, sizeof r.stream_id, "%s", id);
@@ -42,6 +50,8 @@ static tsd_alert_rec anomaly_end(const char *id) {
     r.alert.start_timestamp_ns = 1700000001510000000;
     r.alert.distance = 4.5;
     r.alert.score = 1.0;
+    r.alert.magnitude_score = 1.0, r.alert.shape_score = 0.75, r.alert.level_score = 0.5;
+    r.alert.magnitude = 20.25, r.alert.magnitude_neighbor_seq = 320, r.alert.level = 0.0625;
     r.alert.event_end_seq = 1560;
     r.alert.detected_seq = 1583;
     r.detected_at_ns = 1800000030999000000;
@@ -56,8 +66,11 @@ static const tsd_am_ident ident = {"edge-7", "http://127.0.0.1:9464/metrics"};
     "\"daemon\":\"edge-7\"},\"annotations\":{\"summary\":\"anomaly on plant/a: score 0.9995, 24 "  \
     "samples from 1500\",\"distance\":\"3.25\",\"score\":\"0.9995\",\"threshold\":\"0.997\","      \
     "\"start_seq\":\"1500\",\"length\":\"24\",\"start_time\":\"2023-11-14T22:13:21.500Z\","        \
-    "\"event_start_seq\":\"1500\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\",\"endsAt\":"          \
-    "\"2027-01-15T08:04:00.123Z\",\"generatorURL\":\"http://127.0.0.1:9464/metrics\"}"
+    "\"event_start_seq\":\"1500\",\"view\":\"magnitude\",\"shape_score\":\"0.4375\","              \
+    "\"magnitude_score\":\"0.9995\",\"level_score\":\"0\",\"magnitude_distance\":\"12.5\","        \
+    "\"magnitude_neighbor_seq\":\"640\",\"level\":\"0\"},\"startsAt\":"                            \
+    "\"2027-01-15T08:00:00.123Z\",\"endsAt\":\"2027-01-15T08:04:00.123Z\",\"generatorURL\":"       \
+    "\"http://127.0.0.1:9464/metrics\"}"
 
 static void test_open(void **state) {
     (void)state;
@@ -83,8 +96,10 @@ static void test_resolved(void **state) {
              "plant/a ended: samples 1500 to 1560, peak score 1.0000 at 1510\",\"distance\":"
              "\"4.5\",\"score\":\"1\",\"threshold\":\"0.997\",\"start_seq\":\"1510\",\"length\":"
              "\"24\",\"start_time\":\"2023-11-14T22:13:21.510Z\",\"event_start_seq\":\"1500\","
-             "\"event_end_seq\":\"1560\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\",\"endsAt\":"
-             "\"2027-01-15T08:00:30.999Z\"}]");
+             "\"event_end_seq\":\"1560\",\"view\":\"magnitude\",\"shape_score\":\"0.75\","
+             "\"magnitude_score\":\"1\",\"level_score\":\"0.5\",\"magnitude_distance\":\"20.25\","
+             "\"magnitude_neighbor_seq\":\"320\",\"level\":\"0.0625\"},\"startsAt\":"
+             "\"2027-01-15T08:00:00.123Z\",\"endsAt\":\"2027-01-15T08:00:30.999Z\"}]");
 }
 
 static void test_several_and_escapes(void **state) {
@@ -151,9 +166,40 @@ static void test_resumed(void **state) {
     tsd_alert_rec z = anomaly_end("plant/a");
     e.end = &z;
     tsd_am_body(buf, sizeof buf, &e, 1, &ident, ENDS);
-    assert_non_null(strstr(buf,
-                           "\"event_end_seq\":\"1560\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\","
-                           "\"endsAt\":\"2027-01-15T08:00:30.999Z\""));
+    assert_non_null(strstr(buf, "\"level\":\"0.0625\"},\"startsAt\":\"2027-01-15T08:00:00.123Z\","
+                                "\"endsAt\":\"2027-01-15T08:00:30.999Z\""));
+}
+
+/* The views are annotations, never labels: the alert's identity (its labels) is the
+ * same with and without them, with another opening view, and once resolved; a view not
+ * scored (NaN) says so, and without a magnitude distance there is no neighbour. */
+static void test_views_are_annotations(void **state) {
+    (void)state;
+    tsd_alert_rec a = anomaly("plant/a"), b = a, z = anomaly_end("plant/a");
+    b.alert.view = TSS_VIEW_SHAPE; /* a numeric range: the shape view decides */
+    b.alert.magnitude_score = NAN, b.alert.magnitude = NAN;
+    char with[4096], shape[4096], none[4096], resolved[4096];
+    tsd_am_event e = {&a, NULL};
+    tsd_am_body(with, sizeof with, &e, 1, &ident, ENDS);
+    e.open = &b;
+    tsd_am_body(shape, sizeof shape, &e, 1, &ident, ENDS);
+    assert_non_null(strstr(shape, ",\"view\":\"shape\",\"shape_score\":\"0.4375\","
+                                  "\"magnitude_score\":\"NaN\",\"level_score\":\"0\","
+                                  "\"magnitude_distance\":\"NaN\",\"level\":\"0\"}"));
+    assert_null(strstr(shape, "magnitude_neighbor_seq"));
+    b.alert.view = TSS_VIEW_NONE;
+    tsd_am_body(none, sizeof none, &e, 1, &ident, ENDS);
+    assert_null(strstr(none, "view"));
+    assert_null(strstr(none, "_score"));
+    assert_non_null(strstr(none, "\"event_start_seq\":\"1500\"},\"startsAt\""));
+    e.open = &a, e.end = &z;
+    tsd_am_body(resolved, sizeof resolved, &e, 1, &ident, ENDS);
+    const char *bodies[] = {shape, none, resolved};
+    const size_t labels = (size_t)(strstr(with, "\"annotations\"") - with);
+    for (int i = 0; i < 3; i++) {
+        assert_true(strstr(bodies[i], "\"annotations\"") - bodies[i] == (ptrdiff_t)labels);
+        assert_memory_equal(bodies[i], with, labels);
+    }
 }
 
 static void test_truncation(void **state) {
@@ -177,6 +223,7 @@ int main(void) {
         cmocka_unit_test(test_several_and_escapes),
         cmocka_unit_test(test_times_clamped),
         cmocka_unit_test(test_resumed),
+        cmocka_unit_test(test_views_are_annotations),
         cmocka_unit_test(test_truncation),
     };
     return cmocka_run_group_tests_name("daemon_alertmanager", tests, NULL, NULL);
