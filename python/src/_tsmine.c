@@ -18,9 +18,9 @@
  *   TSM_ENOMEM    -> OutOfMemoryError     (also a MemoryError)
  *   TSM_EBACKEND  -> BackendError         (also a RuntimeError)
  *   TSM_EDEVICE   -> DeviceError          (also a RuntimeError)
- *   TSM_EINTERNAL -> Error */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+ *   TSM_EINTERNAL -> Error
+ * The streaming types live in files of their own (tsmpy.h). */
+#include "tsmpy.h" /* Python.h first */
 
 #include "mk.h"
 #include "mp.h"
@@ -65,13 +65,23 @@ static void session_close(session *s) {
     tsm_ctx_destroy(&s->ctx);
 }
 
+PyObject *tsmpy_error_type(tsm_status st) {
+    return st == TSM_EINVAL     ? InvalidArgumentError
+           : st == TSM_ENOMEM   ? OutOfMemoryError
+           : st == TSM_EBACKEND ? BackendError
+           : st == TSM_EDEVICE  ? DeviceError
+                                : Error;
+}
+
+PyObject *tsmpy_raise_ctx(const tsm_ctx *ctx, tsm_status st) {
+    const char *msg = ctx ? tsm_ctx_error(ctx) : "";
+    PyErr_SetString(tsmpy_error_type(st), msg && msg[0] ? msg : tsm_status_name(st));
+    return NULL;
+}
+
 /* Raises the exception of status st with the library's message; returns NULL. */
 static PyObject *raise_status(const session *s, tsm_backend want, tsm_status st) {
-    PyObject *type = st == TSM_EINVAL     ? InvalidArgumentError
-                     : st == TSM_ENOMEM   ? OutOfMemoryError
-                     : st == TSM_EBACKEND ? BackendError
-                     : st == TSM_EDEVICE  ? DeviceError
-                                          : Error;
+    PyObject *type = tsmpy_error_type(st);
     if (!s->ctx && st == TSM_EBACKEND)
         PyErr_Format(type, "backend %s is unavailable: %s", tsm_backend_name(want),
                      s->why ? s->why : "no reason given");
@@ -503,7 +513,8 @@ PyMODINIT_FUNC PyInit__tsmine(void) {
                                   Error, PyExc_RuntimeError)) ||
         PyModule_AddIntConstant(mod, "DISCORD_SIZE", (long)sizeof(tsm_discord)) != 0 ||
         PyModule_AddIntConstant(mod, "MOTIF_SIZE", (long)sizeof(tsm_motif)) != 0 ||
-        PyModule_AddIntConstant(mod, "MK_SEED_DEFAULT", (long)TSM_MK_SEED_DEFAULT) != 0) {
+        PyModule_AddIntConstant(mod, "MK_SEED_DEFAULT", (long)TSM_MK_SEED_DEFAULT) != 0 ||
+        tsmpy_stumpi_add(mod) != 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -5,8 +5,8 @@
 #   ctest.sh install PYTHON VENV SOURCE BUILD [NAME=VALUE...]
 #     Makes VENV, a venv of PYTHON with its system site packages (Debian's numpy, and
 #     pytest, pyzmq and protobuf where installed), adds what it lacks from PyPI
-#     (scikit-build-core and pytest; stumpy, for test_stump.py only: without it that
-#     test skips), then builds the package from the checkout SOURCE the way a user does,
+#     (scikit-build-core and pytest; stumpy, for test_stump.py and test_stumpi.py only:
+#     without it those tests skip), then builds the package from the checkout SOURCE the way a user does,
 #     `pip install SOURCE/python`, with the CMake definitions NAME=VALUE and its build
 #     tree kept in BUILD (a rerun rebuilds only what changed). Exits 77 after a SKIP line
 #     where the venv or PyPI is unavailable; 1 when the package does not build.
@@ -40,7 +40,7 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
         $pip install -q "${req%%:*}" || skip "cannot install ${req%%:*} from PyPI"
     done
     $py -c 'import stumpy' 2>/dev/null || $pip install -q stumpy ||
-        echo "ctest.sh: stumpy could not be installed: test_stump.py will skip" >&2
+        echo "ctest.sh: stumpy could not be installed: test_stump.py and test_stumpi.py skip" >&2
     defines=""
     for d in "$@"; do
         defines="$defines --config-settings=cmake.define.$d"

@@ -6,8 +6,9 @@ backend, and a CUDA one where the package was built with it and a GPU is present
 called without the GIL.
 
 Batch functions: :func:`profile`, :func:`discords`, :func:`range_discords`,
-:func:`motifs`, :func:`auto_m`. STUMPY-compatible: :func:`stump`, :func:`gpu_stump`.
-What this build and machine offer: :func:`backends`.
+:func:`motifs`, :func:`auto_m`. STUMPY-compatible: :func:`stump`, :func:`gpu_stump`,
+and :class:`stumpi`, the incremental profile. What this build and machine offer:
+:func:`backends`.
 
 The daemon's client (the ``client`` extra: pyzmq, protobuf): :class:`Publisher`,
 :func:`alerts`, :func:`status`, from :mod:`tsmine.client`, imported on first use.
@@ -32,6 +33,7 @@ from ._batch import (
     profile,
     range_discords,
 )
+from ._stream import stumpi
 from ._stumpy import gpu_stump, mparray, stump
 from ._tsmine import (
     BackendError,
@@ -78,4 +80,5 @@ __all__ = [
     "profile",
     "range_discords",
     "stump",
+    "stumpi",
 ]
