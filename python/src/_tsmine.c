@@ -514,7 +514,7 @@ PyMODINIT_FUNC PyInit__tsmine(void) {
         PyModule_AddIntConstant(mod, "DISCORD_SIZE", (long)sizeof(tsm_discord)) != 0 ||
         PyModule_AddIntConstant(mod, "MOTIF_SIZE", (long)sizeof(tsm_motif)) != 0 ||
         PyModule_AddIntConstant(mod, "MK_SEED_DEFAULT", (long)TSM_MK_SEED_DEFAULT) != 0 ||
-        tsmpy_stumpi_add(mod) != 0) {
+        tsmpy_stumpi_add(mod) != 0 || tsmpy_engine_add(mod) != 0) {
         Py_DECREF(mod);
         return NULL;
     }

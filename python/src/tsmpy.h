@@ -2,7 +2,9 @@
 /* tsmpy.h - what the files of the extension module tsmine._tsmine share (_tsmine.c is
  * the module; each other file adds one type or a few functions to it):
  *   stumpi.c  _tsmine.Stumpi, the incremental profile behind tsmine.stumpi (kernels/
- *             online.h).
+ *             online.h);
+ *   engine.c  _tsmine.Engine, the stream engine of tsmined in the process (stream/
+ *             engine.h), behind tsmine.Detector and tsmine.detect.
  * Internal to the module: the tsmpy_ prefix, nothing of it is installed. */
 #ifndef TSMPY_H
 #define TSMPY_H
@@ -22,5 +24,6 @@ PyObject *tsmpy_raise_ctx(const tsm_ctx *ctx, tsm_status st);
 
 /* Each adds its type or functions to the module; 0, or -1 with an exception set. */
 int tsmpy_stumpi_add(PyObject *mod);
+int tsmpy_engine_add(PyObject *mod);
 
 #endif

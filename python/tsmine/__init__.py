@@ -10,6 +10,10 @@ Batch functions: :func:`profile`, :func:`discords`, :func:`range_discords`,
 and :class:`stumpi`, the incremental profile. What this build and machine offer:
 :func:`backends`.
 
+tsmined's detection in the process, no daemon: :class:`Detector` (values in, the
+scores and alerts the daemon would publish out), :func:`detect` (what ``tsmine detect``
+prints), :func:`stream_settings`.
+
 The daemon's client (the ``client`` extra: pyzmq, protobuf): :class:`Publisher`,
 :func:`alerts`, :func:`status`, from :mod:`tsmine.client`, imported on first use.
 
@@ -33,7 +37,7 @@ from ._batch import (
     profile,
     range_discords,
 )
-from ._stream import stumpi
+from ._stream import SCORE_DTYPE, Detector, Update, detect, stream_settings, stumpi
 from ._stumpy import gpu_stump, mparray, stump
 from ._tsmine import (
     BackendError,
@@ -64,21 +68,26 @@ def __getattr__(name):
 __all__ = [
     "DISCORD_DTYPE",
     "MOTIF_DTYPE",
+    "SCORE_DTYPE",
     "BackendError",
+    "Detector",
     "DeviceError",
     "Error",
     "InvalidArgumentError",
     "OutOfMemoryError",
     "Profile",
     "Records",
+    "Update",
     "auto_m",
     "backends",
+    "detect",
     "discords",
     "gpu_stump",
     "motifs",
     "mparray",
     "profile",
     "range_discords",
+    "stream_settings",
     "stump",
     "stumpi",
 ]
