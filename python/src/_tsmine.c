@@ -19,7 +19,7 @@
  *   TSM_EBACKEND  -> BackendError         (also a RuntimeError)
  *   TSM_EDEVICE   -> DeviceError          (also a RuntimeError)
  *   TSM_EINTERNAL -> Error
- * The streaming types live in files of their own (tsmpy.h). */
+ * The streaming types and `tsmine score` live in files of their own (tsmpy.h). */
 #include "tsmpy.h" /* Python.h first */
 
 #include "mk.h"
@@ -514,7 +514,7 @@ PyMODINIT_FUNC PyInit__tsmine(void) {
         PyModule_AddIntConstant(mod, "DISCORD_SIZE", (long)sizeof(tsm_discord)) != 0 ||
         PyModule_AddIntConstant(mod, "MOTIF_SIZE", (long)sizeof(tsm_motif)) != 0 ||
         PyModule_AddIntConstant(mod, "MK_SEED_DEFAULT", (long)TSM_MK_SEED_DEFAULT) != 0 ||
-        tsmpy_stumpi_add(mod) != 0 || tsmpy_engine_add(mod) != 0) {
+        tsmpy_stumpi_add(mod) != 0 || tsmpy_engine_add(mod) != 0 || tsmpy_score_add(mod) != 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -4,7 +4,9 @@
  *   stumpi.c  _tsmine.Stumpi, the incremental profile behind tsmine.stumpi (kernels/
  *             online.h);
  *   engine.c  _tsmine.Engine, the stream engine of tsmined in the process (stream/
- *             engine.h), behind tsmine.Detector and tsmine.detect.
+ *             engine.h), behind tsmine.Detector and tsmine.detect;
+ *   score.c   _tsmine._score, `tsmine score` itself (tools/cli/cmd_score.c), behind
+ *             tsmine.score.
  * Internal to the module: the tsmpy_ prefix, nothing of it is installed. */
 #ifndef TSMPY_H
 #define TSMPY_H
@@ -25,5 +27,6 @@ PyObject *tsmpy_raise_ctx(const tsm_ctx *ctx, tsm_status st);
 /* Each adds its type or functions to the module; 0, or -1 with an exception set. */
 int tsmpy_stumpi_add(PyObject *mod);
 int tsmpy_engine_add(PyObject *mod);
+int tsmpy_score_add(PyObject *mod);
 
 #endif

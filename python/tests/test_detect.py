@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tsmine.detect and tsmine.Detector against the `tsmine detect` command (TSMINE_CLI), on
-NAB feeds.
+"""tsmine.detect and tsmine.Detector against the `tsmine detect` command (TSMINE_CLI), and
+tsmine.score against `tsmine score`, on NAB feeds.
 
 The feeds come from the NAB corpus beside the repository (../shared/data/nab, or the
 folder TSMINE_NAB names), else from the copies bundled in tests/data (nyc_taxi.csv is
@@ -18,6 +18,7 @@ import math
 import os
 import pathlib
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ import tsmine
 
 NAB = pathlib.Path(os.environ.get("TSMINE_NAB", ROOT.parent / "shared" / "data" / "nab"))
 CORPUS = (NAB / "combined_windows.json").is_file()
-#: (data folder, labelled windows, the feeds' keys in it)
+#: (data folder, windows file, the feeds' keys in it)
 if CORPUS:
     CORPUS_FILES = (NAB, NAB / "combined_windows.json",
                     ["realKnownCause/nyc_taxi.csv", "realTraffic/speed_7578.csv"])
@@ -181,3 +182,54 @@ def test_settings_and_errors():
         det.update(np.arange(5.0), timestamps=np.zeros(5, dtype=np.int64))
     with pytest.raises(ValueError, match="one per value"):
         det.update(np.arange(5.0), timestamps=np.arange(4))
+
+
+def nab_rows(data, key):
+    """The row of each timestamp of a NAB data file."""
+    with open(data / key) as f:
+        stamps = [r.split(",")[0][:19] for r in f.read().splitlines()[1:] if r.strip()]
+    return {s: k for k, s in enumerate(stamps)}
+
+
+def test_score_matches_the_command(detect_cli, tmp_path):
+    data, windows, keys = CORPUS_FILES
+    feeds = [feed(k) for k in range(len(keys))]
+    alerts, scores = tsmine.detect({n: v for n, _, v in feeds}, scores=True, backend="cpu")
+    want_alerts, _ = run_cli(detect_cli, [p for _, p, _ in feeds], tmp_path)
+    same_alerts(alerts, want_alerts)
+    alerts_file = tmp_path / "alerts.jsonl"
+    alerts_file.write_text("".join(json.dumps(a) + "\n" for a in want_alerts))
+    scores_file = tmp_path / "scores.jsonl"  # written by run_cli
+    for kw, extra in (({}, []), ({"per_file": True, "at": "start", "kinds": ("ANOMALY",)},
+                                 ["--per-file", "--at", "start", "--kinds", "ANOMALY"])):
+        cmd = [detect_cli, "score", "--windows", str(windows), "--data", str(data),
+               "--scores", str(scores_file), *extra, str(alerts_file)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        want = [json.loads(line) for line in out.splitlines()]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # files of the corpus without score lines
+            got = tsmine.score(alerts, windows, data, scores=scores, **kw)
+        flat = [*got["profiles"].values(), got["summary"], *got["auc_pr"], *got.get("files", [])]
+        assert flat == want
+    # the same windows as row numbers, without the data files
+    name, _, values = feeds[0]
+    with open(windows) as f:
+        nab_windows = json.load(f)
+    key = keys[0]
+    stamp_rows = nab_rows(data, key)
+    rows_windows = {name: [(stamp_rows[a[:19]], stamp_rows[b[:19]]) for a, b in nab_windows[key]]}
+    mine = [a for a in alerts if a["stream_id"] == name]
+    by_rows = tsmine.score(mine, rows_windows, rows={name: len(values)})
+    by_nab = tsmine.score(mine, {key: nab_windows[key]}, data)
+    assert by_rows == by_nab and by_rows["summary"]["windows"] == len(nab_windows[key])
+
+
+def test_score_errors_and_notes(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nowhere.json"):
+        tsmine.score([], tmp_path / "nowhere.json", tmp_path)
+    with pytest.raises(ValueError, match="must be an array"):
+        tsmine.score([], {"x.csv": 1}, rows=None, data=DATA)
+    with pytest.warns(UserWarning, match='stream "elsewhere" match'):
+        r = tsmine.score([{"stream_id": "elsewhere", "kind": "ANOMALY", "start_seq": 1,
+                           "length": 3}], {"s": [(10, 20)]}, rows={"s": 100})
+    assert r["summary"]["alerts"] == 0

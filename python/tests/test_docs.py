@@ -7,10 +7,10 @@ import doctest
 import pytest
 
 import tsmine
-from tsmine import _batch, _stream, _stumpy
+from tsmine import _batch, _score, _stream, _stumpy
 
 
-@pytest.mark.parametrize("module", [_batch, _stumpy, _stream])
+@pytest.mark.parametrize("module", [_batch, _stumpy, _stream, _score])
 def test_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -12,7 +12,7 @@ and :class:`stumpi`, the incremental profile. What this build and machine offer:
 
 tsmined's detection in the process, no daemon: :class:`Detector` (values in, the
 scores and alerts the daemon would publish out), :func:`detect` (what ``tsmine detect``
-prints), :func:`stream_settings`.
+prints), :func:`stream_settings`; and :func:`score`, ``tsmine score`` on them.
 
 The daemon's client (the ``client`` extra: pyzmq, protobuf): :class:`Publisher`,
 :func:`alerts`, :func:`status`, from :mod:`tsmine.client`, imported on first use.
@@ -37,6 +37,7 @@ from ._batch import (
     profile,
     range_discords,
 )
+from ._score import score
 from ._stream import SCORE_DTYPE, Detector, Update, detect, stream_settings, stumpi
 from ._stumpy import gpu_stump, mparray, stump
 from ._tsmine import (
@@ -87,6 +88,7 @@ __all__ = [
     "mparray",
     "profile",
     "range_discords",
+    "score",
     "stream_settings",
     "stump",
     "stumpi",
