@@ -101,10 +101,10 @@ def daemon(tmp_path):
 
 
 def same(x, y):
-    if isinstance(y, float) or y is None:
-        # tsmine detect prints a NaN score as null
-        if y is None or math.isnan(y):
-            return isinstance(x, float) and math.isnan(x)
+    if y is None:  # tsmine detect prints a NaN number as null, and "none" as null
+        return x is None or (isinstance(x, float) and math.isnan(x))
+    if isinstance(y, float) and math.isnan(y):
+        return isinstance(x, float) and math.isnan(x)
     return x == y
 
 

@@ -22,6 +22,7 @@ CURVE: pass ``curve_key`` (this client's ``NAME.key_secret`` from ``tsmine keyge
 and ``server_key`` (the daemon's public key file) to every call.
 """
 
+import math
 import re
 import time
 
@@ -80,6 +81,19 @@ def to_dict(msg):
             v = _value(f, v)
         out[f.name] = v
     return out
+
+
+def alert_dict(msg):
+    """An Alert as :func:`to_dict` gives it, with the view fields as ``tsmine alerts``
+    writes them (tools/lib/alert_json.c): ``view`` by its lowercase name (``None`` for an
+    alert without views, VIEW_UNSPECIFIED), ``magnitude_neighbor_seq`` ``None`` where the
+    magnitude distance is not a number (a DISCORD)."""
+    d = to_dict(msg)
+    if "view" in d:
+        d["view"] = None if msg.view == 0 else d["view"].lower()
+    if "magnitude_neighbor_seq" in d and not math.isfinite(msg.magnitude_distance):
+        d["magnitude_neighbor_seq"] = None
+    return d
 
 
 def _repeated(f):
@@ -242,7 +256,7 @@ class Alerts:
                 return None
             frames = self._sock.recv_multipart()  # the topic (stream id), then the Alert
             if len(frames) == 2:
-                return to_dict(pb.Alert.FromString(frames[1]))
+                return alert_dict(pb.Alert.FromString(frames[1]))
 
     def __iter__(self):
         return self
