@@ -3,27 +3,42 @@
  * versioned, checksummed binary file.
  *
  * Layout (integers little-endian, doubles as their IEEE-754 bits):
- *   "TSSCKPT\0"  u32 version (1)  payload  u64 payload length  u32 CRC-32 (IEEE, of
- *   everything before it: magic, version and payload)
- * payload = u32 stream count, then per stream, in creation order: id, parameters,
- * ingest state (next sequence number, last timestamp, epoch, a pending reset, recent
- * gaps), counters (by alert kind: TSS_ALERT_KINDS of them), window
- * (samples and timestamps), the m in force, the score history and the event state
- * (detect.h, calib.h), the published spans and MOTIF pairs, and the staged
- * samples and gap marks not yet processed.
+ *   "TSSCKPT\0"  u32 version (5)  u32 group  payload  u64 payload length  u32 CRC-32
+ *   (IEEE, of everything before it: magic, version, group and payload)
+ * payload = the stream records, in creation order, then u32 their count. A record: its
+ * creation index, id, parameters, the m in force (its period, the next look), ingest
+ * state (next sequence number, last timestamp, epoch, a pending reset, recent gaps),
+ * counters (by alert kind: TSS_ALERT_KINDS of them), window (samples and timestamps),
+ * the shape view's score history (calib.h: count, head, TSS_CALIB_HISTORY u16 bins),
+ * the magnitude view's history (robust.h: u32 n, u32 since, u8 ready, f64 med, f64 mad,
+ * then its n values oldest first), the event state (detect.h: the last comparable
+ * score, events, the open event and its peak, with the peak's views: u8 view, f64
+ * shape, magnitude and level scores, f64 magnitude, u64 its neighbour, f64 level), the
+ * published spans and MOTIF pairs, and the staged samples and gap marks not yet
+ * processed.
  *
- * What is derived from the window (the online statistics and QT row) is not stored:
- * the first tick after a load rebuilds it exactly from the samples, so a checkpoint
- * does not depend on the backend or on the online code's internals, and hostile bytes
- * cannot plant an inconsistent state. Loading reads the file once, incrementally (the
- * memory it takes is that of the streams it builds, whatever the file's size): the
- * header (size, magic, version) first, then every field of each record as it comes
- * against the limits the engine itself keeps (parameters valid, fill <= window, finite
- * samples, an m the parameters allow, bins on the grid and counts that add up, marks
- * inside the staging, ...; nothing allocated for more than the rest of the file holds),
- * then the length and checksum, which decide before any field error whether the file is
- * corrupt; it builds the streams aside and hands them to the engine only when all of
- * them are good. */
+ * Versions read: 5, and 4 (the same without the magnitude history and the peak's
+ * views): a stream of a version 4 file starts its magnitude history empty, so its
+ * magnitude score (the one events follow) is NAN until TSS_ROBUST_MIN new values
+ * arrived, and an event open in it ends with its peak's views unknown (view NONE,
+ * scores NAN); everything else restores as before. Only version 5 is written.
+ *
+ * What is derived from the window (the online statistics and QT row, the level view's
+ * block ranges) is not stored: the first tick after a load rebuilds it exactly from
+ * the samples, so a checkpoint does not depend on the backend or on the online code's
+ * internals, and hostile bytes cannot plant an inconsistent state. The magnitude
+ * history is not derived from the window (up to TSS_ROBUST_HISTORY values, more than a
+ * window may hold, and the median and MAD of its last refresh): it is stored exactly,
+ * so that a restored stream scores as one never stopped. Loading reads the file once,
+ * incrementally (the memory it takes is that of the streams it builds, whatever the
+ * file's size): the header (size, magic, version) first, then every field of each
+ * record as it comes against the limits the engine itself keeps (parameters valid,
+ * fill <= window, finite samples, an m the parameters allow, bins on the grid and
+ * counts that add up, marks inside the staging, a magnitude history as
+ * tss_robust_add leaves one, ...; nothing allocated for more than the rest of the file
+ * holds), then the length and checksum, which decide before any field error whether
+ * the file is corrupt; it builds the streams aside and hands them to the engine only
+ * when all of them are good. */
 #include "engine_impl.h"
 #include "util.h"
 
@@ -35,10 +50,12 @@
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
-#define VERSION                                                                                    \
-    4u /* 2: events, calibrated scores (issue 16); 3: epochs, resets (17); 4: groups (18) */
-#define HEAD_LEN (MAGIC_LEN + 8) /* magic, version, group */
-#define TAIL_LEN (8 + 4)
+/* 2: events, calibrated scores (issue 16); 3: epochs, resets (17); 4: groups (18); 5: the
+ * magnitude view's history and the event peak's views (DESIGN 5.3 rev. 3) */
+#define VERSION        5u
+#define OLDEST_VERSION 4u              /* the oldest version read (see above) */
+#define HEAD_LEN       (MAGIC_LEN + 8) /* magic, version, group */
+#define TAIL_LEN       (8 + 4)
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc. Slicing-by-8: eight
  * bytes per step through eight tables (t[0] the classic byte table, t[k][i] the CRC
@@ -153,13 +170,30 @@ static void w_params(membuf *w, const tss_params *p) {
     w_u8(w, (unsigned)p->left_discord);
 }
 
-/* The score history, the open event and the published spans. */
+/* The magnitude view's history (robust.h): its state, then its values oldest first
+ * (the ring holds them from head - n on: up to two runs). */
+static void w_robust(membuf *w, const tss_robust *g) {
+    w_u32(w, g->n);
+    w_u32(w, g->since);
+    w_u8(w, (unsigned)g->ready);
+    w_f64(w, g->med);
+    w_f64(w, g->mad);
+    if (g->n) {
+        const uint32_t at = (g->head + TSS_ROBUST_HISTORY - g->n) % TSS_ROBUST_HISTORY;
+        const uint32_t run = TSS_ROBUST_HISTORY - at < g->n ? TSS_ROBUST_HISTORY - at : g->n;
+        w_array64(w, g->ring + at, run);
+        w_array64(w, g->ring, g->n - run);
+    }
+}
+
+/* The score histories, the open event and the published spans. */
 static void w_detect(membuf *w, const tss_detect *d) {
     const tss_calib *c = &d->cal;
     w_u32(w, c->n);
     w_u32(w, c->head);
     for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
         w_uint(w, c->ring[k], 2);
+    w_robust(w, &d->mag);
     w_f64(w, d->last_value);
     w_u64(w, d->events);
     w_u8(w, (unsigned)d->open);
@@ -173,6 +207,13 @@ static void w_detect(membuf *w, const tss_detect *d) {
     w_u64(w, d->peak.neighbor_seq);
     w_f64(w, d->peak.score);
     w_u8(w, (unsigned)d->peak.tail);
+    w_u8(w, (unsigned)d->peak.view);
+    w_f64(w, d->peak.shape_score);
+    w_f64(w, d->peak.magnitude_score);
+    w_f64(w, d->peak.level_score);
+    w_f64(w, d->peak.magnitude);
+    w_u64(w, d->peak.magnitude_neighbor_seq);
+    w_f64(w, d->peak.level);
     w_u64(w, d->npub);
     for (size_t k = 0; k < d->npub; k++) {
         w_u64(w, d->pub[k].a);
@@ -181,13 +222,16 @@ static void w_detect(membuf *w, const tss_detect *d) {
 }
 
 /* Serialises one stream's record (its creation index, then its state) into w, after
- * what w holds. Cost: a copy of the window (about 10 us at W = 4096). */
+ * what w holds. Cost: a copy of the window and of the magnitude history (about 10 us
+ * at W = 4096). */
 static void w_stream(membuf *w, const tss_stream *s) {
     const tss_ring *r = &s->ring;
     const tss_staging *q = &s->stage;
     const size_t nst = tss_staging_pending(q);
-    size_t need = 1024 + 16 * (size_t)r->fill + 2 * TSS_CALIB_HISTORY + 16 * s->det.npub +
-                  16 * s->det.nmotif + 16 * nst + 41 * (q->nmark - q->mhead);
+    /* 1024: more than the fixed-size fields (about 670 bytes with the longest id) */
+    size_t need = 1024 + 16 * TSS_GAPS_KEPT + 16 * (size_t)r->fill + 2 * TSS_CALIB_HISTORY +
+                  8 * (size_t)s->det.mag.n + 16 * s->det.npub + 16 * s->det.nmotif + 16 * nst +
+                  41 * (q->nmark - q->mhead);
     if (need > w->cap - w->n) { /* one allocation for the whole record */
         unsigned char *p = realloc(w->p, w->n + need);
         if (p)
@@ -449,9 +493,56 @@ static int r_fits(const reader *r, uint64_t count, size_t size) {
     return !r->bad && count <= left / size;
 }
 
-/* Reads the score history, the open event and the published spans into s (whose m
- * is set); 0, or -1 with what is wrong in why. */
-static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
+/* Whether a view's score is as the engine computes one: NAN or in [0, 1]. */
+static int score_ok(double v) {
+    return isnan(v) || (v >= 0.0 && v <= 1.0);
+}
+
+/* Reads the magnitude view's history into g (empty, as a new stream's). It must be as
+ * tss_robust_add leaves one: at most TSS_ROBUST_HISTORY finite values, ready exactly
+ * when it holds TSS_ROBUST_MIN, fewer than TSS_ROBUST_REFRESH values since the last
+ * refresh (none before the first, and no more than were added after it), the last
+ * refresh's median and MAD finite (the MAD not negative); and empty unless allowed (a
+ * stream whose m is not known yet has scored nothing). The values, oldest first, go
+ * into ring[0 .. n) with head n % TSS_ROBUST_HISTORY: the next value replaces the
+ * oldest, as it would have in the ring saved. 0, or -1 with what is wrong in why. */
+static int r_robust(reader *r, tss_robust *g, int allowed, char *why, size_t whylen) {
+    const uint32_t n = r_u32(r), since = r_u32(r);
+    const unsigned ready = r_u8(r);
+    const double med = r_f64(r), mad = r_f64(r);
+    if (r->bad || n > TSS_ROBUST_HISTORY || (n && !allowed) || !r_fits(r, n, 8)) {
+        snprintf(why, whylen, "bad magnitude history: %u values", n);
+        return -1;
+    }
+    if (ready != (n >= TSS_ROBUST_MIN) || since >= TSS_ROBUST_REFRESH ||
+        (ready ? since > n - TSS_ROBUST_MIN : since != 0) || !isfinite(med) || !isfinite(mad) ||
+        mad < 0.0) {
+        snprintf(why, whylen, "bad magnitude history state: %u values, %u since its refresh", n,
+                 since);
+        return -1;
+    }
+    if (n && !(g->ring = malloc(TSS_ROBUST_HISTORY * sizeof *g->ring))) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    const unsigned char *b = r_take(r, 8 * (size_t)n);
+    reader vr = {.p = b, .n = b ? 8 * (size_t)n : 0};
+    for (uint32_t k = 0; k < n; k++) {
+        const double v = r_f64(&vr);
+        if (!isfinite(v)) {
+            snprintf(why, whylen, "non-finite value in the magnitude history");
+            return -1; /* (g is freed with its stream) */
+        }
+        g->ring[k] = v;
+    }
+    g->n = n, g->head = n % TSS_ROBUST_HISTORY, g->since = since, g->ready = (int)ready;
+    g->med = med, g->mad = mad;
+    return 0;
+}
+
+/* Reads the score histories, the open event and the published spans into s (whose m
+ * is set) from a record of that version; 0, or -1 with what is wrong in why. */
+static int r_detect(reader *r, tss_stream *s, uint32_t version, char *why, size_t whylen) {
     tss_detect *d = &s->det;
     tss_calib *c = &d->cal;
     c->n = r_u32(r);
@@ -466,6 +557,8 @@ static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
         return -1;
     }
     tss_calib_rebuild(c);
+    if (version >= 5 && r_robust(r, &d->mag, s->p.subsequence != 0, why, whylen) != 0)
+        return -1;
     d->last_value = r_f64(r);
     d->events = r_u64(r);
     d->open = (int)r_u8(r);
@@ -488,6 +581,26 @@ static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
                      pk->start_seq < d->first || d->below > s->p.subsequence))) {
         snprintf(why, whylen, "bad event state");
         return -1;
+    }
+    if (version >= 5) { /* the peak's views */
+        const unsigned view = r_u8(r);
+        pk->view = (tss_view)view;
+        pk->shape_score = r_f64(r);
+        pk->magnitude_score = r_f64(r);
+        pk->level_score = r_f64(r);
+        pk->magnitude = r_f64(r);
+        pk->magnitude_neighbor_seq = r_u64(r);
+        pk->level = r_f64(r);
+        if (r->bad || view > TSS_VIEW_LEVEL || !score_ok(pk->shape_score) ||
+            !score_ok(pk->magnitude_score) || !score_ok(pk->level_score)) {
+            snprintf(why, whylen, "bad event peak views (view %u)", view);
+            return -1;
+        }
+    } else { /* not kept: unknown */
+        pk->view = TSS_VIEW_NONE;
+        pk->shape_score = pk->magnitude_score = pk->level_score = NAN;
+        pk->magnitude = pk->level = NAN;
+        pk->magnitude_neighbor_seq = 0;
     }
     uint64_t npub = r_u64(r);
     if (!r_fits(r, npub, 16)) {
@@ -515,8 +628,8 @@ static int r_detect(reader *r, tss_stream *s, char *why, size_t whylen) {
     } while (0)
 
 /* Reads one stream record into a new stream (*out); 0, or -1 with a message. */
-static int r_stream(reader *r, size_t idx, uint32_t group, tss_stream **out, char *err,
-                    unsigned errlen) {
+static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss_stream **out,
+                    char *err, unsigned errlen) {
     tss_stream *s = NULL;
     char id[TSS_MAX_ID + 1];
     const uint64_t index = r_u64(r);
@@ -601,7 +714,7 @@ static int r_stream(reader *r, size_t idx, uint32_t group, tss_stream **out, cha
         tss_ring_push(&s->ring, v, (int64_t)r_u64(&tr));
     }
 
-    if (r_detect(r, s, why, sizeof why) != 0)
+    if (r_detect(r, s, version, why, sizeof why) != 0)
         BAD("%s", why);
     uint64_t nmotif = r_u64(r);
     if (!r_fits(r, nmotif, 16))
@@ -729,8 +842,8 @@ void tss_restore_destroy(tss_restore **self_p) {
  * rs, checking each as it comes, up to the record count that ends the payload; 0, or -1
  * with a message (rs then holds the records of this file read so far: the caller
  * drops them). */
-static int r_streams(reader *r, uint32_t group, tss_restore *rs, uint32_t *count, tss_restore *drop,
-                     char *err, unsigned errlen) {
+static int r_streams(reader *r, uint32_t group, uint32_t version, tss_restore *rs, uint32_t *count,
+                     tss_restore *drop, char *err, unsigned errlen) {
     const size_t from = rs->n;
     uint32_t k = 0;
     for (; (r->n - r->at) + r->left > 4; k++) {
@@ -744,7 +857,7 @@ static int r_streams(reader *r, uint32_t group, tss_restore *rs, uint32_t *count
             }
             rs->r = p, rs->cap = cap;
         }
-        if (r_stream(r, k, group, &s, err, errlen) != 0)
+        if (r_stream(r, k, group, version, &s, err, errlen) != 0)
             return -1;
         rs->r[rs->n++] = (restored){s, group, rs->reads++};
         if (rs->n - from >= 2 * rs->keep && rs->keep < SIZE_MAX / 4) /* the file's own */
@@ -788,9 +901,9 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
     }
     reader hr = {.p = head + MAGIC_LEN, .n = 8};
     const uint32_t version = r_u32(&hr), file_group = r_u32(&hr);
-    if (version != VERSION) {
-        tssi_say(err, errlen, "checkpoint: version %u, this build reads version %u", version,
-                 VERSION);
+    if (version < OLDEST_VERSION || version > VERSION) {
+        tssi_say(err, errlen, "checkpoint: version %u, this build reads versions %u to %u", version,
+                 OLDEST_VERSION, VERSION);
         return -1;
     }
     reader r = {.f = f,
@@ -803,7 +916,7 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
         tssi_say(why, sizeof why, "checkpoint: a file of group %u where group %u was expected",
                  file_group, group);
     else
-        rc = r_streams(&r, file_group, rs, &n, &drop, why, sizeof why);
+        rc = r_streams(&r, file_group, version, rs, &n, &drop, why, sizeof why);
     if (rc != 0)
         r_drain(&r);
     if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
@@ -1026,7 +1139,9 @@ static uint64_t mix_params(uint64_t h, const tss_params *p) {
 /* Every change to a stream's saved state moves one of these: samples accepted or
  * refused (counters, sequence numbers), processed (proc_seq, fill), passes run
  * (since_pass) and published (spans, pairs, alert counts), events, restarts, resets,
- * new parameters, a recalibration. O(1): about 50 ns. */
+ * new parameters, a recalibration, a value added to the magnitude history or the
+ * history emptied (its count, head and last value, its refresh count and statistics).
+ * O(1): about 50 ns. */
 uint64_t tss_stream_fingerprint(const tss_stream *s) {
     const tss_detect *d = &s->det;
     uint64_t h = 0x243F6A8885A308D3ull;
@@ -1043,6 +1158,10 @@ uint64_t tss_stream_fingerprint(const tss_stream *s) {
     h = mix(h, (uint64_t)d->open << 8 | (uint64_t)d->tail), h = mix(h, d->below);
     h = mix(h, d->first), h = mix(h, d->last), h = mix(h, d->peak.start_seq);
     h = mix(h, (uint64_t)d->cal.n << 32 | d->cal.head), h = mix_f64(h, d->last_value);
+    const tss_robust *g = &d->mag;
+    h = mix(h, (uint64_t)g->n << 32 | g->head), h = mix(h, (uint64_t)g->since << 1 | !!g->ready);
+    h = mix_f64(h, g->n ? g->ring[(g->head + TSS_ROBUST_HISTORY - 1) % TSS_ROBUST_HISTORY] : 0.0);
+    h = mix_f64(mix_f64(h, g->med), g->mad);
     h = mix(h, (uint64_t)s->period << 32 | s->next_check);
     h = mix_params(mix_params(h, &s->cfg), &s->p);
     return h | 1; /* 0: never written */

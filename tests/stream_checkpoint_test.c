@@ -2,18 +2,26 @@
 /* stream_checkpoint_test.c - tss_engine_save / tss_engine_load.
  *
  * A checkpoint taken mid-stream (with samples still staged, a gap pending, an event
- * open, a score history, an automatic m chosen and one still waiting for its warm-up)
- * and loaded into a fresh engine continues exactly like the engine that was never
- * stopped: the same alerts for the same further samples, positions and event extents
+ * open, the score histories of both the shape and the magnitude view, an automatic m
+ * chosen and one still waiting for its warm-up) and loaded into a fresh engine
+ * continues exactly like the engine that was never stopped: the same alerts and score
+ * lines (every view's fields) for the same further samples, positions and event extents
  * exact, distances within 1e-9 relative (the online state is rebuilt from the window,
- * so its rounding may differ in the last bits) and scores within 1e-9. Hostile files - every
- * truncation of a small checkpoint, random byte flips, byte flips with a recomputed checksum (so
- * that the field checks, not the CRC, must catch them), a wrong version - are refused with a
- * message and leave the engine empty, or load into a state the engine can run on;
- * nothing crashes (the suite also runs under ASan and UBSan). More streams than
- * max_streams load the first ones; a read that fails is reported as such (read_errno),
- * not as corruption. */
-#define _GNU_SOURCE /* fopencookie */
+ * so its rounding may differ in the last bits) and scores within 1e-9; the magnitude
+ * history comes back bit for bit (a wrapped ring too: saving the loaded engine gives
+ * the same bytes). A version 4 file (built here from a version 5 one by an independent
+ * walk of the layout, dropping what version 5 added) still loads: its streams are
+ * those of the version 5 file with an empty magnitude history, so their magnitude
+ * scores restart their TSS_ROBUST_MIN-value history; only version 5 is written. Hostile
+ * files - every truncation of a small checkpoint, random byte flips, byte flips with a
+ * recomputed checksum (so that the field checks, not the CRC, must catch them), a wrong
+ * version, each field of the magnitude history and the peak's views out of its range -
+ * are refused with a message and leave the engine empty, or load into a state the
+ * engine can run on; nothing crashes (the suite also runs under ASan and UBSan). More
+ * streams than max_streams load the first ones; a read that fails is reported as such
+ * (read_errno), not as corruption. */
+#define _GNU_SOURCE      /* fopencookie */
+#include "engine_impl.h" /* the streams' magnitude histories, compared field by field */
 #include "stream_testutil.h"
 #include "testutil.h"
 
@@ -73,6 +81,121 @@ static void assert_same_info(tss_engine *a, tss_engine *b, const char *id) {
     assert_int_equal(x.params.excl, y.params.excl);
 }
 
+/* Whether x and y agree: both NAN, or within rel of the larger magnitude (0: equal). */
+static int near_rel(double x, double y, double rel) {
+    return (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= rel * fmax(fabs(x), fabs(y));
+}
+
+/* Whether scores x and y agree within 1e-9, or are both NAN. */
+static int near_score(double x, double y) {
+    return (isnan(x) && isnan(y)) || fabs(x - y) <= 1e-9;
+}
+
+/* Whether an alert after a restore is the uninterrupted run's (the tolerances above). */
+static int same_alert(const st_alert *x, const st_alert *y) {
+    const tss_alert *a = &x->a, *b = &y->a;
+    return strcmp(x->id, y->id) == 0 && a->kind == b->kind && a->start_seq == b->start_seq &&
+           a->neighbor_seq == b->neighbor_seq && a->start_timestamp_ns == b->start_timestamp_ns &&
+           a->length == b->length && near_rel(a->distance, b->distance, 1e-9) &&
+           near_rel(a->threshold, b->threshold, 1e-9) && near_score(a->score, b->score) &&
+           a->event_start_seq == b->event_start_seq && a->event_end_seq == b->event_end_seq &&
+           a->detected_seq == b->detected_seq && a->tail == b->tail && a->seq == b->seq &&
+           a->view == b->view && near_score(a->shape_score, b->shape_score) &&
+           near_score(a->magnitude_score, b->magnitude_score) &&
+           near_score(a->level_score, b->level_score) &&
+           near_rel(a->magnitude, b->magnitude, 1e-9) &&
+           a->magnitude_neighbor_seq == b->magnitude_neighbor_seq &&
+           near_rel(a->level, b->level, 1e-9);
+}
+
+/* Whether a score line after a restore is the uninterrupted run's. */
+static int same_score(const st_score *x, const st_score *y) {
+    return strcmp(x->id, y->id) == 0 && x->start == y->start && x->m == y->m &&
+           x->neighbor == y->neighbor && x->magnitude_neighbor == y->magnitude_neighbor &&
+           near_rel(x->raw, y->raw, 1e-9) && near_rel(x->magnitude, y->magnitude, 1e-9) &&
+           near_rel(x->level, y->level, 1e-9) && near_score(x->score, y->score) &&
+           near_score(x->shape_score, y->shape_score) &&
+           near_score(x->magnitude_score, y->magnitude_score) &&
+           near_score(x->level_score, y->level_score) && x->view == y->view;
+}
+
+/* The alerts and score lines a and b produced from a_from and b_from on are the same
+ * (count and content). */
+static void assert_same_output(const st_env *a, size_t a_from, size_t a_scores_from,
+                               const st_env *b, size_t b_from, size_t b_scores_from) {
+    const size_t n = a->log.n - a_from, ns = a->scores.n - a_scores_from;
+    assert_int_equal(b->log.n - b_from, n);
+    assert_int_equal(b->scores.n - b_scores_from, ns);
+    for (size_t k = 0; k < n; k++) {
+        const st_alert *x = &a->log.v[a_from + k], *y = &b->log.v[b_from + k];
+        if (!same_alert(x, y))
+            fail_msg("seed %llu: alert %zu after the checkpoint: %s kind %d at %llu (%.17g, view "
+                     "%d, magnitude score %.17g) vs restored %s kind %d at %llu (%.17g, view %d, "
+                     "magnitude score %.17g)",
+                     (unsigned long long)tu_seed, k, x->id, x->a.kind,
+                     (unsigned long long)x->a.start_seq, x->a.distance, x->a.view,
+                     x->a.magnitude_score, y->id, y->a.kind, (unsigned long long)y->a.start_seq,
+                     y->a.distance, y->a.view, y->a.magnitude_score);
+    }
+    for (size_t k = 0; k < ns; k++) {
+        const st_score *x = &a->scores.v[a_scores_from + k], *y = &b->scores.v[b_scores_from + k];
+        if (!same_score(x, y))
+            fail_msg("seed %llu: score %zu after the checkpoint: %s at %llu magnitude %.17g score "
+                     "%.17g vs restored %s at %llu magnitude %.17g score %.17g",
+                     (unsigned long long)tu_seed, k, x->id, (unsigned long long)x->start,
+                     x->magnitude, x->magnitude_score, y->id, (unsigned long long)y->start,
+                     y->magnitude, y->magnitude_score);
+    }
+}
+
+/* The stream id of engine e (internal: its detection state). */
+static tss_stream *stream_of(tss_engine *e, const char *id) {
+    tss_stream *s = tss_registry_find(&e->reg, id);
+    assert_non_null(s);
+    return s;
+}
+
+/* The i-th oldest value of a magnitude history. */
+static double mag_at(const tss_robust *g, uint32_t i) {
+    return g->ring[(g->head + TSS_ROBUST_HISTORY - g->n + i) % TSS_ROBUST_HISTORY];
+}
+
+/* x and y hold the same magnitude history (the values in arrival order, the refresh
+ * count, the last refresh's median and MAD) and the same event peak: bit for bit when
+ * rel is 0, else the numbers within rel (relative; the values computed after a restore
+ * come from an online state rebuilt from the window: the last bits may differ). */
+static void assert_same_magnitude(const tss_stream *x, const tss_stream *y, double rel) {
+    const tss_robust *g = &x->det.mag, *h = &y->det.mag;
+    assert_int_equal(g->n, h->n);
+    assert_int_equal(g->since, h->since);
+    assert_int_equal(g->ready, h->ready);
+    assert_int_equal(x->det.open, y->det.open);
+    const tss_alert *p = &x->det.peak, *q = &y->det.peak;
+    if (x->det.open) {
+        assert_int_equal(p->view, q->view);
+        assert_int_equal(p->magnitude_neighbor_seq, q->magnitude_neighbor_seq);
+    }
+    const size_t nv = 2 + (size_t)g->n + (x->det.open ? 5 : 0);
+    double *u = malloc(2 * nv * sizeof *u), *v = u + nv;
+    assert_non_null(u);
+    u[0] = g->med, u[1] = g->mad, v[0] = h->med, v[1] = h->mad;
+    for (uint32_t i = 0; i < g->n; i++)
+        u[2 + i] = mag_at(g, i), v[2 + i] = mag_at(h, i);
+    if (x->det.open) {
+        const double pu[5] = {p->shape_score, p->magnitude_score, p->level_score, p->magnitude,
+                              p->level},
+                     qv[5] = {q->shape_score, q->magnitude_score, q->level_score, q->magnitude,
+                              q->level};
+        memcpy(u + 2 + g->n, pu, sizeof pu), memcpy(v + 2 + g->n, qv, sizeof qv);
+    }
+    for (size_t i = 0; i < nv; i++)
+        if (rel == 0 ? memcmp(&u[i], &v[i], sizeof *u) != 0 : !near_rel(u[i], v[i], rel))
+            fail_msg("%s: magnitude history field %zu of %zu (0: median, 1: MAD, then the values "
+                     "oldest first, then the peak's views): %.17g vs %.17g",
+                     x->id, i, nv, u[i], v[i]);
+    free(u);
+}
+
 static void test_resume_equals_uninterrupted(void **state) {
     (void)state;
     tu_case_seed(2024);
@@ -85,6 +208,7 @@ static void test_resume_equals_uninterrupted(void **state) {
     p3.window = 256, p3.hop = 64, p3.warmup = 96, p3.left_discord = 1; /* automatic m */
     st_env_add(&env_a, "one", p1), st_env_add(&env_a, "two", p2), st_env_add(&env_a, "three", p3);
     st_env_add(&env_b, "one", p1), st_env_add(&env_b, "two", p2), st_env_add(&env_b, "three", p3);
+    env_a.keep_scores = env_b.keep_scores = 1;
     st_input in[3] = {st_make_input("one", 1400, 0, 760, 9), st_make_input("two", 1100, 50, 0, 0),
                       st_make_input("three", 1300, 0, 0, 0)};
     tss_engine *a = st_engine(&env_a, 2, 0);
@@ -104,19 +228,28 @@ static void test_resume_equals_uninterrupted(void **state) {
                                        in[0].v + 761, 20),
                      TSS_OK);
     assert_true(tss_engine_pending(a) > 0);
+    /* what the checkpoint must carry: magnitude histories that score (ready), one
+     * between two refreshes, and an open event */
+    const tss_robust *g1 = &stream_of(a, "one")->det.mag;
+    assert_true(g1->ready && g1->since > 0);
+    assert_true(stream_of(a, "three")->det.mag.ready);
+    assert_true(stream_of(a, "one")->det.open || stream_of(a, "three")->det.open);
     size_t len = 0;
     unsigned char *buf = save_bytes(a, &len);
+    assert_int_equal(buf[8], 5); /* the version written */
     tss_engine *b = st_engine(&env_b, 2, 0);
     char err[256] = "";
     if (load_bytes(b, buf, len, err, sizeof err) != 0)
         fail_msg("load: %s", err);
     assert_int_equal(tss_engine_pending(a), tss_engine_pending(b));
     assert_int_equal(tss_engine_stream_count(b), 3);
-    assert_same_info(a, b, "one");
-    assert_same_info(a, b, "two");
-    assert_same_info(a, b, "three");
+    const char *ids[3] = {"one", "two", "three"};
+    for (int k = 0; k < 3; k++) {
+        assert_same_info(a, b, ids[k]);
+        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 0);
+    }
     /* the same further samples, batched the same way, into both */
-    size_t before = env_a.log.n;
+    const size_t before = env_a.log.n, scores_before = env_a.scores.n;
     st_input rest[3] = {part(&in[0], 781, in[0].n), part(&in[1], 740, in[1].n),
                         part(&in[2], 700, in[2].n)};
     tu_rng_init(77);
@@ -125,24 +258,14 @@ static void test_resume_equals_uninterrupted(void **state) {
     st_feed(b, rest, 3, 50, 0.5);
     size_t n = env_a.log.n - before;
     assert_true(n > 10);
-    assert_int_equal(env_b.log.n, n);
-    for (size_t k = 0; k < n; k++) {
-        const st_alert *x = &env_a.log.v[before + k], *y = &env_b.log.v[k];
-        if (strcmp(x->id, y->id) != 0 || x->a.kind != y->a.kind ||
-            x->a.start_seq != y->a.start_seq || x->a.neighbor_seq != y->a.neighbor_seq ||
-            x->a.start_timestamp_ns != y->a.start_timestamp_ns ||
-            fabs(x->a.distance - y->a.distance) > 1e-9 * x->a.distance ||
-            fabs(x->a.threshold - y->a.threshold) > 1e-9 * x->a.threshold ||
-            !(fabs(x->a.score - y->a.score) <= 1e-9 || (isnan(x->a.score) && isnan(y->a.score))) ||
-            x->a.event_start_seq != y->a.event_start_seq ||
-            x->a.event_end_seq != y->a.event_end_seq || x->a.detected_seq != y->a.detected_seq ||
-            x->a.tail != y->a.tail)
-            fail_msg("seed %llu: alert %zu after the checkpoint: %s kind %d at %llu (%.17g) vs "
-                     "restored %s kind %d at %llu (%.17g)",
-                     (unsigned long long)tu_seed, k, x->id, x->a.kind,
-                     (unsigned long long)x->a.start_seq, x->a.distance, y->id, y->a.kind,
-                     (unsigned long long)y->a.start_seq, y->a.distance);
-    }
+    assert_same_output(&env_a, before, scores_before, &env_b, 0, 0);
+    /* the magnitude score (the one events follow) went on at once: the first score line
+     * of "one" after the checkpoint has one */
+    for (size_t k = 0; k < env_b.scores.n; k++)
+        if (strcmp(env_b.scores.v[k].id, "one") == 0) {
+            assert_false(isnan(env_b.scores.v[k].magnitude_score));
+            break;
+        }
     size_t gaps = 0;
     for (size_t k = 0; k < n; k++)
         gaps += env_b.log.v[k].a.kind == TSS_ALERT_GAP;
@@ -152,9 +275,10 @@ static void test_resume_equals_uninterrupted(void **state) {
         kinds[env_b.log.v[k].a.kind]++;
     assert_true(kinds[TSS_ALERT_ANOMALY] > 0 && kinds[TSS_ALERT_ANOMALY_END] > 0 &&
                 kinds[TSS_ALERT_LEFT_DISCORD] > 0);
-    assert_same_info(a, b, "one");
-    assert_same_info(a, b, "two");
-    assert_same_info(a, b, "three");
+    for (int k = 0; k < 3; k++) {
+        assert_same_info(a, b, ids[k]);
+        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 1e-9);
+    }
     free(buf);
     tss_engine_destroy(&a), tss_engine_destroy(&b);
     st_input_free(&in[0]), st_input_free(&in[1]), st_input_free(&in[2]);
@@ -234,13 +358,16 @@ static void test_hostile_checkpoints(void **state) {
     /* the CRC was valid, so the framing refused none: the field checks judged them all */
     assert_int_equal(outcomes[1], 0);
     assert_true(outcomes[2] > 100);
-    memcpy(bad, buf, len);
-    bad[8] = 5; /* version 5 */
-    st_ckpt_fix_crc(bad, len);
-    e = st_engine(&env, 1, 4);
-    assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
-    assert_non_null(strstr(err, "version"));
-    tss_engine_destroy(&e);
+    for (int v = 0; v < 3; v++) { /* versions this build does not read: 6, 3, 0 */
+        memcpy(bad, buf, len);
+        bad[8] = (unsigned char)(v == 0 ? 6 : v == 1 ? 3 : 0);
+        st_ckpt_fix_crc(bad, len);
+        e = st_engine(&env, 1, 4);
+        assert_int_equal(load_bytes(e, bad, len, err, sizeof err), -1);
+        assert_non_null(strstr(err, "this build reads versions 4 to 5"));
+        assert_int_equal(tss_engine_stream_count(e), 0);
+        tss_engine_destroy(&e);
+    }
     /* more streams than the engine accepts (max_streams lowered): the first ones in
      * creation order load, as they were, and the others are counted as dropped */
     tss_engine *all = st_engine(&env, 1, 4);
@@ -651,6 +778,424 @@ static void test_duplicate_records(void **state) {
     st_env_free(&env);
 }
 
+/* ---- the magnitude history (format 5) and version 4 files ----------------------- */
+
+static uint64_t get_le(const unsigned char *b, int nbytes) {
+    uint64_t v = 0;
+    for (int k = 0; k < nbytes; k++)
+        v |= (uint64_t)b[k] << (8 * k);
+    return v;
+}
+
+static void put_le(unsigned char *b, uint64_t v, int nbytes) {
+    for (int k = 0; k < nbytes; k++)
+        b[k] = (unsigned char)(v >> (8 * k));
+}
+
+static void put_f64(unsigned char *b, double v) {
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    put_le(b, u, 8);
+}
+
+/* Where one stream record's fields are (offsets into the file), by an independent walk
+ * of the layout that stream/checkpoint.c's header comment gives. */
+typedef struct {
+    size_t start;
+    size_t m;   /* the m in force */
+    size_t mag; /* version 5: the magnitude history: u32 n, u32 since, u8 ready, f64 med,
+                 * f64 mad, then n f64 values */
+    uint32_t mag_n;
+    size_t event; /* the event state (its first field: the last comparable score) */
+    size_t views; /* version 5: the peak's views: u8 view, f64 shape, magnitude and level
+                   * scores, f64 magnitude, u64 its neighbour, f64 level */
+    size_t end;
+} ck_record;
+#define CK_MAG_HEAD 25 /* the magnitude history's fields before its values */
+#define CK_VIEWS    49 /* the peak's views */
+
+/* The record of a file of that version at offset at; returns its end. */
+static size_t ck_walk(const unsigned char *b, size_t at, int version, ck_record *r) {
+    r->start = at;
+    at += 8;                         /* creation index */
+    at += 4 + get_le(b + at, 4);     /* id */
+    at += 5 * 4 + 3 * 8 + 1 + 4 + 1; /* parameters */
+    r->m = at;
+    at += 3 * 4;                         /* m in force, its period, the next look */
+    at += 1 + 8 + 8 + 8 + 1;             /* started, next_seq, last_ts, epoch, reset */
+    at += 8 + 16 * get_le(b + at, 4);    /* gaps kept, the next one, the gaps */
+    at += 8 * (2 + TSS_ALERT_KINDS + 1); /* samples, rejected, by kind, gaps */
+    at += 8 + 8;                         /* proc_seq, since_pass */
+    at += 4 + 16 * get_le(b + at, 4);    /* window fill, samples, timestamps */
+    at += 4 + 4 + 2 * TSS_CALIB_HISTORY; /* the shape view's score history */
+    if (version >= 5) {
+        r->mag = at;
+        r->mag_n = (uint32_t)get_le(b + at, 4);
+        at += CK_MAG_HEAD + 8 * (size_t)r->mag_n;
+    }
+    r->event = at;
+    at += 8 + 8 + 1 + 1 + 8 + 8 + 4; /* last score, events, the open event */
+    at += 8 + 8 + 8 + 8 + 8 + 1;     /* the peak */
+    if (version >= 5) {
+        r->views = at;
+        at += CK_VIEWS;
+    }
+    at += 8 + 16 * get_le(b + at, 8); /* published spans */
+    at += 8 + 16 * get_le(b + at, 8); /* MOTIF pairs */
+    at += 8 + 16 * get_le(b + at, 8); /* staged samples and timestamps */
+    at += 8 + 41 * get_le(b + at, 8); /* gap marks */
+    r->end = at;
+    return at;
+}
+
+/* The records of a file (len bytes) of that version into r (at most max); returns how
+ * many, checking that they end where the record count begins. */
+static size_t ck_records(const unsigned char *b, size_t len, int version, ck_record *r,
+                         size_t max) {
+    size_t n = 0, at = 16;
+    while (at < len - 16) {
+        assert_true(n < max);
+        at = ck_walk(b, at, version, &r[n++]);
+    }
+    assert_int_equal(at, len - 16);
+    assert_int_equal(get_le(b + at, 4), n);
+    return n;
+}
+
+/* Frames len bytes of header and records (b, with room for 16 more) as a file: the
+ * record count, the payload length and the CRC; returns the file's length. */
+static size_t ck_frame(unsigned char *b, size_t len, uint32_t count) {
+    put_le(b + len, count, 4);
+    put_le(b + len + 4, len + 4 - 16, 8);
+    st_ckpt_fix_crc(b, len + 16);
+    return len + 16;
+}
+
+/* A version 4 file of the streams of a version 5 file: each record without what version
+ * 5 added (the magnitude history, the peak's views). Caller frees. */
+static unsigned char *to_v4(const unsigned char *b, size_t len, size_t *len4) {
+    ck_record r[8];
+    const size_t n = ck_records(b, len, 5, r, 8);
+    unsigned char *o = malloc(len);
+    assert_non_null(o);
+    memcpy(o, b, 16);
+    put_le(o + 8, 4, 4);
+    size_t at = 16;
+    for (size_t k = 0; k < n; k++) {
+        const size_t keep[3][2] = {
+            {r[k].start, r[k].mag}, {r[k].event, r[k].views}, {r[k].views + CK_VIEWS, r[k].end}};
+        for (int j = 0; j < 3; j++) {
+            memcpy(o + at, b + keep[j][0], keep[j][1] - keep[j][0]);
+            at += keep[j][1] - keep[j][0];
+        }
+    }
+    *len4 = ck_frame(o, at, (uint32_t)n);
+    return o;
+}
+
+/* A magnitude history that wrapped its ring (more than TSS_ROBUST_HISTORY values) comes
+ * back bit for bit: the loaded engine saves the same bytes, and goes on with the same
+ * scores. */
+static void test_magnitude_history_round_trip(void **state) {
+    (void)state;
+    tu_case_seed(5005);
+    st_env env_a = {0}, env_b = {0};
+    tss_params p = tss_params_default();
+    p.window = 64, p.subsequence = 8, p.hop = 16, p.warmup = 32;
+    st_env_add(&env_a, "w", p), st_env_add(&env_b, "w", p);
+    env_a.keep_scores = env_b.keep_scores = 1;
+    st_input in = st_make_input("w", 2000, 0, 0, 0);
+    tss_engine *a = st_engine(&env_a, 1, 0);
+    st_input first = part(&in, 0, 1450);
+    st_feed(a, &first, 1, 9, 0.5);
+    const tss_robust *g = &stream_of(a, "w")->det.mag;
+    assert_int_equal(g->n, TSS_ROBUST_HISTORY);
+    assert_true(g->head != 0 && g->ready); /* wrapped: two runs on disk */
+    size_t len, len2;
+    unsigned char *buf = save_bytes(a, &len);
+    ck_record r;
+    ck_records(buf, len, 5, &r, 1);
+    assert_int_equal(r.mag_n, TSS_ROBUST_HISTORY);
+    for (uint32_t i = 0; i < g->n; i++) { /* oldest first */
+        const double v = mag_at(g, i);
+        assert_memory_equal(buf + r.mag + CK_MAG_HEAD + 8 * i, &v, 8);
+    }
+    tss_engine *b = st_engine(&env_b, 1, 0);
+    char err[256] = "";
+    if (load_bytes(b, buf, len, err, sizeof err) != 0)
+        fail_msg("load: %s", err);
+    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 0);
+    unsigned char *again = save_bytes(b, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(again, buf, len);
+    const size_t before = env_a.log.n, scores_before = env_a.scores.n;
+    st_input rest = part(&in, 1450, in.n);
+    tu_rng_init(78);
+    st_feed(a, &rest, 1, 9, 0.5);
+    tu_rng_init(78);
+    st_feed(b, &rest, 1, 9, 0.5);
+    assert_true(env_a.scores.n - scores_before >= rest.n - 1);
+    assert_same_output(&env_a, before, scores_before, &env_b, 0, 0);
+    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 1e-9);
+    free(buf), free(again);
+    tss_engine_destroy(&a), tss_engine_destroy(&b);
+    st_input_free(&in);
+    st_env_free(&env_a), st_env_free(&env_b);
+}
+
+/* A version 4 file still loads: its streams are the version 5 file's with an empty
+ * magnitude history and their peak's views unknown, everything else as it was (the
+ * two engines save the same bytes and go on with the same alerts and scores), and the
+ * magnitude score of each stream restarts: none until TSS_ROBUST_MIN values of it came
+ * after the restore. Saving writes version 5. */
+static void test_version_4_loads(void **state) {
+    (void)state;
+    tu_case_seed(4004);
+    st_env env_a = {0}, env_4 = {0}, env_5 = {0};
+    tss_params p1 = tss_params_default(), p2 = tss_params_default(), p3 = tss_params_default();
+    p1.window = 128, p1.subsequence = 12, p1.hop = 32, p1.warmup = 64, p1.left_discord = 1;
+    p1.threshold = 0.95, p1.threshold_end = 0.8;
+    p2.window = 80, p2.subsequence = 8, p2.hop = 80, p2.range = 3.0, p2.excl = 10;
+    p2.warmup = 40;
+    p3.window = 256, p3.hop = 64, p3.warmup = 96; /* automatic m */
+    st_env *envs[3] = {&env_a, &env_4, &env_5};
+    for (int k = 0; k < 3; k++) {
+        st_env_add(envs[k], "one", p1), st_env_add(envs[k], "two", p2);
+        st_env_add(envs[k], "three", p3);
+        envs[k]->keep_scores = 1;
+    }
+    const char *ids[3] = {"one", "two", "three"};
+    st_input in[3] = {st_make_input("one", 1500, 0, 0, 0), st_make_input("two", 1500, 0, 0, 0),
+                      st_make_input("three", 1500, 0, 0, 0)};
+    tss_engine *a = st_engine(&env_a, 1, 0);
+    st_input first[3] = {part(&in[0], 0, 700), part(&in[1], 0, 700), part(&in[2], 0, 700)};
+    st_feed(a, first, 3, 40, 0.5);
+    size_t len, len4, len4s, len5s;
+    unsigned char *buf = save_bytes(a, &len);
+    unsigned char *buf4 = to_v4(buf, len, &len4);
+    ck_record r[3];
+    assert_int_equal(ck_records(buf, len, 5, r, 3), 3);
+    size_t added = 0;
+    for (int k = 0; k < 3; k++) {
+        assert_true(r[k].mag_n > 0);
+        added += CK_MAG_HEAD + 8 * (size_t)r[k].mag_n + CK_VIEWS;
+    }
+    assert_int_equal(len4, len - added);
+    assert_int_equal(ck_records(buf4, len4, 4, r, 3), 3);
+    char err[256] = "";
+    tss_engine *e4 = st_engine(&env_4, 1, 0), *e5 = st_engine(&env_5, 1, 0);
+    if (load_bytes(e4, buf4, len4, err, sizeof err) != 0)
+        fail_msg("load of version 4: %s", err);
+    if (load_bytes(e5, buf, len, err, sizeof err) != 0)
+        fail_msg("load of version 5: %s", err);
+    /* e5 as version 4 leaves it: no magnitude history, the peak's views unknown */
+    for (int k = 0; k < 3; k++) {
+        tss_stream *s4 = stream_of(e4, ids[k]), *s5 = stream_of(e5, ids[k]);
+        assert_int_equal(s4->det.mag.n, 0);
+        assert_false(s4->det.mag.ready);
+        assert_int_equal(s4->det.peak.view, TSS_VIEW_NONE);
+        assert_true(isnan(s4->det.peak.magnitude_score) && isnan(s4->det.peak.level));
+        assert_true(s5->det.mag.ready);
+        tss_robust_free(&s5->det.mag);
+        tss_alert *pk = &s5->det.peak;
+        pk->view = TSS_VIEW_NONE;
+        pk->shape_score = pk->magnitude_score = pk->level_score = NAN;
+        pk->magnitude = pk->level = NAN;
+        pk->magnitude_neighbor_seq = 0;
+        assert_same_info(e4, e5, ids[k]);
+    }
+    unsigned char *s4 = save_bytes(e4, &len4s), *s5 = save_bytes(e5, &len5s);
+    assert_int_equal(s4[8], 5); /* written as version 5 */
+    assert_int_equal(len4s, len5s);
+    assert_memory_equal(s4, s5, len4s);
+    st_input rest[3] = {part(&in[0], 700, in[0].n), part(&in[1], 700, in[1].n),
+                        part(&in[2], 700, in[2].n)};
+    tu_rng_init(79);
+    st_feed(e4, rest, 3, 40, 0.5);
+    tu_rng_init(79);
+    st_feed(e5, rest, 3, 40, 0.5);
+    assert_same_output(&env_4, 0, 0, &env_5, 0, 0);
+    /* the magnitude score restarted: none before TSS_ROBUST_MIN finite magnitudes after
+     * the restore, then some (the uninterrupted engine has them at once) */
+    for (int k = 0; k < 3; k++) {
+        size_t seen = 0, scored = 0;
+        for (size_t j = 0; j < env_4.scores.n; j++) {
+            const st_score *x = &env_4.scores.v[j];
+            if (strcmp(x->id, ids[k]) != 0)
+                continue;
+            if (seen < TSS_ROBUST_MIN && !isnan(x->magnitude_score))
+                fail_msg("%s: a magnitude score after %zu values of a version 4 restore", ids[k],
+                         seen);
+            scored += !isnan(x->magnitude_score);
+            seen += isfinite(x->magnitude);
+        }
+        assert_true(seen > TSS_ROBUST_MIN + 100);
+        assert_true(scored > 100);
+    }
+    free(buf), free(buf4), free(s4), free(s5);
+    tss_engine_destroy(&a), tss_engine_destroy(&e4), tss_engine_destroy(&e5);
+    for (int k = 0; k < 3; k++)
+        st_input_free(&in[k]), st_env_free(envs[k]);
+}
+
+/* One hostile edit of a version 5 file (b, *n, room for 16 more bytes) whose records
+ * are r. */
+typedef void (*ck_edit)(unsigned char *b, size_t *n, const ck_record *r);
+
+static void set_mag_n(unsigned char *b, const ck_record *r, uint32_t n) {
+    put_le(b + r->mag, n, 4);
+}
+static void e_n_over(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, set_mag_n(b, &r[0], TSS_ROBUST_HISTORY + 1);
+}
+static void e_n_huge(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, set_mag_n(b, &r[0], UINT32_MAX);
+}
+static void e_n_past_end(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, set_mag_n(b, &r[1], TSS_ROBUST_HISTORY); /* the file ends before 8000 more bytes */
+}
+static void e_nan_value(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].mag + CK_MAG_HEAD + 8 * 3, NAN);
+}
+static void e_inf_value(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].mag + CK_MAG_HEAD + 8 * (r[0].mag_n - 1), -INFINITY);
+}
+static void e_since_refresh(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_le(b + r[0].mag + 4, TSS_ROBUST_REFRESH, 4);
+}
+static void e_since_unready(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_le(b + r[1].mag + 4, 1, 4);
+}
+static void e_ready_two(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, b[r[0].mag + 8] = 2;
+}
+static void e_unready_full(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, b[r[0].mag + 8] = 0;
+}
+static void e_ready_short(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, b[r[1].mag + 8] = 1;
+}
+static void e_nan_median(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].mag + 9, NAN);
+}
+static void e_inf_mad(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].mag + 17, INFINITY);
+}
+static void e_negative_mad(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].mag + 17, -1.0);
+}
+/* One value in the history of stream 2, whose automatic m is not known yet. */
+static void e_values_without_m(unsigned char *b, size_t *n, const ck_record *r) {
+    const size_t at = r[2].mag + CK_MAG_HEAD; /* one value inserted here */
+    memmove(b + at + 8, b + at, *n - at);
+    put_f64(b + at, 1.0);
+    *n += 8;
+    set_mag_n(b, &r[2], 1);
+    put_le(b + *n - 12, *n - 28, 8);
+}
+static void e_view(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, b[r[0].views] = TSS_VIEW_LEVEL + 1;
+}
+static void e_peak_score_over(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].views + 1 + 8, 1.5); /* the magnitude score */
+}
+static void e_peak_score_negative(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].views + 1, -0.25); /* the shape score */
+}
+static void e_peak_score_inf(unsigned char *b, size_t *n, const ck_record *r) {
+    (void)n, put_f64(b + r[0].views + 1 + 16, INFINITY); /* the level score */
+}
+
+/* Each field of the magnitude history and of the peak's views out of what the engine
+ * can hold, behind a valid checksum: refused with a message naming the stream and the
+ * field, the engine left empty. Stream 0 of the file holds a full history (scoring),
+ * stream 1 a short one (not yet), stream 2 none (its automatic m is not known yet). */
+static void test_hostile_magnitude_history(void **state) {
+    (void)state;
+    tu_case_seed(6006);
+    st_env env = {0};
+    tss_params p = tss_params_default(), q = tss_params_default();
+    p.window = 64, p.subsequence = 8, p.hop = 16, p.warmup = 32;
+    q.window = 64, q.subsequence = 8, q.hop = 64, q.warmup = 32;
+    tss_params c = tss_params_default();
+    c.window = 64, c.hop = 16, c.warmup = 32; /* automatic m */
+    st_env_add(&env, "full", p), st_env_add(&env, "short", q), st_env_add(&env, "cold", c);
+    tss_engine *e = st_engine(&env, 1, 4);
+    st_input in[3] = {st_make_input("full", 1200, 0, 0, 0), st_make_input("short", 150, 0, 0, 0),
+                      st_make_input("cold", 20, 0, 0, 0)};
+    for (int k = 0; k < 2; k++) /* in this order: records 0, 1, 2 */
+        st_feed(e, &in[k], 1, 9, 0.5);
+    /* (staged until the warm-up is in: st_feed would wait for them) */
+    assert_int_equal(tss_engine_ingest(e, "cold", 0, NULL, 0, ST_PERIOD, in[2].v, in[2].n), TSS_OK);
+    char err[256] = "";
+    if (tss_engine_tick(e, err, sizeof err) != 0)
+        fail_msg("tick: %s", err);
+    assert_true(stream_of(e, "full")->det.mag.ready);
+    assert_false(stream_of(e, "short")->det.mag.ready);
+    assert_true(stream_of(e, "short")->det.mag.n > 0);
+    assert_int_equal(stream_of(e, "cold")->p.subsequence, 0);
+    size_t len;
+    unsigned char *buf = save_bytes(e, &len);
+    tss_engine_destroy(&e);
+    ck_record r[3];
+    assert_int_equal(ck_records(buf, len, 5, r, 3), 3);
+    assert_true(r[0].mag_n == TSS_ROBUST_HISTORY && r[1].mag_n < TSS_ROBUST_MIN);
+    assert_int_equal(r[2].mag_n, 0);
+    assert_true(len - (r[1].mag + CK_MAG_HEAD) < 8 * TSS_ROBUST_HISTORY);
+    static const struct {
+        const char *name;
+        ck_edit edit;
+        const char *reason;
+    } cases[] = {
+        {"more values than the history holds", e_n_over,
+         "stream 0: bad magnitude history: 1001 values"},
+        {"a count of 2^32 - 1", e_n_huge, "stream 0: bad magnitude history: 4294967295 values"},
+        {"more values than the rest of the file", e_n_past_end,
+         "stream 1: bad magnitude history: 1000 values"},
+        {"a NaN value", e_nan_value, "stream 0: non-finite value in the magnitude history"},
+        {"an infinite value", e_inf_value, "stream 0: non-finite value in the magnitude history"},
+        {"a refresh's worth since the last", e_since_refresh,
+         "stream 0: bad magnitude history state: 1000 values, 64 since"},
+        {"values since a refresh before the first", e_since_unready,
+         "stream 1: bad magnitude history state"},
+        {"ready 2", e_ready_two, "stream 0: bad magnitude history state"},
+        {"not ready with a full history", e_unready_full, "stream 0: bad magnitude history state"},
+        {"ready with a short history", e_ready_short, "stream 1: bad magnitude history state"},
+        {"a NaN median", e_nan_median, "stream 0: bad magnitude history state"},
+        {"an infinite MAD", e_inf_mad, "stream 0: bad magnitude history state"},
+        {"a negative MAD", e_negative_mad, "stream 0: bad magnitude history state"},
+        {"values before m is known", e_values_without_m,
+         "stream 2: bad magnitude history: 1 values"},
+        {"a peak view past the last", e_view, "stream 0: bad event peak views (view 4)"},
+        {"a peak score over 1", e_peak_score_over, "stream 0: bad event peak views"},
+        {"a negative peak score", e_peak_score_negative, "stream 0: bad event peak views"},
+        {"an infinite peak score", e_peak_score_inf, "stream 0: bad event peak views"},
+    };
+    unsigned char *bad = malloc(len + 16);
+    assert_non_null(bad);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        memcpy(bad, buf, len);
+        size_t n = len;
+        cases[k].edit(bad, &n, r);
+        st_ckpt_fix_crc(bad, n);
+        e = st_engine(&env, 1, 4);
+        const int rc = load_bytes(e, bad, n, err, sizeof err);
+        if (rc == 0 || !strstr(err, cases[k].reason))
+            fail_msg("%s: expected a refusal naming \"%s\", got %d \"%s\"", cases[k].name,
+                     cases[k].reason, rc, err);
+        assert_int_equal(tss_engine_stream_count(e), 0);
+        tss_engine_destroy(&e);
+    }
+    e = st_engine(&env, 1, 4); /* the intact file loads */
+    if (load_bytes(e, buf, len, err, sizeof err) != 0)
+        fail_msg("the intact file: %s", err);
+    tss_engine_destroy(&e);
+    free(bad), free(buf);
+    for (int k = 0; k < 3; k++)
+        st_input_free(&in[k]);
+    st_env_free(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resume_equals_uninterrupted),
@@ -658,6 +1203,9 @@ int main(void) {
         cmocka_unit_test(test_read_error_is_not_corruption),
         cmocka_unit_test(test_incremental_groups),
         cmocka_unit_test(test_duplicate_records),
+        cmocka_unit_test(test_magnitude_history_round_trip),
+        cmocka_unit_test(test_version_4_loads),
+        cmocka_unit_test(test_hostile_magnitude_history),
     };
     return TU_RUN_GROUP("stream_checkpoint", tests, NULL, NULL);
 }
