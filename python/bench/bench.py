@@ -13,6 +13,13 @@
       that is not timed) on a random walk: both times and the largest difference of
       their profiles.
 
+  python bench/bench.py stumpi [--history 2000 20000] [--updates 2000] [--m 100]
+      tsmine.stumpi against stumpy.stumpi (installed separately; compiled by first calls
+      that are not timed), egress on and off: updates per second, each side starting
+      from the same history of a random walk and taking the same next values of it (the
+      initial profile is not timed), and the largest difference of their profiles
+      (P_ and left_P_) after the updates.
+
   python bench/bench.py gpu [--log2 17] [--m 100]
       tsmine.gpu_stump against tsmine.stump (the CPU backend) and, where stumpy runs on
       the GPU (numba's CUDA), stumpy.gpu_stump: times after an untimed first call (the
@@ -109,6 +116,43 @@ def stump(args):
         }), flush=True)
 
 
+def stumpi(args):
+    import stumpy
+
+    for egress in (True, False):  # Numba compiles both paths here, untimed
+        stumpy.stumpi(walk(64), 8, egress=egress).update(0.5)
+    for n in args.history:
+        T = walk(n + args.updates, seed=1)
+        for egress in (True, False):
+            times = {"tsmine": [], "stumpy": []}
+            for r in range(args.repeat or 3):
+                sides = [("tsmine", tsmine.stumpi), ("stumpy", stumpy.stumpi)]
+                for name, cls in sides[::-1] if r % 2 else sides:  # alternate the order
+                    obj = cls(T[:n], args.m, egress=egress)
+                    dt, _ = timed(lambda: [obj.update(t) for t in T[n:]])
+                    times[name].append(dt)
+                    if name == "tsmine":
+                        mine = obj
+                    else:
+                        theirs = obj
+            diff = 0.0
+            for attr in ("P_", "left_P_"):
+                a, b = getattr(mine, attr), getattr(theirs, attr)
+                ok = np.isfinite(b)
+                diff = max(diff, float(np.max(np.abs(a[ok] - b[ok]))))
+            t_med, s_med = statistics.median(times["tsmine"]), statistics.median(times["stumpy"])
+            print(json.dumps({
+                "bench": "python_stumpi", "backend": "cpu", "n": n, "m": args.m,
+                "egress": egress, "updates": args.updates, "seconds": round(t_med, 6),
+                "updates_per_s": round(args.updates / t_med, 1),
+                "stumpy_seconds": round(s_med, 6),
+                "stumpy_updates_per_s": round(args.updates / s_med, 1),
+                "speedup": round(s_med / t_med, 2), "max_abs_diff": diff,
+                "same_index": float(np.mean(mine.I_ == theirs.I_)),
+                "repeat": len(times["tsmine"]),
+            }), flush=True)
+
+
 def gpu(args):
     try:
         import stumpy
@@ -153,11 +197,16 @@ def main():
     s.add_argument("--log2", type=int, nargs="+", default=[14, 16])
     g = sub.add_parser("gpu")
     g.add_argument("--log2", type=int, nargs="+", default=[17])
-    for p in (o, s, g):
+    i = sub.add_parser("stumpi")
+    i.add_argument("--history", type=int, nargs="+", default=[2000, 20000],
+                   help="values of the initial history (default 2000 20000)")
+    i.add_argument("--updates", type=int, default=2000, help="updates timed (default 2000)")
+    for p in (o, s, g, i):
         p.add_argument("--m", type=int, default=100)
-        p.add_argument("--repeat", type=int, help="runs of each size (default 5; 1 from 2^20 on)")
+        p.add_argument("--repeat", type=int, help="runs of each size (default 5; 1 from 2^20 on; "
+                                                  "stumpi: 3)")
     args = ap.parse_args()
-    {"overhead": overhead, "stump": stump, "gpu": gpu}[args.what](args)
+    {"overhead": overhead, "stump": stump, "gpu": gpu, "stumpi": stumpi}[args.what](args)
 
 
 if __name__ == "__main__":
