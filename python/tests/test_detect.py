@@ -233,3 +233,7 @@ def test_score_errors_and_notes(tmp_path):
         r = tsmine.score([{"stream_id": "elsewhere", "kind": "ANOMALY", "start_seq": 1,
                            "length": 3}], {"s": [(10, 20)]}, rows={"s": 100})
     assert r["summary"]["alerts"] == 0
+    with pytest.raises(ValueError, match="unknown kind 'NOISE'"):
+        tsmine.score([], {"s": [(10, 20)]}, rows={"s": 100}, kinds="NOISE")
+    one = tsmine.score([], {"s": [(10, 20)]}, rows={"s": 100}, kinds="ANOMALY")
+    assert one["summary"]["windows"] == 1

@@ -127,7 +127,7 @@ def score(alerts, windows, data=None, *, rows=None, scores=None, labels=None,
         numbers) for the precision-recall areas.
     at : {"detected", "start"}, default "detected"
         The row of an alert: the sample that produced it, or its subsequence's start.
-    kinds : sequence of str, default ("ANOMALY", "DISCORD")
+    kinds : str or sequence of str, default ("ANOMALY", "DISCORD")
         The alert kinds that count.
     probation : float, default 0.15
         The leading fraction of each file that is not scored.
@@ -172,6 +172,8 @@ def score(alerts, windows, data=None, *, rows=None, scores=None, labels=None,
         raise ValueError("score: nothing to score (alerts, scores or both)")
     if at not in ("detected", "start"):
         raise ValueError(f"at must be 'detected' or 'start', not {at!r}")
+    if isinstance(kinds, str):  # one kind
+        kinds = (kinds,)
     with tempfile.TemporaryDirectory(prefix="tsmine-score-") as tmp:
         args = []
         if rows is not None:
