@@ -19,7 +19,9 @@ Cases (one per ctest entry, --case NAME):
            version, truncated, bad checksum, wrong length field, bad fields behind a
            valid checksum, random byte flips): each is refused with its reason in the
            log, moved aside to streams.ckpt.rejected, the daemon starts empty and
-           takes samples; the intact file still restores afterwards.
+           takes samples; the intact file still restores afterwards, and so does the
+           same file in format 4 (without the magnitude history: as_version_4), whose
+           streams are written again in format 5.
   unreadable  (issue 17 item 6) what may hide a good checkpoint is never moved aside
            nor overwritten: a checkpoint tsmined may not read (permission denied; as
            root the daemon runs as nobody for this), a FIFO, a symbolic link to
@@ -71,10 +73,15 @@ CKPT = "streams.ckpt"
 
 # ---- an independent reader of the checkpoint format (stream/checkpoint.c) ----------
 
-VERSION = 4        # stream/checkpoint.c: 4 since the files by group of streams
+VERSION = 5        # stream/checkpoint.c: 5 since the magnitude history, 4 the groups
+VERSIONS = (4, 5)  # the versions tsmined reads (it writes VERSION only)
+VERSIONS_READ = "versions 4 to 5"  # as its refusal of another says
 ALL = 0xffffffff   # TSS_CKPT_ALL: the group of a file of every stream
 ALERT_KINDS = 8    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
 CALIB_HISTORY = 1000  # TSS_CALIB_HISTORY: the score history's ring of 16-bit bins
+ROBUST_HISTORY = 1000  # TSS_ROBUST_HISTORY: the magnitude history's values at most
+MAG_HEAD = "IIBdd"     # version 5: the magnitude history's n, since, ready, median, MAD
+PEAK_VIEWS = "BddddQd"  # version 5: the peak's view, 3 scores, magnitude, neighbour, level
 
 
 def group_of(sid):
@@ -85,16 +92,18 @@ def group_of(sid):
     return (h ^ (h >> 16)) % 256
 
 
-def parse_checkpoint(data, records=None):
-    """Checks the framing (magic, version 4, group, length, CRC-32, record count) and
-    walks every stream record (each in the file's group); returns {stream id: next_seq};
-    appends (creation index, record bytes) to records if given; raises ValueError when
-    the file is not complete or a record does not add up."""
+def parse_checkpoint(data, records=None, parts=None):
+    """Checks the framing (magic, version 4 or 5, group, length, CRC-32, record count)
+    and walks every stream record (each in the file's group); returns {stream id:
+    next_seq}; appends (creation index, record bytes) to records if given, and to parts
+    the record's bytes without what version 5 added (the magnitude history, the peak's
+    views: a version 4 record); raises ValueError when the file is not complete or a
+    record does not add up."""
     if len(data) < 16 + 4 + 12 or data[:8] != b"TSSCKPT\0":
         raise ValueError("bad magic or short file (%d bytes)" % len(data))
     version, group = struct.unpack_from("<II", data, 8)
     payload, crc = struct.unpack_from("<QI", data, len(data) - 12)
-    if version != VERSION or payload != len(data) - 28 or zlib.crc32(data[:-12]) != crc:
+    if version not in VERSIONS or payload != len(data) - 28 or zlib.crc32(data[:-12]) != crc:
         raise ValueError("version %d, length %d of %d, or CRC mismatch"
                          % (version, payload, len(data) - 28))
     at, end = 16, len(data) - 16  # the record count: the payload's last 4 bytes
@@ -128,8 +137,21 @@ def parse_checkpoint(data, records=None):
         at += 16 * fill                           # window samples and timestamps
         take("II")                                # score history: count, head
         at += 2 * CALIB_HISTORY                   # its bins
+        cut = []                                  # what version 4 records do not have
+        if version >= 5:
+            mag = at
+            n, since, ready, _, mad = take(MAG_HEAD)  # the magnitude history
+            if n > ROBUST_HISTORY or ready != (n >= 250) or since >= 64 or mad < 0:
+                raise ValueError("%s: magnitude history of %d values, ready %d, since %d"
+                                 % (sid, n, ready, since))
+            at += 8 * n                           # its values, oldest first
+            cut.append((mag, at))
         take("dQBBQQI")                           # last raw score, events, the open event
         take("QqdQdB")                            # its peak
+        if version >= 5:
+            views = at
+            take(PEAK_VIEWS)                      # the peak's views
+            cut.append((views, at))
         npub, = take("Q")
         at += 16 * npub                           # published spans
         nmotif, = take("Q")
@@ -141,6 +163,12 @@ def parse_checkpoint(data, records=None):
         out[sid] = next_seq
         if records is not None:
             records.append((index, data[start:at]))
+        if parts is not None:
+            keep, prev = [], start
+            for a, b in cut:
+                keep.append(data[prev:a])
+                prev = b
+            parts.append((index, b"".join(keep) + data[prev:at]))
     count, = struct.unpack_from("<I", data, end)
     if at != end or count != len(out):
         raise ValueError("stream records end at %d, payload at %d; %d records, count %d"
@@ -169,6 +197,13 @@ def read_checkpoint(state_dir, records=None):
     return out if names else None
 
 
+def framed(version, group, records):
+    """A checkpoint file of that version and group holding records (bytes, in order)."""
+    body = b"TSSCKPT\0" + struct.pack("<II", version, group)
+    body += b"".join(records) + struct.pack("<I", len(records))
+    return body + struct.pack("<QI", len(body) - 16, zlib.crc32(body))
+
+
 def whole_file(state_dir):
     """The group files' streams as one file of every stream (tss_engine_save's, which
     tsmined reads from streams.ckpt and rewrites as groups); the group files go."""
@@ -176,9 +211,15 @@ def whole_file(state_dir):
     read_checkpoint(state_dir, records)
     for name in group_files(state_dir):
         os.unlink(os.path.join(state_dir, name))
-    body = b"TSSCKPT\0" + struct.pack("<II", VERSION, ALL)
-    body += b"".join(r for _, r in sorted(records)) + struct.pack("<I", len(records))
-    return body + struct.pack("<QI", len(body) - 16, zlib.crc32(body))
+    return framed(VERSION, ALL, [r for _, r in sorted(records)])
+
+
+def as_version_4(data):
+    """A version 5 file as version 4 wrote the same streams: every record without the
+    magnitude history and the peak's views."""
+    parts = []
+    parse_checkpoint(data, parts=parts)
+    return framed(4, struct.unpack_from("<I", data, 12)[0], [r for _, r in parts])
 
 
 def temp_files(state_dir):
@@ -355,9 +396,9 @@ def corruptions(good, rng):
         ("short header", good[:10], "not a tsmine stream checkpoint"),
         ("wrong magic", b"XSSCKPT\0" + good[8:], "not a tsmine stream checkpoint"),
         ("newer version", fix_crc(bytearray(good[:8]) + struct.pack("<I", VERSION + 1) + good[12:]),
-         "version %d, this build reads version %d" % (VERSION + 1, VERSION)),
+         "version %d, this build reads %s" % (VERSION + 1, VERSIONS_READ)),
         ("older version", fix_crc(bytearray(good[:8]) + struct.pack("<I", 1) + good[12:]),
-         "version 1, this build reads version %d" % VERSION),
+         "version 1, this build reads %s" % VERSIONS_READ),
         ("truncated", good[:len(good) // 2], "length or checksum mismatch"),
         ("truncated tail", good[:-1], "length or checksum mismatch"),
         ("bad checksum", good[:-1] + bytes([good[-1] ^ 0xff]), "length or checksum mismatch"),
@@ -425,8 +466,28 @@ def case_corrupt(env):
         check({s: v["samples"] for s, v in st.items()} == want,
               "the intact file restored %s, expected %s" % (st, want))
         end(d)
-    print("# %d corrupt checkpoints refused by real starts, each logged with its reason"
-          % len(cases))
+        # the same streams in a file of version 4 (before the magnitude history) restore
+        # too, and are written again as version 5
+        for n in group_files(d.state_dir):
+            os.unlink(os.path.join(d.state_dir, n))
+        old = as_version_4(good)
+        check(len(old) < len(good), "the version 4 file is not shorter")
+        with open(path, "wb") as f:
+            f.write(old)
+        d.start()
+        check(restore_outcome(d) == "restored", "the version 4 file: %s" % restore_outcome(d))
+        st = d.status()["streams"]
+        check({s: v["samples"] for s, v in st.items()} == want,
+              "the version 4 file restored %s, expected %s" % (st, want))
+        check(read_checkpoint(d.state_dir) == want, "the group files written from the "
+              "version 4 file hold %s" % read_checkpoint(d.state_dir))
+        for n in group_files(d.state_dir):
+            with open(os.path.join(d.state_dir, n), "rb") as f:
+                version, = struct.unpack_from("<I", f.read(12), 8)
+            check(version == VERSION, "%s written as version %d" % (n, version))
+        end(d)
+    print("# %d corrupt checkpoints refused by real starts, each logged with its reason; "
+          "the intact file restores, and so does its version 4 form" % len(cases))
 
 
 # ---- unreadable ---------------------------------------------------------------------

@@ -9,7 +9,7 @@ Cases (one per ctest entry, --case NAME):
              (checkpoint_duplicates); no file is rejected, and after SIGTERM every group
              file is whole again with each stream once. Before: `stream "..." twice;
              starting empty`, and the first checkpoint emptied the state directory.
-  legacy     the file of every stream (streams.ckpt, format 4) beside the group files
+  legacy     the file of every stream (streams.ckpt, format 5) beside the group files
              that replace it, older than they are, newer, and the same: every stream
              restores once with its newer record, and streams.ckpt is removed only once
              the groups are written. Before: 0 streams restored and every file deleted.
@@ -37,10 +37,8 @@ import os
 import random
 import re
 import shutil
-import struct
 import sys
 import time
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crash_test  # noqa: E402  (the checkpoint parser, the restore log line)
@@ -103,9 +101,7 @@ def build(group, recs):
     """A checkpoint file of group (crash_test.ALL: every stream) holding recs (record
     bytes, in order), framed and checksummed as stream/checkpoint.c writes it. The
     independent parser refuses a stream twice, so this does not go through it."""
-    body = b"TSSCKPT\0" + struct.pack("<II", crash_test.VERSION, group)
-    body += b"".join(recs) + struct.pack("<I", len(recs))
-    return body + struct.pack("<QI", len(body) - 16, zlib.crc32(body))
+    return crash_test.framed(crash_test.VERSION, group, recs)
 
 
 def legacy_of(content):
