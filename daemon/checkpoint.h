@@ -18,8 +18,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The single file of format 3 and before (every stream); format 4 keeps one file per
- * group of streams (tsd_ckpt_group_name). */
+/* The single file of format 3 and before (every stream); formats 4 and 5 keep one file
+ * per group of streams (tsd_ckpt_group_name). */
 #define TSD_CKPT_NAME "streams.ckpt"
 
 /* Writes (or reads) the content; 0, or -1 with a message in err (size errlen). A
