@@ -7,11 +7,14 @@
  * continues exactly like the engine that was never stopped: the same alerts and score
  * lines (every view's fields) for the same further samples, positions and event extents
  * exact, distances within 1e-9 relative (the online state is rebuilt from the window,
- * so its rounding may differ in the last bits) and scores within 1e-9; the magnitude
- * history comes back bit for bit (a wrapped ring too: saving the loaded engine gives
- * the same bytes). A version 4 file (built here from a version 5 one by an independent
- * walk of the layout, dropping what version 5 added) still loads: its streams are
- * those of the version 5 file with an empty magnitude history, so their magnitude
+ * so its rounding may differ in the last bits) and scores within 1e-9 - the magnitude
+ * view's plain distance, whose cancellation shows that rounding near 0, within 1e-6 of
+ * its subsequences' norms (a neighbour that differs only in a tie within that, its
+ * score within 1e-5 then: same_magnitude_view); the magnitude history comes back bit
+ * for bit (a wrapped ring too: saving the loaded engine gives the same bytes). The
+ * "open event" is test_magnitude_history_round_trip's. A version 4 file (built here from a version
+ * 5 one by an independent walk of the layout, dropping what version 5 added) still loads: its
+ * streams are those of the version 5 file with an empty magnitude history, so their magnitude
  * scores restart their TSS_ROBUST_MIN-value history; only version 5 is written. Hostile
  * files - every truncation of a small checkpoint, random byte flips, byte flips with a
  * recomputed checksum (so that the field checks, not the CRC, must catch them), a wrong
@@ -91,60 +94,177 @@ static int near_score(double x, double y) {
     return (isnan(x) && isnan(y)) || fabs(x - y) <= 1e-9;
 }
 
-/* Whether an alert after a restore is the uninterrupted run's (the tolerances above). */
-static int same_alert(const st_alert *x, const st_alert *y) {
+/* Whether magnitude scores x and y of distances dx, dy agree: within 1e-9 when the
+ * distances are the same, else within 1e-5 (their rounding, below, through the robust
+ * z-score: up to 0.375 of it over the history's spread). */
+static int near_magnitude_score(double x, double y, double dx, double dy) {
+    return near_score(x, y) || (dx != dy && fabs(x - y) <= 1e-5);
+}
+
+/* The samples fed to both runs, to judge the magnitude view's near ties. */
+typedef struct {
+    const st_input *in;
+    size_t nin;
+} fed;
+
+/* The sum of squares of the m samples from sequence number seq of stream id, and
+ * their values into x (m at most 64); -1 when fed does not hold them all. */
+static double subsequence(const fed *f, const char *id, uint64_t seq, uint32_t m, double *x) {
+    for (size_t k = 0; k < f->nin; k++) {
+        const st_input *in = &f->in[k];
+        if (strcmp(in->id, id) != 0)
+            continue;
+        size_t lo = 0, hi = in->n; /* the first sample at or after seq */
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (in->seq[mid] < seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (m > 64 || lo + m > in->n || in->seq[lo] != seq || in->seq[lo + m - 1] != seq + m - 1)
+            return -1;
+        double ss = 0;
+        for (uint32_t j = 0; j < m; j++)
+            x[j] = in->v[lo + j], ss += x[j] * x[j];
+        return ss;
+    }
+    return -1;
+}
+
+/* Whether the magnitude view of subsequence (id, start, m) agrees in two runs: its
+ * distances dx, dy and neighbours nx, ny. The plain distance comes from
+ * sum x^2 + sum y^2 - 2 QT with QT kept incrementally, which a restore rebuilds from the
+ * window: its rounding (cancellation) is about eps times the sums of squares, so the
+ * distances agree within 1e-6 sqrt(sum x^2 + sum y^2) (and 1e-9 relative), and a
+ * different neighbour is the same minimum when the two are a tie within that: their
+ * brute-force distances from the samples fed agree. */
+static int same_magnitude_view(const fed *f, const char *id, uint64_t start, uint32_t m, double dx,
+                               double dy, uint64_t nx, uint64_t ny) {
+    if (isnan(dx) || isnan(dy) || isinf(dx) || isinf(dy))
+        return nx == ny && ((isnan(dx) && isnan(dy)) || dx == dy);
+    double xs[64], ys[64], zs[64];
+    const double sx = subsequence(f, id, start, m, xs), sy = subsequence(f, id, nx, m, ys);
+    if (sx < 0 || sy < 0)
+        return nx == ny && near_rel(dx, dy, 1e-9);
+    const double tol = 1e-9 * fmax(fabs(dx), fabs(dy)) + 1e-6 * sqrt(sx + sy);
+    if (fabs(dx - dy) > tol)
+        return 0;
+    if (nx == ny)
+        return 1;
+    if (subsequence(f, id, ny, m, zs) < 0)
+        return 0;
+    double d2x = 0, d2y = 0; /* brute force, to each neighbour */
+    for (uint32_t j = 0; j < m; j++)
+        d2x += (xs[j] - ys[j]) * (xs[j] - ys[j]), d2y += (xs[j] - zs[j]) * (xs[j] - zs[j]);
+    return fabs(sqrt(d2x) - sqrt(d2y)) <= tol;
+}
+
+/* The first field (its name) in which an alert after a restore differs from the
+ * uninterrupted run's, beyond the tolerances above; NULL when none. */
+static const char *alert_diff(const fed *fd, const st_alert *x, const st_alert *y) {
     const tss_alert *a = &x->a, *b = &y->a;
-    return strcmp(x->id, y->id) == 0 && a->kind == b->kind && a->start_seq == b->start_seq &&
-           a->neighbor_seq == b->neighbor_seq && a->start_timestamp_ns == b->start_timestamp_ns &&
-           a->length == b->length && near_rel(a->distance, b->distance, 1e-9) &&
-           near_rel(a->threshold, b->threshold, 1e-9) && near_score(a->score, b->score) &&
-           a->event_start_seq == b->event_start_seq && a->event_end_seq == b->event_end_seq &&
-           a->detected_seq == b->detected_seq && a->tail == b->tail && a->seq == b->seq &&
-           a->view == b->view && near_score(a->shape_score, b->shape_score) &&
-           near_score(a->magnitude_score, b->magnitude_score) &&
-           near_score(a->level_score, b->level_score) &&
-           near_rel(a->magnitude, b->magnitude, 1e-9) &&
-           a->magnitude_neighbor_seq == b->magnitude_neighbor_seq &&
-           near_rel(a->level, b->level, 1e-9);
+    const struct {
+        const char *name;
+        int same;
+    } f[] = {
+        {"id", strcmp(x->id, y->id) == 0},
+        {"kind", a->kind == b->kind},
+        {"start_seq", a->start_seq == b->start_seq},
+        {"neighbor_seq", a->neighbor_seq == b->neighbor_seq},
+        {"start_timestamp_ns", a->start_timestamp_ns == b->start_timestamp_ns},
+        {"length", a->length == b->length},
+        {"distance", near_rel(a->distance, b->distance, 1e-9)},
+        {"threshold", near_rel(a->threshold, b->threshold, 1e-9)},
+        {"score", a->view == TSS_VIEW_MAGNITUDE
+                      ? near_magnitude_score(a->score, b->score, a->magnitude, b->magnitude)
+                      : near_score(a->score, b->score)},
+        {"event_start_seq", a->event_start_seq == b->event_start_seq},
+        {"event_end_seq", a->event_end_seq == b->event_end_seq},
+        {"detected_seq", a->detected_seq == b->detected_seq},
+        {"tail", a->tail == b->tail},
+        {"seq", a->seq == b->seq},
+        {"view", a->view == b->view},
+        {"shape_score", near_score(a->shape_score, b->shape_score)},
+        {"magnitude_score",
+         near_magnitude_score(a->magnitude_score, b->magnitude_score, a->magnitude, b->magnitude)},
+        {"level_score", near_score(a->level_score, b->level_score)},
+        {"magnitude and its neighbour",
+         same_magnitude_view(fd, x->id, a->start_seq, a->length, a->magnitude, b->magnitude,
+                             a->magnitude_neighbor_seq, b->magnitude_neighbor_seq)},
+        {"level", near_rel(a->level, b->level, 1e-9)},
+    };
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+        if (!f[k].same)
+            return f[k].name;
+    return NULL;
 }
 
-/* Whether a score line after a restore is the uninterrupted run's. */
-static int same_score(const st_score *x, const st_score *y) {
-    return strcmp(x->id, y->id) == 0 && x->start == y->start && x->m == y->m &&
-           x->neighbor == y->neighbor && x->magnitude_neighbor == y->magnitude_neighbor &&
-           near_rel(x->raw, y->raw, 1e-9) && near_rel(x->magnitude, y->magnitude, 1e-9) &&
-           near_rel(x->level, y->level, 1e-9) && near_score(x->score, y->score) &&
-           near_score(x->shape_score, y->shape_score) &&
-           near_score(x->magnitude_score, y->magnitude_score) &&
-           near_score(x->level_score, y->level_score) && x->view == y->view;
+/* The first field in which a score line after a restore differs from the uninterrupted
+ * run's; NULL when none. Every subsequence has one, quiet ones too, whose z-normalised
+ * distance amplifies the rounding of the rebuilt online state: within 1e-6 relative or
+ * 1e-4 absolute (the alerts' large ones within 1e-9 relative). */
+static const char *score_diff(const fed *fd, const st_score *x, const st_score *y) {
+    const struct {
+        const char *name;
+        int same;
+    } f[] = {
+        {"id", strcmp(x->id, y->id) == 0},
+        {"start", x->start == y->start},
+        {"m", x->m == y->m},
+        {"neighbor", x->neighbor == y->neighbor},
+        {"raw", near_rel(x->raw, y->raw, 1e-6) || fabs(x->raw - y->raw) <= 1e-4},
+        {"magnitude and its neighbour",
+         same_magnitude_view(fd, x->id, x->start, x->m, x->magnitude, y->magnitude,
+                             x->magnitude_neighbor, y->magnitude_neighbor)},
+        {"level", near_rel(x->level, y->level, 1e-9)},
+        {"score", x->view == TSS_VIEW_MAGNITUDE
+                      ? near_magnitude_score(x->score, y->score, x->magnitude, y->magnitude)
+                      : near_score(x->score, y->score)},
+        {"shape_score", near_score(x->shape_score, y->shape_score)},
+        {"magnitude_score",
+         near_magnitude_score(x->magnitude_score, y->magnitude_score, x->magnitude, y->magnitude)},
+        {"level_score", near_score(x->level_score, y->level_score)},
+        {"view", x->view == y->view},
+    };
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++)
+        if (!f[k].same)
+            return f[k].name;
+    return NULL;
 }
 
-/* The alerts and score lines a and b produced from a_from and b_from on are the same
- * (count and content). */
-static void assert_same_output(const st_env *a, size_t a_from, size_t a_scores_from,
+/* The alerts and score lines a and b produced from a_from and b_from on, from the
+ * samples in fd, are the same (count and content). */
+static void assert_same_output(const fed *fd, const st_env *a, size_t a_from, size_t a_scores_from,
                                const st_env *b, size_t b_from, size_t b_scores_from) {
     const size_t n = a->log.n - a_from, ns = a->scores.n - a_scores_from;
     assert_int_equal(b->log.n - b_from, n);
     assert_int_equal(b->scores.n - b_scores_from, ns);
     for (size_t k = 0; k < n; k++) {
         const st_alert *x = &a->log.v[a_from + k], *y = &b->log.v[b_from + k];
-        if (!same_alert(x, y))
-            fail_msg("seed %llu: alert %zu after the checkpoint: %s kind %d at %llu (%.17g, view "
-                     "%d, magnitude score %.17g) vs restored %s kind %d at %llu (%.17g, view %d, "
-                     "magnitude score %.17g)",
-                     (unsigned long long)tu_seed, k, x->id, x->a.kind,
-                     (unsigned long long)x->a.start_seq, x->a.distance, x->a.view,
-                     x->a.magnitude_score, y->id, y->a.kind, (unsigned long long)y->a.start_seq,
-                     y->a.distance, y->a.view, y->a.magnitude_score);
+        const char *field = alert_diff(fd, x, y);
+        if (field)
+            fail_msg("seed %llu: alert %zu after the checkpoint differs in %s: %s kind %d at %llu "
+                     "(distance %.17g, magnitude %.17g, its neighbour %llu) vs restored %s kind "
+                     "%d at %llu (%.17g, %.17g, %llu)",
+                     (unsigned long long)tu_seed, k, field, x->id, x->a.kind,
+                     (unsigned long long)x->a.start_seq, x->a.distance, x->a.magnitude,
+                     (unsigned long long)x->a.magnitude_neighbor_seq, y->id, y->a.kind,
+                     (unsigned long long)y->a.start_seq, y->a.distance, y->a.magnitude,
+                     (unsigned long long)y->a.magnitude_neighbor_seq);
     }
     for (size_t k = 0; k < ns; k++) {
         const st_score *x = &a->scores.v[a_scores_from + k], *y = &b->scores.v[b_scores_from + k];
-        if (!same_score(x, y))
-            fail_msg("seed %llu: score %zu after the checkpoint: %s at %llu magnitude %.17g score "
-                     "%.17g vs restored %s at %llu magnitude %.17g score %.17g",
-                     (unsigned long long)tu_seed, k, x->id, (unsigned long long)x->start,
-                     x->magnitude, x->magnitude_score, y->id, (unsigned long long)y->start,
-                     y->magnitude, y->magnitude_score);
+        const char *field = score_diff(fd, x, y);
+        if (field)
+            fail_msg("seed %llu: score %zu after the checkpoint differs in %s: %s at %llu (raw "
+                     "%.17g, neighbour %llu, magnitude %.17g, its neighbour %llu, its score "
+                     "%.17g) vs restored %s at %llu (%.17g, %llu, %.17g, %llu, %.17g)",
+                     (unsigned long long)tu_seed, k, field, x->id, (unsigned long long)x->start,
+                     x->raw, (unsigned long long)x->neighbor, x->magnitude,
+                     (unsigned long long)x->magnitude_neighbor, x->magnitude_score, y->id,
+                     (unsigned long long)y->start, y->raw, (unsigned long long)y->neighbor,
+                     y->magnitude, (unsigned long long)y->magnitude_neighbor, y->magnitude_score);
     }
 }
 
@@ -162,9 +282,11 @@ static double mag_at(const tss_robust *g, uint32_t i) {
 
 /* x and y hold the same magnitude history (the values in arrival order, the refresh
  * count, the last refresh's median and MAD) and the same event peak: bit for bit when
- * rel is 0, else the numbers within rel (relative; the values computed after a restore
- * come from an online state rebuilt from the window: the last bits may differ). */
-static void assert_same_magnitude(const tss_stream *x, const tss_stream *y, double rel) {
+ * exact, else the numbers within 1e-9 relative or 1e-6 of the largest value held (the
+ * distances computed after a restore come from an online state rebuilt from the
+ * window, and the plain distance's cancellation, see same_magnitude_view, shows near
+ * 0). */
+static void assert_same_magnitude(const tss_stream *x, const tss_stream *y, int exact) {
     const tss_robust *g = &x->det.mag, *h = &y->det.mag;
     assert_int_equal(g->n, h->n);
     assert_int_equal(g->since, h->since);
@@ -173,7 +295,9 @@ static void assert_same_magnitude(const tss_stream *x, const tss_stream *y, doub
     const tss_alert *p = &x->det.peak, *q = &y->det.peak;
     if (x->det.open) {
         assert_int_equal(p->view, q->view);
-        assert_int_equal(p->magnitude_neighbor_seq, q->magnitude_neighbor_seq);
+        if (exact) /* (else a near tie may be another: same_magnitude_view judges it in
+                    * the alerts) */
+            assert_int_equal(p->magnitude_neighbor_seq, q->magnitude_neighbor_seq);
     }
     const size_t nv = 2 + (size_t)g->n + (x->det.open ? 5 : 0);
     double *u = malloc(2 * nv * sizeof *u), *v = u + nv;
@@ -188,8 +312,12 @@ static void assert_same_magnitude(const tss_stream *x, const tss_stream *y, doub
                               q->level};
         memcpy(u + 2 + g->n, pu, sizeof pu), memcpy(v + 2 + g->n, qv, sizeof qv);
     }
+    double top = 1.0;
+    for (uint32_t i = 0; i < g->n; i++)
+        top = fmax(top, fmax(fabs(u[2 + i]), fabs(v[2 + i])));
     for (size_t i = 0; i < nv; i++)
-        if (rel == 0 ? memcmp(&u[i], &v[i], sizeof *u) != 0 : !near_rel(u[i], v[i], rel))
+        if (exact ? memcmp(&u[i], &v[i], sizeof *u) != 0
+                  : !near_rel(u[i], v[i], 1e-9) && !(fabs(u[i] - v[i]) <= 1e-6 * top))
             fail_msg("%s: magnitude history field %zu of %zu (0: median, 1: MAD, then the values "
                      "oldest first, then the peak's views): %.17g vs %.17g",
                      x->id, i, nv, u[i], v[i]);
@@ -229,11 +357,10 @@ static void test_resume_equals_uninterrupted(void **state) {
                      TSS_OK);
     assert_true(tss_engine_pending(a) > 0);
     /* what the checkpoint must carry: magnitude histories that score (ready), one
-     * between two refreshes, and an open event */
+     * between two refreshes (an open event: test_magnitude_history_round_trip) */
     const tss_robust *g1 = &stream_of(a, "one")->det.mag;
     assert_true(g1->ready && g1->since > 0);
     assert_true(stream_of(a, "three")->det.mag.ready);
-    assert_true(stream_of(a, "one")->det.open || stream_of(a, "three")->det.open);
     size_t len = 0;
     unsigned char *buf = save_bytes(a, &len);
     assert_int_equal(buf[8], 5); /* the version written */
@@ -246,7 +373,7 @@ static void test_resume_equals_uninterrupted(void **state) {
     const char *ids[3] = {"one", "two", "three"};
     for (int k = 0; k < 3; k++) {
         assert_same_info(a, b, ids[k]);
-        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 0);
+        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 1);
     }
     /* the same further samples, batched the same way, into both */
     const size_t before = env_a.log.n, scores_before = env_a.scores.n;
@@ -258,7 +385,8 @@ static void test_resume_equals_uninterrupted(void **state) {
     st_feed(b, rest, 3, 50, 0.5);
     size_t n = env_a.log.n - before;
     assert_true(n > 10);
-    assert_same_output(&env_a, before, scores_before, &env_b, 0, 0);
+    const fed fd = {in, 3};
+    assert_same_output(&fd, &env_a, before, scores_before, &env_b, 0, 0);
     /* the magnitude score (the one events follow) went on at once: the first score line
      * of "one" after the checkpoint has one */
     for (size_t k = 0; k < env_b.scores.n; k++)
@@ -277,7 +405,7 @@ static void test_resume_equals_uninterrupted(void **state) {
                 kinds[TSS_ALERT_LEFT_DISCORD] > 0);
     for (int k = 0; k < 3; k++) {
         assert_same_info(a, b, ids[k]);
-        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 1e-9);
+        assert_same_magnitude(stream_of(a, ids[k]), stream_of(b, ids[k]), 0);
     }
     free(buf);
     tss_engine_destroy(&a), tss_engine_destroy(&b);
@@ -717,7 +845,7 @@ static void test_fingerprint_follows_magnitude_history(void **state) {
         assert_true(tss_stream_fingerprint(s) != before);
         assert_int_equal(ms_checkpoint(e, &m, 1.0).records, 1);
         tss_engine *r = ms_restore(&env, &m, 1);
-        assert_same_magnitude(s, stream_of(r, "f"), 0);
+        assert_same_magnitude(s, stream_of(r, "f"), 1);
         tss_engine_destroy(&r);
     }
     for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
@@ -934,9 +1062,11 @@ static unsigned char *to_v4(const unsigned char *b, size_t len, size_t *len4) {
     return o;
 }
 
-/* A magnitude history that wrapped its ring (more than TSS_ROBUST_HISTORY values) comes
- * back bit for bit: the loaded engine saves the same bytes, and goes on with the same
- * scores. */
+/* A magnitude history that wrapped its ring (more than TSS_ROBUST_HISTORY values),
+ * between two refreshes, with an event open (a level shift just before the checkpoint)
+ * comes back bit for bit, the open event's peak and its views too: the loaded engine
+ * saves the same bytes, and goes on with the same scores and alerts (the event's
+ * ANOMALY_END among them). */
 static void test_magnitude_history_round_trip(void **state) {
     (void)state;
     tu_case_seed(5005);
@@ -946,12 +1076,19 @@ static void test_magnitude_history_round_trip(void **state) {
     st_env_add(&env_a, "w", p), st_env_add(&env_b, "w", p);
     env_a.keep_scores = env_b.keep_scores = 1;
     st_input in = st_make_input("w", 2000, 0, 0, 0);
+    double lo = in.v[0], hi = in.v[0];
+    for (size_t k = 0; k < in.n; k++)
+        lo = fmin(lo, in.v[k]), hi = fmax(hi, in.v[k]);
+    for (size_t k = 1440; k < in.n; k++) /* a level shift of 2 ranges at 1440 */
+        in.v[k] += 2 * (hi - lo);
     tss_engine *a = st_engine(&env_a, 1, 0);
     st_input first = part(&in, 0, 1450);
     st_feed(a, &first, 1, 9, 0.5);
     const tss_robust *g = &stream_of(a, "w")->det.mag;
     assert_int_equal(g->n, TSS_ROBUST_HISTORY);
-    assert_true(g->head != 0 && g->ready); /* wrapped: two runs on disk */
+    assert_true(g->head != 0 && g->ready && g->since > 0); /* wrapped: two runs on disk */
+    assert_true(stream_of(a, "w")->det.open);
+    assert_int_equal(stream_of(a, "w")->det.peak.view, TSS_VIEW_MAGNITUDE);
     size_t len, len2;
     unsigned char *buf = save_bytes(a, &len);
     ck_record r;
@@ -965,7 +1102,7 @@ static void test_magnitude_history_round_trip(void **state) {
     char err[256] = "";
     if (load_bytes(b, buf, len, err, sizeof err) != 0)
         fail_msg("load: %s", err);
-    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 0);
+    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 1);
     unsigned char *again = save_bytes(b, &len2);
     assert_int_equal(len2, len);
     assert_memory_equal(again, buf, len);
@@ -976,8 +1113,14 @@ static void test_magnitude_history_round_trip(void **state) {
     tu_rng_init(78);
     st_feed(b, &rest, 1, 9, 0.5);
     assert_true(env_a.scores.n - scores_before >= rest.n - 1);
-    assert_same_output(&env_a, before, scores_before, &env_b, 0, 0);
-    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 1e-9);
+    const fed fd = {&in, 1};
+    assert_same_output(&fd, &env_a, before, scores_before, &env_b, 0, 0);
+    size_t ends = 0;
+    st_alert *end = st_select(&env_b.log, "w", TSS_ALERT_ANOMALY_END, &ends);
+    assert_true(ends > 0 && end[0].a.event_start_seq < 1450); /* the event open at the save */
+    assert_int_equal(end[0].a.view, TSS_VIEW_MAGNITUDE);
+    free(end);
+    assert_same_magnitude(stream_of(a, "w"), stream_of(b, "w"), 0);
     free(buf), free(again);
     tss_engine_destroy(&a), tss_engine_destroy(&b);
     st_input_free(&in);
@@ -1055,7 +1198,8 @@ static void test_version_4_loads(void **state) {
     st_feed(e4, rest, 3, 40, 0.5);
     tu_rng_init(79);
     st_feed(e5, rest, 3, 40, 0.5);
-    assert_same_output(&env_4, 0, 0, &env_5, 0, 0);
+    const fed fd = {in, 3};
+    assert_same_output(&fd, &env_4, 0, 0, &env_5, 0, 0);
     /* the magnitude score restarted: none before TSS_ROBUST_MIN finite magnitudes after
      * the restore, then some (the uninterrupted engine has them at once) */
     for (int k = 0; k < 3; k++) {
