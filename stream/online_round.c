@@ -164,35 +164,32 @@ typedef struct {
 
 /* The level view (level.h) and the magnitude view's score (robust.h) of subsequence
  * x[i .. i + m - 1] against its window's history x[base .. i - 1] into sc, the magnitude
- * distance mag then joining the stream's history of them. The magnitude score's unit
- * is 1% of sqrt(m) times the range of that history (floored as the level view's width):
- * a difference immaterial against the stream's range never scores high. Both NAN when
- * the level's block ranges could not be kept (memory). */
+ * distance then joining the stream's history of them. The magnitude score's unit is
+ * 1% of sqrt(m) times the width of that history's range (the level view's): a
+ * difference immaterial against the stream's range never scores high. Both NAN when
+ * the level's runs could not be kept (memory). */
 static void views_of(tss_stream *s, const double *xh, uint64_t x0, size_t base, size_t i,
-                     int level_ok, tss_scored *sc) {
+                     tss_scored *sc) {
     const uint32_t m = s->p.subsequence;
-    sc->level = sc->magnitude_score = NAN;
-    if (level_ok && base < i) {
-        double lo, hi;
-        tss_level_range(&s->level, xh, x0, base, i, &lo, &hi);
-        const double width = tss_level_width(lo, hi);
-        sc->level = tss_level_beyond(&s->level, xh, x0, i, m, lo, hi);
-        sc->magnitude_score = tss_robust_score(&s->det.mag, sc->magnitude, 0.01 * sqrt((double)m) * width);
-    }
+    double width;
+    sc->magnitude_score = NAN;
+    if (tss_level_at(&s->level, xh, x0, base, i, m, &width, &sc->level) == 0)
+        sc->magnitude_score =
+            tss_robust_score(&s->det.mag, sc->magnitude, 0.01 * sqrt((double)m) * width);
     (void)tss_robust_add(&s->det.mag, sc->magnitude);
 }
 
 /* Scores one job's outputs (x0 = sequence number of x[0]): each completed subsequence
  * with a left neighbour gets its views and goes through the stream's detection
  * (detect.h), armed once the window holds its warm-up; the level view (level.h) comes
- * from the host ring, which already holds the round's samples at the job's positions.
+ * from the host ring, which already holds the round's samples at the job's positions
+ * (a left neighbour means at least excl >= 1 samples of history: base < i).
  * The alerts it queues get their timestamps from the host ring. */
 static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, uint64_t x0,
                   tss_score_fn on_score, void *user) {
     const uint32_t m = s->p.subsequence, warm = tss_stream_warm(s), W = jb->window;
     const size_t queued = s->out.n;
     const double *xh = s->ring.v + jb->pos0; /* x[0 .. fill + nnew) on the host */
-    const int level_ok = tss_level_feed(&s->level, xh, x0, jb->fill, jb->fill + jb->nnew, W) == 0;
     for (uint32_t k = 0; k < jb->nnew; k++) {
         if (!isfinite(out->nn[k])) /* no subsequence yet, or no left neighbour */
             continue;
@@ -206,7 +203,7 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
             .magnitude = out->mag[k],
             .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
         };
-        views_of(s, xh, x0, base, i, level_ok, &sc);
+        views_of(s, xh, x0, base, i, &sc);
         tss_detect_step(s, &sc, fill, fill >= warm);
         if (on_score)
             on_score(user, s->id, &sc);

@@ -95,6 +95,7 @@ void tss_stream_destroy(tss_stream **self_p) {
 void tss_stream_restart(tss_stream *s) {
     tss_detect_close(s, s->proc_seq ? s->proc_seq - 1 : 0);
     tss_ring_clear(&s->ring);
+    tss_level_reset(&s->level);
     s->on.st.valid = 0;
     s->since_pass = 0;
 }

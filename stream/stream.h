@@ -63,7 +63,7 @@ struct tss_stream {
     /* window side */
     tss_ring ring;
     tss_online on;
-    tss_level level;     /* the level view's block ranges (level.h), host side */
+    tss_level level;     /* the level view's sliding runs (level.h), host side */
     uint64_t proc_seq;   /* sequence number of the next sample to enter the window */
     uint64_t since_pass; /* samples since the last pass or restart */
 
