@@ -31,6 +31,7 @@ void tss_ring_free(tss_ring *r) {
 void tss_ring_clear(tss_ring *r) {
     r->head = 0;
     r->fill = 0;
+    r->held = 0;
 }
 
 void tss_ring_push(tss_ring *r, double v, int64_t ts) {
@@ -40,6 +41,8 @@ void tss_ring_push(tss_ring *r, double v, int64_t ts) {
     r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
     if (r->fill < r->window)
         r->fill++;
+    if (r->held < r->cap)
+        r->held++;
 }
 
 void tss_ring_append(tss_ring *r, const double *v, const int64_t *ts, uint32_t n) {
@@ -53,6 +56,7 @@ void tss_ring_append(tss_ring *r, const double *v, const int64_t *ts, uint32_t n
         done += run;
     }
     r->fill = r->window - r->fill < n ? r->window : r->fill + n;
+    r->held = r->cap - r->held < n ? r->cap : r->held + n;
 }
 
 uint32_t tss_ring_start(const tss_ring *r) {

@@ -17,6 +17,8 @@ typedef struct {
     uint32_t window, cap; /* W and cap = W + slack */
     uint32_t head;        /* position of the next write */
     uint32_t fill;        /* samples in the window, <= W */
+    uint32_t held;        /* samples whose timestamps the ring holds, <= cap: the window
+                           * and those that left it since it was last emptied */
     double *v;            /* 2 cap values, mirrored */
     int64_t *ts;          /* cap timestamps */
 } tss_ring;
@@ -38,7 +40,7 @@ void tss_ring_append(tss_ring *r, const double *v, const int64_t *ts, uint32_t n
 /* Position of the window's oldest sample; the window is r->v[start .. start + fill). */
 uint32_t tss_ring_start(const tss_ring *r);
 /* Timestamp of the sample `back` places before the next write (1 = the newest), for
- * 1 <= back <= cap. */
+ * 1 <= back <= held. */
 int64_t tss_ring_ts_back(const tss_ring *r, uint64_t back);
 /* Bytes held (0 before tss_ring_alloc). */
 uint64_t tss_ring_bytes(const tss_ring *r);

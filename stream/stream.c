@@ -162,7 +162,9 @@ int tss_stream_set_params(tss_stream *s, const tss_params *np) {
 }
 
 int64_t tss_stream_ts(const tss_stream *s, uint64_t seq) {
-    if (!s->ring.v || seq >= s->proc_seq || s->proc_seq - seq > s->ring.cap)
+    /* (only the samples the ring still holds: after a restart or a restore the slots
+     * beyond them hold other samples' timestamps, or none) */
+    if (!s->ring.v || seq >= s->proc_seq || s->proc_seq - seq > s->ring.held)
         return 0;
     return tss_ring_ts_back(&s->ring, s->proc_seq - seq);
 }

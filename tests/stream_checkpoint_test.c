@@ -510,9 +510,13 @@ static void test_hostile_checkpoints(void **state) {
     fclose(f);
     assert_int_equal(tss_engine_stream_count(e), 1);
     assert_int_equal(rep.dropped, 1);
-    assert_string_equal(rep.first_dropped, "k");
+    /* (which stream came first depends on the batches the seed drew) */
+    tss_stream_info first;
+    assert_int_equal(tss_engine_stream_at(all, 0, &first), 0);
+    const char *later = strcmp(first.id, "h") == 0 ? "k" : "h";
+    assert_string_equal(rep.first_dropped, later);
     assert_int_equal(rep.read_errno, 0);
-    assert_same_info(all, e, "h");
+    assert_same_info(all, e, first.id);
     tss_engine_destroy(&e), tss_engine_destroy(&all);
     /* a dropped record is still checked: a bad field in it refuses the file */
     memcpy(bad, buf, len);
@@ -1340,7 +1344,7 @@ static void test_hostile_magnitude_history(void **state) {
         {"a NaN value", e_nan_value, "stream 0: non-finite value in the magnitude history"},
         {"an infinite value", e_inf_value, "stream 0: non-finite value in the magnitude history"},
         {"a refresh's worth since the last", e_since_refresh,
-         "stream 0: bad magnitude history state: 1000 values, 64 since"},
+         "stream 0: bad magnitude history state: 1000 values, "},
         {"values since a refresh before the first", e_since_unready,
          "stream 1: bad magnitude history state"},
         {"ready 2", e_ready_two, "stream 0: bad magnitude history state"},
