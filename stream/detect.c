@@ -91,26 +91,43 @@ void tss_detect_close(tss_stream *s, uint64_t detected) {
         end_event(s, detected);
 }
 
-void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed) {
+/* The scores of sc that events do not follow: the shape view's (its comparable value v
+ * against the history before it) and the level's; with a numeric range the shape
+ * score is also sc's score. */
+static void fill_scores(const tss_stream *s, tss_scored *sc, double v) {
+    sc->shape_score = tss_calib_score(&s->det.cal, v).score;
+    sc->level_score = tss_level_score(sc->level);
+    if (!isnan(s->p.range))
+        sc->score = sc->shape_score;
+}
+
+void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, int every) {
     tss_detect *d = &s->det;
     const double v = tss_detect_value(s, sc->raw, fill);
     d->last_value = v;
-    sc->shape_score = tss_calib_score(&d->cal, v).score;
-    sc->level_score = tss_level_score(sc->level);
     sc->view = isnan(s->p.range) ? TSS_VIEW_MAGNITUDE : TSS_VIEW_SHAPE;
-    sc->score = isnan(s->p.range) ? sc->magnitude_score : sc->shape_score;
+    sc->score = isnan(s->p.range) ? sc->magnitude_score : NAN;
+    sc->shape_score = sc->level_score = NAN;
+    int filled = every;
+    if (every)
+        fill_scores(s, sc, v);
     if (d->open) {
         /* the peak is the event's highest subsequence among those that keep it open,
          * so that it lies within the extent ANOMALY_END reports */
         if (passes(s, sc, TSS_LEVEL_STAY)) {
-            if (isnan(s->p.range) ? sc->score > d->peak.score : sc->raw > d->peak.distance)
+            if (isnan(s->p.range) ? sc->score > d->peak.score : sc->raw > d->peak.distance) {
+                if (!filled)
+                    fill_scores(s, sc, v), filled = 1;
                 d->peak = subsequence_alert(s, TSS_ALERT_ANOMALY, sc);
+            }
             d->last = sc->start;
             d->below = 0;
         } else if (++d->below >= s->p.subsequence) {
             end_event(s, sc->start + s->p.subsequence - 1);
         }
     } else if (armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+        if (!filled)
+            fill_scores(s, sc, v), filled = 1;
         tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, sc);
         tss_stream_alert(s, &a);
         d->open = 1;
@@ -121,6 +138,8 @@ void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed) {
         d->peak = a;
     }
     if (s->p.left_discord && armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+        if (!filled)
+            fill_scores(s, sc, v), filled = 1;
         tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, sc);
         tss_stream_alert(s, &a);
     }

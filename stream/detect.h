@@ -76,12 +76,13 @@ double tss_detect_value(const tss_stream *s, double raw, uint64_t fill);
 
 /* One completed subsequence of s, its views in sc (start, m, raw finite, neighbor,
  * magnitude, magnitude_neighbor, magnitude_score, level), completed when the window held
- * fill samples; armed when the window holds its warm-up. Fills in sc's shape_score (the
- * raw score's comparable value against the history before it), level_score, score and
- * view; queues ANOMALY, ANOMALY_END and LEFT_DISCORD alerts on s (their timestamps
- * filled in by the caller's round); then adds the comparable value to the history.
- * O(1) while no event is open. */
-void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed);
+ * fill samples; armed when the window holds its warm-up. Fills in sc's score and view,
+ * and its shape_score (the raw score's comparable value against the history before it)
+ * and level_score when `every` is set or an alert carries them (else NAN: they cost a
+ * rank and a pow, and only alerts and on_score read them); queues ANOMALY, ANOMALY_END
+ * and LEFT_DISCORD alerts on s (their timestamps filled in by the caller's round); then
+ * adds the comparable value to the history. O(1) while no event is open. */
+void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, int every);
 
 /* Closes the open event, if any, at sample `detected` (a restart of the window:
  * nothing is compared across it), queuing its ANOMALY_END on s. */

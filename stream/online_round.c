@@ -204,7 +204,7 @@ static void score(tss_stream *s, const tsm_online_job *jb, const job_out *out, u
             .magnitude_neighbor = x0 + (uint64_t)out->mag_idx[k],
         };
         views_of(s, xh, x0, base, i, &sc);
-        tss_detect_step(s, &sc, fill, fill >= warm);
+        tss_detect_step(s, &sc, fill, fill >= warm, on_score != NULL);
         if (on_score)
             on_score(user, s->id, &sc);
     }

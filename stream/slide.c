@@ -10,7 +10,7 @@ static void q_free(tss_monoq *q) {
     *q = (tss_monoq){0};
 }
 
-/* Room for one more entry; 0 or -1. */
+/* Room for one more entry (a capacity doubled from 64: always a power of two); 0 or -1. */
 static int q_room(tss_monoq *q) {
     if (q->n < q->cap)
         return 0;
@@ -23,7 +23,7 @@ static int q_room(tss_monoq *q) {
         return -1;
     }
     for (uint32_t k = 0; k < q->n; k++) { /* unrolled from the ring, oldest first */
-        const uint32_t at = (q->head + k) % q->cap;
+        const uint32_t at = (q->head + k) & (q->cap - 1);
         seq[k] = q->seq[at], v[k] = q->v[at];
     }
     free(q->seq);
@@ -32,9 +32,9 @@ static int q_room(tss_monoq *q) {
     return 0;
 }
 
-/* The newest entry's slot. */
+/* The newest entry's slot (cap is a power of two). */
 static uint32_t q_back(const tss_monoq *q) {
-    return (q->head + q->n - 1) % q->cap;
+    return (q->head + q->n - 1) & (q->cap - 1);
 }
 
 /* Sample (seq, v) enters: the entries it dominates (worse or equal, `below` telling
@@ -42,9 +42,9 @@ static uint32_t q_back(const tss_monoq *q) {
 static int q_push(tss_monoq *q, uint64_t seq, double v, int below) {
     while (q->n && (below ? q->v[q_back(q)] >= v : q->v[q_back(q)] <= v))
         q->n--;
-    if (q_room(q) != 0)
+    if (q->n == q->cap && q_room(q) != 0)
         return -1;
-    const uint32_t at = (q->head + q->n) % q->cap;
+    const uint32_t at = (q->head + q->n) & (q->cap - 1);
     q->seq[at] = seq, q->v[at] = v;
     q->n++;
     return 0;
@@ -53,7 +53,7 @@ static int q_push(tss_monoq *q, uint64_t seq, double v, int below) {
 /* The entries before sequence number a leave from the front. */
 static void q_drop(tss_monoq *q, uint64_t a) {
     while (q->n && q->seq[q->head] < a) {
-        q->head = (q->head + 1) % q->cap;
+        q->head = (q->head + 1) & (q->cap - 1);
         q->n--;
     }
 }
