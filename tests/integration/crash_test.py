@@ -80,6 +80,8 @@ ALL = 0xffffffff   # TSS_CKPT_ALL: the group of a file of every stream
 ALERT_KINDS = 8    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
 CALIB_HISTORY = 1000  # TSS_CALIB_HISTORY: the score history's ring of 16-bit bins
 ROBUST_HISTORY = 1000  # TSS_ROBUST_HISTORY: the magnitude history's values at most
+ROBUST_MIN = 250       # TSS_ROBUST_MIN: values before its first refresh
+ROBUST_REFRESH = 256   # TSS_ROBUST_REFRESH: values between refreshes
 MAG_HEAD = "IIBdd"     # version 5: the magnitude history's n, since, ready, median, MAD
 PEAK_VIEWS = "BddddQd"  # version 5: the peak's view, 3 scores, magnitude, neighbour, level
 
@@ -141,7 +143,8 @@ def parse_checkpoint(data, records=None, parts=None):
         if version >= 5:
             mag = at
             n, since, ready, _, mad = take(MAG_HEAD)  # the magnitude history
-            if n > ROBUST_HISTORY or ready != (n >= 250) or since >= 64 or mad < 0:
+            if (n > ROBUST_HISTORY or ready != (n >= ROBUST_MIN) or since >= ROBUST_REFRESH
+                    or mad < 0):
                 raise ValueError("%s: magnitude history of %d values, ready %d, since %d"
                                  % (sid, n, ready, since))
             at += 8 * n                           # its values, oldest first
