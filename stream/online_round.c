@@ -173,9 +173,10 @@ static void views_of(tss_stream *s, const double *xh, uint64_t x0, size_t base, 
     const uint32_t m = s->p.subsequence;
     double width;
     sc->magnitude_score = NAN;
-    if (tss_level_at(&s->level, xh, x0, base, i, m, &width, &sc->level) == 0)
-        sc->magnitude_score =
-            tss_robust_score(&s->det.mag, sc->magnitude, 0.01 * sqrt((double)m) * width);
+    if (tss_level_at(&s->level, xh, x0, base, i, m, &width, &sc->level) == 0) {
+        const double unit = TSS_MAGNITUDE_FLOOR * sqrt((double)m) * width;
+        sc->magnitude_score = tss_robust_score(&s->det.mag, sc->magnitude, unit);
+    }
     (void)tss_robust_add(&s->det.mag, sc->magnitude);
 }
 

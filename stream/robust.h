@@ -25,6 +25,9 @@
 #define TSS_ROBUST_HISTORY 1000
 #define TSS_ROBUST_MIN     250 /* a quarter of the history */
 #define TSS_ROBUST_REFRESH 256 /* a quarter of the history */
+/* The magnitude view's unit: this share of sqrt(m) times the width of the window's range
+ * before the subsequence (its materiality gate, online_round.c). */
+#define TSS_MAGNITUDE_FLOOR 0.01
 
 typedef struct {
     double *ring; /* TSS_ROBUST_HISTORY values, oldest at head - n (NULL until the first) */
