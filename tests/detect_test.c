@@ -39,8 +39,7 @@ static void check(const char *name, size_t step, const tss_alert *got, const ref
     if ((int)got->kind != want->kind || got->start_seq != want->start ||
         got->neighbor_seq != want->neighbor || got->detected_seq != want->detected ||
         got->tail != want->tail || fabs(got->score - want->score) > TOL ||
-        fabs(got->shape_score - want->shape_score) > TOL ||
-        got->distance != want->raw ||
+        fabs(got->shape_score - want->shape_score) > TOL || got->distance != want->raw ||
         ((got->kind == TSS_ALERT_ANOMALY || got->kind == TSS_ALERT_ANOMALY_END) &&
          (got->event_start_seq != want->event_start || got->event_end_seq != want->event_end)))
         fail_msg("%s, step %zu: got kind %d start %llu [%llu, %llu) det %llu tail %d score "
@@ -51,6 +50,17 @@ static void check(const char *name, size_t step, const tss_alert *got, const ref
                  (unsigned long long)want->start, (unsigned long long)want->event_start,
                  (unsigned long long)want->event_end, (unsigned long long)want->detected,
                  want->tail, want->score);
+}
+
+/* The views of subsequence start (length m, shape raw score raw to its neighbour,
+ * magnitude score mag; no level) as tss_detect_step takes them. */
+static tss_scored views(uint64_t start, uint32_t m, double raw, uint64_t neighbor, double mag) {
+    return (tss_scored){.start = start,
+                        .m = m,
+                        .raw = raw,
+                        .neighbor = neighbor,
+                        .magnitude_score = mag,
+                        .level = NAN};
 }
 
 /* Whether x and y are equal, or both NAN. */
@@ -111,8 +121,7 @@ static size_t run_case(const char *name, uint32_t m, double threshold, double th
         ref_alert want[3];
         size_t nw = ref_events_step(&ev, k, raw, k / 2, mag, fill, k >= armed_from, want);
         s->out.n = 0;
-        tss_scored sc = {.start = k, .m = m, .raw = raw, .neighbor = k / 2,
-                         .magnitude_score = mag, .level = NAN};
+        tss_scored sc = views(k, m, raw, k / 2, mag);
         tss_detect_step(s, &sc, fill, k >= armed_from, k % 2);
         /* every other step fills every score (as for on_score), the others only what
          * events and alerts need */
@@ -155,8 +164,7 @@ static void test_events_against_reference(void **state) {
 /* One full window's subsequence starting at start (raw shape score raw, its neighbour
  * at neighbor; magnitude score 0), armed. */
 static void step(tss_stream *s, uint64_t start, double raw, uint64_t neighbor) {
-    tss_scored sc = {.start = start, .m = s->p.subsequence, .raw = raw, .neighbor = neighbor,
-                     .magnitude_score = 0.0, .level = NAN};
+    tss_scored sc = views(start, s->p.subsequence, raw, neighbor, 0.0);
     tss_detect_step(s, &sc, s->p.window, 1, 0);
 }
 
@@ -267,8 +275,7 @@ static size_t filling_passes(int scaled) {
                      pow((double)n / (double)full, -1.0 / (TSS_CALIB_DIM * m));
         const uint64_t seen = scaled ? fill : s->p.window;
         const tss_score want = tss_calib_score(&s->det.cal, tss_detect_value(s, raw, seen));
-        tss_scored sc = {.start = k, .m = m, .raw = raw, .neighbor = k / 2,
-                         .magnitude_score = NAN, .level = NAN};
+        tss_scored sc = views(k, m, raw, k / 2, NAN);
         tss_detect_step(s, &sc, seen, 1, 1);
         assert_true(same(sc.shape_score, want.score));
         passed += want.score >= 0.95 && want.tail == TSS_TAIL_NEAR;

@@ -32,7 +32,10 @@ static void check_stream(size_t n, double (*draw)(size_t)) {
      * refreshed scores as the definition refreshed at that point would */
     tss_robust again = {0};
     for (uint32_t k = 0; k < r.n; k++)
-        assert_int_equal(tss_robust_add(&again, r.ring[(r.head + TSS_ROBUST_HISTORY - r.n + k) % TSS_ROBUST_HISTORY]), 0);
+        assert_int_equal(
+            tss_robust_add(&again,
+                           r.ring[(r.head + TSS_ROBUST_HISTORY - r.n + k) % TSS_ROBUST_HISTORY]),
+            0);
     tss_robust_refresh(&again);
     ref.refreshed = ref.n;
     const double v = draw(n);

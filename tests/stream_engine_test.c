@@ -92,7 +92,7 @@ typedef struct {
 typedef struct {
     ref_events ev;
     ref_robust mag; /* the magnitude view's history */
-    span *pub; /* published spans: closed events, DISCORDs */
+    span *pub;      /* published spans: closed events, DISCORDs */
     size_t npub;
     span *motif; /* published MOTIF pairs */
     size_t nmotif;

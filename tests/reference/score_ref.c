@@ -2,7 +2,7 @@
 /* score_ref.c - the calibrated score and the events, from their definitions. */
 #include "score_ref.h"
 
-#include "calib.h" /* the definition's constants: history, grid, tail share, floor */
+#include "calib.h"  /* the definition's constants: history, grid, tail share, floor */
 #include "robust.h" /* its constants and Student's t tail (tested against tables in robust_test) */
 
 #include <math.h>
@@ -139,9 +139,9 @@ size_t ref_events_close(ref_events *ev, uint64_t detected, ref_alert *out) {
     if (!ev->open)
         return 0;
     ev->open = 0;
-    *out = (ref_alert){6,        ev->peak_start, ev->peak_neighbor, ev->first,
-                       ev->last + ev->m, detected, ev->peak_raw, ev->peak_score,
-                       ev->peak_shape, ev->tail};
+    *out =
+        (ref_alert){6,        ev->peak_start, ev->peak_neighbor, ev->first,      ev->last + ev->m,
+                    detected, ev->peak_raw,   ev->peak_score,    ev->peak_shape, ev->tail};
     return 1;
 }
 
