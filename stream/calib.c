@@ -22,11 +22,10 @@ static double center(int b) {
     return (double)v_of(b) / (2.0 * BINS);
 }
 
-void tss_calib_init(tss_calib *c, uint32_t m, double open, double stay) {
+void tss_calib_init(tss_calib *c, uint32_t m, double threshold) {
     memset(c, 0, sizeof *c);
     c->scale = 2.0 * sqrt((double)m);
-    c->level[TSS_LEVEL_OPEN] = open;
-    c->level[TSS_LEVEL_STAY] = stay;
+    c->threshold = threshold;
     c->far.edge = BINS; /* empty: above every bin */
     c->near.edge = -1;  /* empty: below every bin */
 }
@@ -233,28 +232,23 @@ static gpd fit_near(const tss_calib *c) {
     return fit(c, &c->near);
 }
 
-/* p_far of bin b; above `most` it may return any value above `most` (a verdict only
- * needs to know that: ranks are not counted then). */
-static double p_far(const tss_calib *c, int b, double most) {
+/* p_far of bin b. */
+static double p_far(const tss_calib *c, int b) {
     const double n1 = (double)c->n + 1.0;
     if (c->far.n > 0 && b > c->far.edge) {
         gpd g = fit_far(c);
         return g.k / n1 * survival(&g, center(b) - g.t);
     }
-    if ((1.0 + c->far.n) / n1 > most) /* a body bin is past the tail: p >= this */
-        return (1.0 + c->far.n) / n1;
     return (1.0 + count_from(c, b)) / n1;
 }
 
 /* p_near of bin b >= 1, likewise. */
-static double p_near(const tss_calib *c, int b, double most) {
+static double p_near(const tss_calib *c, int b) {
     const double n1 = (double)c->n + 1.0;
     if (c->near.n > 0 && b < c->near.edge) {
         gpd g = fit_near(c);
         return g.k / n1 * survival(&g, g.t - center(b));
     }
-    if ((1.0 + c->near.n) / n1 > most)
-        return (1.0 + c->near.n) / n1;
     return (1.0 + c->n - count_from(c, b + 1)) / n1;
 }
 
@@ -274,35 +268,21 @@ tss_score tss_calib_score(const tss_calib *c, double raw) {
     const int b = tss_calib_bin(c, raw);
     if (b == 0)
         return NO_SCORE; /* an exact repeat */
-    double pf = p_far(c, b, 1.0), pn = p_near(c, b, 1.0);
+    double pf = p_far(c, b), pn = p_near(c, b);
     return pf <= pn ? make(pf, TSS_TAIL_FAR) : make(pn, TSS_TAIL_NEAR);
-}
-
-int tss_calib_level(const tss_calib *c, double raw, int L) {
-    if (!tss_calib_ready(c))
-        return 0;
-    const int b = tss_calib_bin(c, raw);
-    if (b == 0)
-        return 0;
-    /* p <= (1 - level) / 2 is needed; allow a rounding's worth more, then decide on the
-     * score itself, as tss_calib_score computes it */
-    const double most = (1.0 - c->level[L]) / 2.0 * (1.0 + 1e-9);
-    double pf = p_far(c, b, most), pn = p_near(c, b, most);
-    double p = pf <= pn ? pf : pn;
-    return p <= most && make(p, TSS_TAIL_FAR).score >= c->level[L];
 }
 
 tss_score tss_calib_score_far(const tss_calib *c, double raw) {
     if (!tss_calib_ready(c))
         return NO_SCORE;
     const int b = tss_calib_bin(c, raw);
-    return b == 0 ? NO_SCORE : make(p_far(c, b, 1.0), TSS_TAIL_FAR);
+    return b == 0 ? NO_SCORE : make(p_far(c, b), TSS_TAIL_FAR);
 }
 
-double tss_calib_far_raw(const tss_calib *c, int L) {
+double tss_calib_far_raw(const tss_calib *c) {
     if (!tss_calib_ready(c))
         return INFINITY;
-    const double q = (1.0 - c->level[L]) / 2.0;
+    const double q = (1.0 - c->threshold) / 2.0;
     const double n1 = (double)c->n + 1.0;
     int b = BINS - 1;
     if (c->far.n > 0 && q < tail_want(c) / n1) { /* in the tail: from the GPD's inverse */
@@ -312,9 +292,9 @@ double tss_calib_far_raw(const tss_calib *c, int L) {
         b = b <= c->far.edge ? c->far.edge + 1 : b;
     }
     /* settle on the lowest bin that passes (p_far is non-increasing in the bin) */
-    while (b < BINS && tss_calib_score_far(c, (b + 0.5) / BINS * c->scale).score < c->level[L])
+    while (b < BINS && tss_calib_score_far(c, (b + 0.5) / BINS * c->scale).score < c->threshold)
         b++;
-    while (b > 1 && tss_calib_score_far(c, (b - 0.5) / BINS * c->scale).score >= c->level[L])
+    while (b > 1 && tss_calib_score_far(c, (b - 0.5) / BINS * c->scale).score >= c->threshold)
         b--;
     return b >= BINS ? INFINITY : (double)b / BINS * c->scale;
 }

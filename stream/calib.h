@@ -44,12 +44,11 @@
  * (tss_calib_comparable), k = TSS_CALIB_DIM m; a full window's are unchanged.
  *
  * Cost. Adding a raw score is O(1) amortised: a ring of bins, their counts, and the two
- * tails' counts and sums, whose edges move as values come and go. The verdict on a
- * raw score (tss_calib_level) is a comparison with the tails' edges for most scores,
- * one pow() for those inside a tail, and a rank (O(sqrt(bins))) only for the lower
- * level threshold_end, which open events ask for. Everything is exact and
+ * tails' counts and sums, whose edges move as values come and go. A score is one pow()
+ * inside a tail and a rank (O(sqrt(bins))) in the body. Everything is exact and
  * deterministic: the same raw scores give the same scores on every backend and after
- * a checkpoint. */
+ * a checkpoint. (Since the views, events follow the magnitude view's score (detect.h):
+ * this one is the shape view's, and the DISCORD passes judge by it.) */
 #ifndef TSS_CALIB_H
 #define TSS_CALIB_H
 
@@ -62,9 +61,6 @@
 #define TSS_CALIB_FLOOR   0.02 /* raw / (2 sqrt m) below this: an exact repeat */
 #define TSS_CALIB_EXCESS  0.05 /* least mean excess of a tail, relative to its quantile */
 #define TSS_CALIB_DIM     0.75 /* k / m, the dimension of the candidate scaling */
-
-/* The two levels a stream's events compare scores with (params: threshold, threshold_end). */
-enum { TSS_LEVEL_OPEN = 0, TSS_LEVEL_STAY = 1, TSS_LEVELS = 2 };
 
 typedef enum { TSS_TAIL_NONE = 0, TSS_TAIL_FAR = 1, TSS_TAIL_NEAR = 2 } tss_tail;
 
@@ -85,7 +81,7 @@ typedef struct {
 
 typedef struct {
     double scale;                        /* 2 sqrt(m) */
-    double level[TSS_LEVELS];            /* score levels (the stream's threshold, threshold_end) */
+    double threshold;                    /* the score a DISCORD must reach (the stream's) */
     uint32_t n, head;                    /* raw scores held (<= HISTORY), next ring slot */
     uint16_t ring[TSS_CALIB_HISTORY];    /* their bins, oldest at head - n (mod HISTORY) */
     uint16_t count[TSS_CALIB_BINS];      /* of the ring's bins */
@@ -95,7 +91,7 @@ typedef struct {
 
 /* An empty calibrator for subsequence length m and the score levels open and stay
  * (0 < stay <= open < 1). */
-void tss_calib_init(tss_calib *c, uint32_t m, double open, double stay);
+void tss_calib_init(tss_calib *c, uint32_t m, double threshold);
 /* Whether scores are defined (TSS_CALIB_MIN raw scores in the history). */
 static inline int tss_calib_ready(const tss_calib *c) {
     return c->n >= TSS_CALIB_MIN;
@@ -109,18 +105,15 @@ double tss_calib_comparable(const tss_calib *c, double raw, uint64_t n, uint64_t
 double tss_calib_shrink(const tss_calib *c, uint64_t n, uint64_t n_full);
 /* The bin of a raw score (0: an exact repeat, or not finite). */
 int tss_calib_bin(const tss_calib *c, double raw);
-/* Whether raw scores at least level L (0 when not ready): exactly
- * tss_calib_score(c, raw).score >= c->level[L], cheaper. */
-int tss_calib_level(const tss_calib *c, double raw, int L);
 /* The score of a raw score; score 0, p 1 when not ready. O(1) in the tails,
  * O(sqrt(bins)) in the body. */
 tss_score tss_calib_score(const tss_calib *c, double raw);
 /* The score of a raw score on the FAR side only (a two-sided nearest-neighbour distance,
  * whose NEAR side means nothing): 1 - min(1, 2 p_far). */
 tss_score tss_calib_score_far(const tss_calib *c, double raw);
-/* The smallest raw score whose FAR side reaches level L (the DISCORD pass's range): the
- * lower edge of the first bin that does; INFINITY when not ready or none does. */
-double tss_calib_far_raw(const tss_calib *c, int L);
+/* The smallest raw score whose FAR side reaches the threshold (the DISCORD pass's range):
+ * the lower edge of the first bin that does; INFINITY when not ready or none does. */
+double tss_calib_far_raw(const tss_calib *c);
 /* Adds a raw score to the history (a non-finite one is ignored); O(1) amortised. */
 void tss_calib_add(tss_calib *c, double raw);
 /* Recomputes the counts and the tails from the ring (after a checkpoint is read). */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 void tss_detect_reset(tss_detect *d, const tss_params *p, uint32_t m) {
-    tss_calib_init(&d->cal, m ? m : 1, p->threshold, p->threshold_end);
+    tss_calib_init(&d->cal, m ? m : 1, p->threshold);
     tss_robust_free(&d->mag);
     d->last_value = NAN;
     d->open = 0;
@@ -36,13 +36,13 @@ double tss_detect_value(const tss_stream *s, double raw, uint64_t fill) {
                                 tss_detect_candidates(s, s->p.window));
 }
 
-/* Whether subsequence sc opens (L = TSS_LEVEL_OPEN) or keeps open (TSS_LEVEL_STAY) an
- * event: its score against threshold or threshold_end, or with a numeric range its raw
- * shape distance against the range. */
-static int passes(const tss_stream *s, const tss_scored *sc, int L) {
+/* Whether subsequence sc reaches `level` (threshold opens an event, threshold_end keeps
+ * one open): its score, or with a numeric range its raw shape distance against the
+ * range. */
+static int passes(const tss_stream *s, const tss_scored *sc, double level) {
     if (!isnan(s->p.range))
         return sc->raw >= s->p.range;
-    return sc->score >= (L == TSS_LEVEL_OPEN ? s->p.threshold : s->p.threshold_end);
+    return sc->score >= level;
 }
 
 /* The alert of one subsequence (kind ANOMALY or LEFT_DISCORD). */
@@ -114,7 +114,7 @@ void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, in
     if (d->open) {
         /* the peak is the event's highest subsequence among those that keep it open,
          * so that it lies within the extent ANOMALY_END reports */
-        if (passes(s, sc, TSS_LEVEL_STAY)) {
+        if (passes(s, sc, s->p.threshold_end)) {
             if (isnan(s->p.range) ? sc->score > d->peak.score : sc->raw > d->peak.distance) {
                 if (!filled)
                     fill_scores(s, sc, v), filled = 1;
@@ -125,7 +125,7 @@ void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, in
         } else if (++d->below >= s->p.subsequence) {
             end_event(s, sc->start + s->p.subsequence - 1);
         }
-    } else if (armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+    } else if (armed && passes(s, sc, s->p.threshold)) {
         if (!filled)
             fill_scores(s, sc, v), filled = 1;
         tss_alert a = subsequence_alert(s, TSS_ALERT_ANOMALY, sc);
@@ -137,7 +137,7 @@ void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, in
         d->below = 0;
         d->peak = a;
     }
-    if (s->p.left_discord && armed && passes(s, sc, TSS_LEVEL_OPEN)) {
+    if (s->p.left_discord && armed && passes(s, sc, s->p.threshold)) {
         if (!filled)
             fill_scores(s, sc, v), filled = 1;
         tss_alert a = subsequence_alert(s, TSS_ALERT_LEFT_DISCORD, sc);

@@ -812,7 +812,7 @@ static void info_of(const tss_engine *e, const tss_stream *s, tss_stream_info *o
     out->calibrated = s->p.subsequence && s->ring.fill >= tss_stream_warm(s) &&
                       (!isnan(s->p.range) || tss_calib_ready(&d->cal));
     out->range = !isnan(s->p.range) ? s->p.range
-                 : out->calibrated  ? tss_calib_far_raw(&d->cal, TSS_LEVEL_OPEN)
+                 : out->calibrated  ? tss_calib_far_raw(&d->cal)
                                     : NAN;
     out->event_open = d->open;
     out->events = d->events;

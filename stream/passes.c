@@ -211,7 +211,7 @@ static int window_of(const tss_arena *a, tss_stream *s, double r, tsm_window *w)
  * candidates (the first: n - m + 1 - excl; the scaling only lowers a value, and less
  * with more candidates). Rounded down a little: discords() checks each score. */
 static double pass_range(const tss_stream *s) {
-    const double far = tss_calib_far_raw(&s->det.cal, TSS_LEVEL_OPEN);
+    const double far = tss_calib_far_raw(&s->det.cal);
     const uint64_t most = tss_detect_candidates(s, s->ring.fill); /* also n - m + 1 - excl */
     const double f = tss_calib_shrink(&s->det.cal, most, tss_detect_candidates(s, s->p.window));
     return isinf(far) ? far : far / f * (1.0 - 1e-9);

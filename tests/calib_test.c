@@ -3,10 +3,9 @@
  * (tests/reference/score_ref.c: the history sorted afresh for every query).
  *
  * Each case feeds a sequence of raw scores; before each one is added, its score, tail,
- * verdict at both levels and (every 97 steps) the FAR raw score of the threshold must
- * equal the reference's: scores to 1e-12 absolute (the same formulas on the same
- * values, computed incrementally against from scratch), verdicts exactly unless the
- * reference score is within 1e-12 of the level. Cases: uniform noise, a noisy level
+ * FAR score and (every 97 steps) the FAR raw score of the threshold must equal the
+ * reference's: scores to 1e-12 absolute (the same formulas on the same values,
+ * computed incrementally against from scratch). Cases: uniform noise, a noisy level
  * with spikes both ways, mostly exact repeats (below the floor), a drift, a constant
  * then a jump, values on bin edges, and m = 3, 16 and 128. Also: the history rebuilt
  * from its ring scores the same; a noise-free stream never passes; readiness at
@@ -65,10 +64,10 @@ static double gen_edges(size_t k, double scale) {
 /* Feeds n raw scores from gen into a calibrator and the reference, comparing before
  * each addition. */
 static void run_case(const char *name, gen_fn gen, size_t n, uint32_t m) {
-    const double open = 0.997, stay = 0.7, scale = 2.0 * sqrt((double)m);
+    const double open = 0.997, scale = 2.0 * sqrt((double)m);
     tss_calib *c = malloc(sizeof *c);
     assert_non_null(c);
-    tss_calib_init(c, m, open, stay);
+    tss_calib_init(c, m, open);
     ref_history h = {0};
     double hist[TSS_CALIB_HISTORY];
     size_t passed = 0;
@@ -81,20 +80,13 @@ static void run_case(const char *name, gen_fn gen, size_t n, uint32_t m) {
         if (fabs(got.score - want) > TOL || (want > 0 && (int)got.tail != tail))
             fail_msg("%s (m %u), step %zu, raw %.17g: score %.17g tail %d, reference %.17g tail %d",
                      name, m, k, raw, got.score, got.tail, want, tail);
-        const double level[2] = {open, stay};
-        for (int L = 0; L < 2; L++) {
-            int v = tss_calib_level(c, raw, L);
-            if (fabs(want - level[L]) > TOL && v != (want >= level[L]))
-                fail_msg("%s (m %u), step %zu: level %g verdict %d, reference score %.17g", name, m,
-                         k, level[L], v, want);
-        }
         passed += want >= open;
         double far = ref_score(hist, hn, raw, m, 1, NULL);
         if (fabs(tss_calib_score_far(c, raw).score - far) > TOL)
             fail_msg("%s (m %u), step %zu: far score %.17g, reference %.17g", name, m, k,
                      tss_calib_score_far(c, raw).score, far);
         if (k % 97 == 0) { /* the FAR raw of the threshold: lowest bin edge that passes */
-            double r = tss_calib_far_raw(c, TSS_LEVEL_OPEN);
+            double r = tss_calib_far_raw(c);
             if (isfinite(r)) {
                 double at = ref_score(hist, hn, r * (1 + 1e-12), m, 1, NULL);
                 double below = ref_score(hist, hn, r * (1 - 1e-9), m, 1, NULL);
@@ -144,19 +136,19 @@ static void test_noise_free_never_passes(void **state) {
     (void)state;
     tss_calib *c = malloc(sizeof *c);
     assert_non_null(c);
-    tss_calib_init(c, 64, 0.997, 0.7);
+    tss_calib_init(c, 64, 0.997);
     for (int k = 0; k < 5000; k++) {
         double raw = 1e-7 * (k % 13) + 1e-12 * k;
         if (k > TSS_CALIB_MIN) {
-            assert_false(tss_calib_level(c, raw, TSS_LEVEL_OPEN));
+            assert_false(tss_calib_score(c, raw).score >= 0.997);
             assert_true(tss_calib_score(c, raw).score == 0.0);
         }
         tss_calib_add(c, raw);
     }
     /* not even a real distance after it makes the exact repeats look unusual... */
-    assert_false(tss_calib_level(c, 1e-8, TSS_LEVEL_STAY));
+    assert_false(tss_calib_score(c, 1e-8).score >= 0.7);
     /* ...but a real one far beyond them is */
-    assert_true(tss_calib_level(c, 4.0, TSS_LEVEL_OPEN));
+    assert_true(tss_calib_score(c, 4.0).score >= 0.997);
     free(c);
 }
 
@@ -164,18 +156,18 @@ static void test_ready_and_nonfinite(void **state) {
     (void)state;
     tss_calib *c = malloc(sizeof *c);
     assert_non_null(c);
-    tss_calib_init(c, 16, 0.997, 0.7);
+    tss_calib_init(c, 16, 0.997);
     for (int k = 0; k < TSS_CALIB_MIN; k++) {
         assert_false(tss_calib_ready(c));
-        assert_true(isinf(tss_calib_far_raw(c, TSS_LEVEL_OPEN)));
-        assert_false(tss_calib_level(c, 100.0, TSS_LEVEL_OPEN));
+        assert_true(isinf(tss_calib_far_raw(c)));
+        assert_false(tss_calib_score(c, 100.0).score >= 0.997);
         tss_calib_add(c, 1.0 + 0.01 * (k % 7));
         tss_calib_add(c, NAN); /* ignored */
         tss_calib_add(c, INFINITY);
     }
     assert_true(tss_calib_ready(c));
     assert_int_equal(c->n, TSS_CALIB_MIN);
-    assert_true(tss_calib_level(c, 7.9, TSS_LEVEL_OPEN)); /* far beyond 1.0 .. 1.06 */
+    assert_true(tss_calib_score(c, 7.9).score >= 0.997); /* far beyond 1.0 .. 1.06 */
     assert_true(tss_calib_score(c, 7.9).tail == TSS_TAIL_FAR);
     assert_true(tss_calib_score(c, 0.3).tail == TSS_TAIL_NEAR);
     free(c);
@@ -192,7 +184,7 @@ static void test_comparable(void **state) {
         const uint32_t m = ms[q];
         const uint64_t full = 4096 - 2 * m + 1;
         tss_calib c;
-        tss_calib_init(&c, m, 0.997, 0.95);
+        tss_calib_init(&c, m, 0.997);
         const double scale = 2.0 * sqrt((double)m);
         assert_true(tss_calib_comparable(&c, 1.5, full, full) == 1.5);
         assert_true(tss_calib_comparable(&c, 1.5, full + 9, full) == 1.5);
