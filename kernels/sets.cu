@@ -63,6 +63,7 @@
  * device against the device-side count). */
 #include "scan.cuh"
 #include "sets.h"
+#include "sets_rule.h"
 
 #include <cub/agent/single_pass_scan_operators.cuh>
 #include <cub/block/block_scan.cuh>
@@ -95,22 +96,6 @@ template <typename K> struct set_tuning {
 
 /* Size ratio from which AUTO may take RANGE_SEARCH (see gpu_method). */
 #define SET_SEARCH_RATIO 32
-
-/* What an operation emits: an element of A without partner, of B without partner, one
- * copy per matched pair (as op_emits in sets.c). */
-struct set_emits {
-    int a, b, eq;
-};
-
-static __host__ __device__ set_emits emits_of(tsm_set_op op) {
-    switch (op) {
-    case TSM_SET_INTERSECT: return {0, 0, 1};
-    case TSM_SET_UNION: return {1, 1, 1};
-    case TSM_SET_DIFFERENCE: return {1, 0, 0};
-    case TSM_SET_SYMDIFF: return {1, 1, 0};
-    }
-    return {0, 0, 0};
-}
 
 /* ---- device searches (the rule of sets.inc, by bisection; I: the index type) -------- */
 
@@ -225,30 +210,16 @@ static __device__ bool d_run_at(const K *a, I na, const K *b, I nb, I i, I j, K 
     return (i > 0 && a[i - 1] == *x) || (j > 0 && b[j - 1] == *x);
 }
 
-/* The balanced cut in a run that crosses the cut (i, j): the run is a[la, ua) and
- * b[lb, ub); the copies before the cut are paired, or all of the shorter run come
- * first (sets.h, tsmi_set_split). */
-template <typename I> static __device__ void d_pair_run(I la, I ua, I lb, I ub, I *pi, I *pj) {
-    const I ca = ua - la, cb = ub - lb, t = (*pi - la) + (*pj - lb), mn = ca < cb ? ca : cb;
-    I ra, rb;
-    if (t <= 2 * mn)
-        ra = rb = t / 2;
-    else if (ca >= cb)
-        rb = cb, ra = t - cb;
-    else
-        ra = ca, rb = t - ca;
-    *pi = la + ra, *pj = lb + rb;
-}
-
-/* The balanced-path correction of a merge-path cut (i, j) (sets.h, tsmi_set_split). */
+/* The balanced-path correction of a merge-path cut (i, j) (sets.h, tsmi_set_split; the
+ * pairing rule of sets_rule.h). */
 template <typename K, typename I>
 static __device__ void d_balance(const K *a, I na, const K *b, I nb, I *pi, I *pj) {
     const I i = *pi, j = *pj;
     K x;
     if (!d_run_at(a, na, b, nb, i, j, &x))
         return;
-    d_pair_run(d_lower_back(a, (I)0, i, x), d_upper_fwd(a, i, na, x), d_lower_back(b, (I)0, j, x),
-               d_upper_fwd(b, j, nb, x), pi, pj);
+    tsmi_set_pair_run(d_lower_back(a, (I)0, i, x), d_upper_fwd(a, i, na, x),
+                      d_lower_back(b, (I)0, j, x), d_upper_fwd(b, j, nb, x), pi, pj);
 }
 
 /* ---- MERGE_PATH ------------------------------------------------------------------------- */
@@ -316,7 +287,7 @@ static __global__ void cut_kernel(const K *__restrict__ a, size_t na, const K *_
     if (r != 0 || g / 4 >= ncuts)
         return;
     if (run && !is_long)
-        d_pair_run(la, ua, lb, ub, &i, &j);
+        tsmi_set_pair_run(la, ua, lb, ub, &i, &j);
     raw_a[t] = i0, raw_b[t] = j0, key[t] = x;
     kind[t] = is_long ? CUT_LONG : (i0 < na || j0 < nb) ? CUT_KEY : CUT_END;
     if (!is_long)
@@ -338,7 +309,7 @@ static __device__ size_t cut_search(const K *key, const unsigned char *kind, siz
 }
 
 /* Lanes 4t .. 4t + 3 for t < ncuts: the final cut t (tsmi_set_split's rule) of a CUT_LONG, moved
- * along its run of key x (d_pair_run). The run's bounds lie between the merge-path cuts
+ * along its run of key x (tsmi_set_pair_run). The run's bounds lie between the merge-path cuts
  * next to it: its start in a between the last cut with a smaller key (t0 - 1) and the
  * first with key x (t0), its end between the last with key x and the first with a
  * larger key (t1), since a merge-path prefix holds every element below the key that
@@ -368,7 +339,7 @@ static __global__ void balance_kernel(const K *__restrict__ a, size_t na, const 
     if (r != 0 || g / 4 >= ncuts || !is_long)
         return;
     size_t i = raw_a[t], j = raw_b[t];
-    d_pair_run(la, ua, lb, ub, &i, &j);
+    tsmi_set_pair_run(la, ua, lb, ub, &i, &j);
     cut_a[t] = i, cut_b[t] = j;
 }
 
@@ -545,14 +516,6 @@ template <typename K> struct set_tile_room {
     static_assert(CAPK < 32768, "LOG covers a tile's keys");
 };
 
-/* The emitted keys of an operation (compile-time), as op_emits. */
-template <int OP> struct set_op_emits {
-    static constexpr set_emits e = OP == TSM_SET_INTERSECT    ? set_emits{0, 0, 1}
-                                   : OP == TSM_SET_UNION      ? set_emits{1, 1, 1}
-                                   : OP == TSM_SET_DIFFERENCE ? set_emits{1, 0, 0}
-                                                              : set_emits{1, 1, 0};
-};
-
 /* Reads keys of shared memory by their 32-bit shared-memory byte addresses (ld.shared:
  * the address needs no conversion and no register for the buffer's base). */
 template <typename K> static __device__ K lds_key(unsigned at) {
@@ -575,7 +538,7 @@ template <typename K> static __device__ K lds_key(unsigned at) {
 template <typename K, int OP, int VT>
 static __device__ unsigned merge_checked(const K *pa, const K *pb, unsigned ra, unsigned rb,
                                          K (&res)[VT + 1]) {
-    constexpr set_emits e = set_op_emits<OP>::e;
+    constexpr tsmi_set_emits e = tsmi_set_emits_of((tsm_set_op)OP);
     unsigned mask = 0;
     K x = *pa, y = *pb;
 #pragma unroll
@@ -608,7 +571,7 @@ static __device__ unsigned merge_checked(const K *pa, const K *pb, unsigned ra, 
 template <typename K, int OP, int VT>
 static __device__ unsigned merge_sentinel(const K *buf, unsigned oa, unsigned ob, unsigned lim,
                                           K (&res)[VT + 1]) {
-    constexpr set_emits e = set_op_emits<OP>::e;
+    constexpr tsmi_set_emits e = tsmi_set_emits_of((tsm_set_op)OP);
     const unsigned base = (unsigned)__cvta_generic_to_shared(buf);
     oa += base, ob += base, lim += 2 * base; /* shared-memory addresses from here on */
     unsigned mask = 0;
@@ -616,6 +579,8 @@ static __device__ unsigned merge_sentinel(const K *buf, unsigned oa, unsigned ob
 #pragma unroll
     for (int q = 0; q < VT + 1; q++) {
         const bool lt = x < y, gt = y < x;
+        /* e's row written out per operation: nvcc does not fold the general form
+         * (lt && e.a) || (gt && e.b) || (!lt && !gt && e.eq) to true for union */
         bool emit = OP == TSM_SET_INTERSECT    ? !lt && !gt
                     : OP == TSM_SET_UNION      ? true
                     : OP == TSM_SET_DIFFERENCE ? lt
@@ -656,9 +621,8 @@ static __device__ bool one_key_tile(const K *key, const unsigned char *kind, int
  * cut there, the same in both passes. */
 template <typename K, int OP, int VT>
 static __device__ unsigned one_key_results(K x, unsigned na, unsigned nb, K (&res)[VT + 1]) {
-    constexpr set_emits e = set_op_emits<OP>::e;
-    const unsigned pairs = na < nb ? na : nb;
-    const unsigned n = (e.eq ? pairs : 0) + (e.a ? na - pairs : 0) + (e.b ? nb - pairs : 0);
+    constexpr tsmi_set_emits e = tsmi_set_emits_of((tsm_set_op)OP);
+    const unsigned n = tsmi_set_copies(e, na, nb);
     const unsigned from = threadIdx.x * VT, most = threadIdx.x == SET_NT - 1 ? VT + 1 : VT;
     const unsigned mine = n <= from ? 0 : n - from < most ? n - from : most;
 #pragma unroll
@@ -895,9 +859,9 @@ static __global__ void fill_kernel(uint64_t *x, size_t n, uint64_t v) {
  * partner iff r < hi[i] - lo[i]; eS[i] = whether s[i] is emitted; the partner l[lo + r]
  * is not emitted as an l-only element (eL was filled with el). eS[ns] = eL[nl] = 0
  * for the scans' totals. */
-static __global__ void flag_kernel(set_emits e, int s_is_a, size_t ns, size_t nl, const uint64_t *C,
-                                   const uint64_t *lo, const uint64_t *hi, uint64_t *eS,
-                                   uint64_t *eL) {
+static __global__ void flag_kernel(tsmi_set_emits e, int s_is_a, size_t ns, size_t nl,
+                                   const uint64_t *C, const uint64_t *lo, const uint64_t *hi,
+                                   uint64_t *eS, uint64_t *eL) {
     const int es = s_is_a ? e.a : e.b, el = s_is_a ? e.b : e.a;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < ns;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -1080,7 +1044,7 @@ static tsm_status range_search_dev(tsm_ctx *ctx, tsm_set_op op, const K *d_a, si
     const int s_is_a = na <= nb;
     const K *S = s_is_a ? d_a : d_b, *L = s_is_a ? d_b : d_a;
     const size_t ns = s_is_a ? na : nb, nl = s_is_a ? nb : na, bound = na + nb;
-    const set_emits e = emits_of(op);
+    const tsmi_set_emits e = tsmi_set_emits_of(op);
     const int es = s_is_a ? e.a : e.b, el = s_is_a ? e.b : e.a;
     uint64_t *lo = NULL, *hi = NULL, *C = NULL, *eS = NULL, *eL = NULL, *R = NULL;
     K *lc = NULL;
@@ -1176,7 +1140,7 @@ static tsm_set_method gpu_method(tsm_set_method m, tsm_set_op op, size_t na, siz
     if (m != TSM_SET_AUTO)
         return m;
     size_t lo = na < nb ? na : nb, hi = na < nb ? nb : na;
-    set_emits e = emits_of(op);
+    tsmi_set_emits e = tsmi_set_emits_of(op);
     int large_emitted = na <= nb ? e.b : e.a;
     return lo > 0 && hi / SET_SEARCH_RATIO >= lo && !large_emitted ? TSM_SET_RANGE_SEARCH
                                                                    : TSM_SET_MERGE_PATH;
@@ -1190,7 +1154,7 @@ static tsm_status set_dev(tsm_ctx *ctx, tsm_set_method method, tsm_set_op op, co
     tsm_status st = TSM_OK;
     cudaStream_t s = tsmi_stream(ctx);
     if (na == 0 || nb == 0) {
-        set_emits e = emits_of(op);
+        tsmi_set_emits e = tsmi_set_emits_of(op);
         uint64_t n = na == 0 ? (e.b ? nb : 0) : (e.a ? na : 0);
         const K *src = na == 0 ? d_b : d_a;
         TSM_CUDA_TRY(ctx, cudaMemcpyAsync(d_count, &n, sizeof n, cudaMemcpyHostToDevice, s));
