@@ -47,7 +47,7 @@ static inline TSMI_SET_CONSTEXPR TSM_HD tsmi_set_emits tsmi_set_emits_of(tsm_set
 
 /* The copies of one key that e keeps from ca copies in A and cb in B: the pairs when
  * e.eq, the unpaired rest of A's run when e.a, of B's when e.b. The result of a piece
- * that is one run of a single key (sets.inc's piece, sets.cu's one_key_tile). */
+ * that is one run of a single key (sets.inc's piece, sets_merge.cu's one_key_tile). */
 TSMI_SET_IDX_TEMPLATE
 static inline TSMI_SET_CONSTEXPR TSM_HD TSMI_SET_IDX tsmi_set_copies(tsmi_set_emits e,
                                                                      TSMI_SET_IDX ca,
