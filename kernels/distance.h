@@ -14,11 +14,18 @@
 
 #include <math.h>
 
+/* Correlation of two normal subsequences from their dot product and mmu_i = m mu_i,
+ * clamped: the form for loops that keep m mu_i of their candidates (pd3). */
+static inline TSM_HD double tsm_corr_mmu(double qt, double mmu_i, double inv_i, double mu_j,
+                                         double inv_j) {
+    double c = (qt - mmu_i * mu_j) * inv_i * inv_j;
+    return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
+}
+
 /* Correlation of two normal subsequences from their dot product, clamped. */
 static inline TSM_HD double tsm_corr(double qt, double mu_i, double inv_i, double mu_j,
                                      double inv_j, size_t m) {
-    double c = (qt - (double)m * mu_i * mu_j) * inv_i * inv_j;
-    return c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
+    return tsm_corr_mmu(qt, (double)m * mu_i, inv_i, mu_j, inv_j);
 }
 
 /* Squared distance of a pair of which at least one is not normal; NAN when either

@@ -193,8 +193,7 @@ TSMI_HOT static int row_distances(segment *g, const tsm_stats *s, size_t j, size
     int64_t hit = 0, drop = 0;
 #pragma omp simd reduction(| : hit) reduction(+ : drop)
     for (size_t tid = lo; tid < hi; tid++) {
-        double corr = (qt[tid] - mmu[tid] * mu_j) * inv[tid] * inv_j;
-        corr = corr > 1.0 ? 1.0 : (corr < -1.0 ? -1.0 : corr);
+        double corr = tsm_corr_mmu(qt[tid], mmu[tid], inv[tid], mu_j, inv_j);
         double d2 = (normal_row && normal[tid]) ? two_m * (1.0 - corr) : special[tid];
         int64_t close = d2 < r2;
         hit |= close;

@@ -33,6 +33,7 @@
  * longer than PD3_MAX_LANES are cut to PD3_MAX_LANES (the block size at which the
  * registers hold four rows in flight), which changes the work, not the result. */
 #include "cuda_util.cuh"
+#include "distance.h"
 #include "pd3.h"
 
 #include <cub/device/device_scan.cuh>
@@ -290,8 +291,7 @@ __global__ static void __launch_bounds__(PD3_MAX_LANES, PD3_MIN_BLOCKS) pd3_scan
                         const double2 ht = rec_ht[r], mi = rec_mi[r];
                         /* formula (9); lane 0 (ta = tb = 0) takes the chain start */
                         q = fma(tb, ht.y, fma(-ta, ht.x, lane ? up : qc[r]));
-                        double corr = (q - mmu * mi.x) * invc * mi.y;
-                        corr = corr > 1.0 ? 1.0 : (corr < -1.0 ? -1.0 : corr);
+                        const double corr = tsm_corr_mmu(q, mmu, invc, mi.x, mi.y);
                         const double d2 =
                             mi.y > 0.0 ? (normal_c ? two_m * (1.0 - corr) : spec_n) : spec_c;
                         const int j = jc + r;

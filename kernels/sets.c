@@ -6,6 +6,7 @@
 
 #include "omp_team.h"
 #include "scan.h"
+#include "sets_rule.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -40,19 +41,6 @@
 /* Above this many input bytes the result is written with streaming stores, which do
  * not read the destination's cache lines first and do not evict the inputs. */
 #define STREAM_ABOVE ((size_t)32 << 20)
-
-/* What each operation emits: an element of A without a partner in B, one of B without
- * a partner in A, one copy per matched pair. */
-typedef struct {
-    size_t a, b, eq;
-} emits;
-
-static const emits op_emits[TSM_SET_NOPS] = {
-    [TSM_SET_INTERSECT] = {0, 0, 1},
-    [TSM_SET_UNION] = {1, 1, 1},
-    [TSM_SET_DIFFERENCE] = {1, 0, 0},
-    [TSM_SET_SYMDIFF] = {1, 1, 0},
-};
 
 /* Keys of the small side ahead at which a search piece prefetches the large side's line
  * of the lower bound (found by the search, but evicted from the L1 since). */
