@@ -19,17 +19,12 @@
  * (rounds() below): a stream at a pass point waits, taking no samples, until the
  * passes in flight are done and its own are launched. */
 #include "engine_impl.h"
-#ifdef TSMINE_HAVE_CUDA
-#include "cuda_backend.h" /* tsmi_cuda_test_trap */
-#endif
 
 #include "online_round.h"
 #include "passes.h"
+#include "test_fault.h"
 #include "util.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,65 +50,6 @@ const char *tss_reject_name(tss_reject r) {
     return (unsigned)r < TSS_REJECT_COUNT ? names[r] : "unknown";
 }
 
-/* Reads the test-only hook TSMINE_TEST_FAULT (engine.h) into e->fault_after and
- * e->fault_trap: unset or empty leaves it off (-1); "device_lost:N" or "device_trap:N"
- * arms it; anything else is refused, so that a mistyped value cannot pass for a test of
- * the fault path. 0 or -1 with err. */
-static int test_fault_read(tss_engine *e, char *err, unsigned errlen) {
-    static const char *const kinds[] = {"device_lost:", "device_trap:"};
-    const char *v = getenv("TSMINE_TEST_FAULT");
-    e->fault_after = -1;
-    if (!v || !*v)
-        return 0;
-    for (int trap = 0; trap < 2; trap++) {
-        const size_t len = strlen(kinds[trap]);
-        if (strncmp(v, kinds[trap], len) != 0 || !isdigit((unsigned char)v[len]))
-            continue;
-        char *end;
-        errno = 0;
-        unsigned long long n = strtoull(v + len, &end, 10);
-        if (*end == '\0' && errno == 0 && n <= LLONG_MAX) {
-            e->fault_after = (long long)n;
-            e->fault_trap = trap;
-            return 0;
-        }
-    }
-    tssi_say(err, errlen,
-             "TSMINE_TEST_FAULT=\"%.64s\": expected device_lost:N or device_trap:N (a "
-             "test-only hook)",
-             v);
-    return -1;
-}
-
-/* Whether the test-only hook (TSMINE_TEST_FAULT, engine.h) fires in this tick: the
- * first tick after fault_after ticks with work. */
-static int test_fault_due(const tss_engine *e) {
-    return e->fault_after >= 0 && e->ticks_with_work > (uint64_t)e->fault_after;
-}
-
-/* device_trap: before the tick's online round, a kernel that executes a trap
- * instruction poisons the CUDA context for real (a sticky cudaErrorLaunchFailure),
- * so the round's own checks report TSM_EDEVICE and the real path runs. */
-static void test_fault_trap(tss_engine *e) {
-#ifdef TSMINE_HAVE_CUDA
-    if (e->fault_trap && test_fault_due(e))
-        (void)tsmi_cuda_test_trap(e->wide); /* its failure shows in the round that follows */
-#else
-    (void)e;
-#endif
-}
-
-/* device_lost: the online round's status becomes TSM_EDEVICE with a message on the
- * ctx, as a kernel that hit a sticky error returns it, so that the caller's real path
- * (lose_device) runs. The device itself is left untouched. */
-static tsm_status test_fault(tss_engine *e, tsm_status st) {
-    if (e->fault_trap || !test_fault_due(e) || st != TSM_OK)
-        return st;
-    return tsm_fail(e->wide, TSM_EDEVICE,
-                    "test fault injected after %lld ticks (TSMINE_TEST_FAULT=device_lost:%lld)",
-                    e->fault_after, e->fault_after);
-}
-
 static void *pass_thread(void *arg);
 
 /* OpenMP threads of the pass thread's team (tss_passes_execute's). */
@@ -131,7 +67,7 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
         return -1;
     }
     e->opt = *opt;
-    if (test_fault_read(e, err, errlen) != 0) {
+    if (tssi_test_fault_read(e, err, errlen) != 0) {
         free(e);
         return -1;
     }
@@ -146,9 +82,7 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
         return -1;
     }
     e->backend = tsm_ctx_backend(probe);
-    if (e->fault_trap && e->backend != TSM_BACKEND_CUDA) {
-        tssi_say(err, errlen, "TSMINE_TEST_FAULT=device_trap:N needs the cuda backend, not %s",
-                 tsm_backend_name(e->backend));
+    if (tssi_test_fault_check(e, err, errlen) != 0) {
         tsm_ctx_destroy(&probe);
         free(e);
         return -1;
@@ -629,6 +563,15 @@ static void failure(int *failed, char *err, unsigned errlen, const char *msg) {
     *failed = 1;
 }
 
+/* The online phase of a round over act[0..nact): the batched online kernel and the
+ * views (online_round.c); through the test hook when it is armed (test_fault.h), which
+ * costs one test of a flag here otherwise. */
+static tsm_status online_phase(tss_engine *e, tss_stream **act, size_t nact) {
+    if (tssi_test_fault_armed(e))
+        return tssi_test_fault_round(e, act, nact);
+    return tss_online_round(e->wide, &e->arena, act, nact, e->opt.on_score, e->opt.user);
+}
+
 /* The rounds of a tick over the dirty streams (sorted by creation); act has room for
  * ndirty streams and e->wait for nwait + ndirty. The passes never hold up a round:
  * streams that reach a pass point while passes are in flight wait (plan gives them no
@@ -665,9 +608,7 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
         if (e->device_lost)
             break;
         double t0 = tssi_now();
-        test_fault_trap(e);
-        tsm_status st = test_fault(
-            e, tss_online_round(e->wide, &e->arena, act, nact, e->opt.on_score, e->opt.user));
+        tsm_status st = online_phase(e, act, nact);
         e->c.seconds_online += tssi_now() - t0;
         if (st != TSM_OK) {
             snprintf(msg, sizeof msg, "online update: %s", tsm_ctx_error(e->wide));

@@ -54,7 +54,7 @@ struct tss_engine {
     double fly_work;  /* the pass_work of the launch in flight */
     int device_lost;  /* a kernel failed with TSM_EDEVICE (sticky) */
     char device_msg[256]; /* its message, repeated by every later tick */
-    /* TSMINE_TEST_FAULT (engine.h, test only): the tick after fault_after ticks with
+    /* TSMINE_TEST_FAULT (test_fault.h, test only): the tick after fault_after ticks with
      * work fails as on a sticky device error (fault_trap: a real one, by a trapping
      * kernel); -1 = off */
     long long fault_after;
