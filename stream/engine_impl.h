@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* engine_impl.h - the engine object, shared by the files that implement engine.h
- * (engine.c: lifecycle, tick, queries; pass_thread.c; test_fault.c; ingest.c; lifetime.c;
+ * (engine.c: lifecycle, queries; tick.c; pass_thread.c; test_fault.c; ingest.c; lifetime.c;
  * checkpoint.c). Internal. */
 #ifndef TSS_ENGINE_IMPL_H
 #define TSS_ENGINE_IMPL_H
@@ -71,7 +71,7 @@ struct tss_engine {
  * doubling); 0, or -1 when out of memory (the list unchanged). */
 int tssi_reserve_streams(tss_stream ***list, size_t *cap, size_t need);
 
-/* engine.c, the tick: */
+/* tick.c: */
 /* Puts s on the dirty list (once); 0 or -1 when out of memory. */
 int tssi_engine_mark_dirty(tss_engine *e, tss_stream *s);
 /* Room on the dirty list for `more` streams, so that marking cannot fail later. */
