@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* engine_impl.h - the engine object, shared by the files that implement engine.h
- * (engine.c: lifecycle, queries; tick.c; pass_thread.c; test_fault.c; ingest.c; lifetime.c;
+ * (engine.c: life cycle; tick.c; pass_thread.c; query.c; test_fault.c; ingest.c; lifetime.c;
  * checkpoint.c). Internal. */
 #ifndef TSS_ENGINE_IMPL_H
 #define TSS_ENGINE_IMPL_H
