@@ -190,6 +190,24 @@ static tsm_status online_phase(tss_engine *e, tss_stream **act, size_t nact) {
     return tss_online_round(e->wide, &e->arena, act, nact, e->opt.on_score, e->opt.user);
 }
 
+/* After a round's online phase over act[0..nact): counts its samples processed, puts
+ * the streams that reached a pass point on the wait list (room reserved by the tick),
+ * and hands the round's GAP and LEFT_DISCORD alerts to the callback. */
+static void round_done(tss_engine *e, tss_stream **act, size_t nact) {
+    for (size_t k = 0; k < nact; k++) {
+        tss_stream *s = act[k];
+        e->pending -= s->chunk;
+        e->c.samples_processed += s->chunk;
+        if (s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop) {
+            s->waiting = 1;
+            e->wait[e->nwait++] = s;
+            e->c.pass_waits += e->nfly > 0;
+        }
+        tssi_engine_emit(e, s, &s->out); /* GAP and LEFT_DISCORD of this round */
+    }
+    tssi_engine_emitted(e);
+}
+
 /* The rounds of a tick over the dirty streams (sorted by creation); act has room for
  * ndirty streams and e->wait for nwait + ndirty. The passes never hold up a round:
  * streams that reach a pass point while passes are in flight wait (plan gives them no
@@ -235,18 +253,7 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
             if (st == TSM_EDEVICE)
                 tssi_engine_lose_device(e, tsm_ctx_error(e->wide));
         }
-        for (size_t k = 0; k < nact; k++) {
-            tss_stream *s = act[k];
-            e->pending -= s->chunk;
-            e->c.samples_processed += s->chunk;
-            if (s->ring.fill >= tss_stream_warm(s) && s->since_pass >= s->p.hop) {
-                s->waiting = 1;
-                e->wait[e->nwait++] = s;
-                e->c.pass_waits += e->nfly > 0;
-            }
-            tssi_engine_emit(e, s, &s->out); /* GAP and LEFT_DISCORD of this round */
-        }
-        tssi_engine_emitted(e);
+        round_done(e, act, nact);
         if (e->device_lost)
             break; /* nothing more can run on the device */
         /* the passes of the streams that just reached their pass points; without a pass
@@ -257,6 +264,33 @@ static int rounds(tss_engine *e, tss_stream **act, char *err, unsigned errlen) {
             failure(&failed, err, errlen, msg);
     }
     return failed ? -1 : 0;
+}
+
+/* At the end of a tick: reports a stream's failure if the rounds reported none (failed),
+ * hands over what a failed round left queued, and keeps on the dirty list only the
+ * streams with samples still staged. Returns whether the tick failed. O(dirty). */
+static int settle(tss_engine *e, int failed, char *err, unsigned errlen) {
+    size_t kept = 0;
+    for (size_t k = 0; k < e->ndirty; k++) {
+        tss_stream *s = e->dirty[k];
+        if (s->fail[0] && !failed) {
+            tssi_say(err, errlen, "%s", s->fail);
+            failed = 1;
+        }
+        tssi_engine_emit(e, s, &s->out); /* what a failed round left queued */
+        tss_staging_compact(&s->stage);
+        /* samples that wait for the stream's passes (a pass thread) stay on the list
+         * for the next tick; those of an automatic m that waits for its warm-up history
+         * come back with the next batch */
+        const int more = tss_staging_pending(&s->stage) || tss_staging_head_mark(&s->stage);
+        if (more && s->p.subsequence && !e->device_lost)
+            e->dirty[kept++] = s;
+        else
+            s->dirty = 0;
+    }
+    tssi_engine_emitted(e);
+    e->ndirty = kept;
+    return failed;
 }
 
 int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
@@ -280,27 +314,8 @@ int tss_engine_tick(tss_engine *e, char *err, unsigned errlen) {
     for (size_t k = 0; k < e->ndirty; k++)
         e->dirty[k]->fail[0] = '\0';
     int failed = rounds(e, act, err, errlen);
-    size_t kept = 0;
-    for (size_t k = 0; k < e->ndirty; k++) {
-        tss_stream *s = e->dirty[k];
-        if (s->fail[0] && !failed) {
-            tssi_say(err, errlen, "%s", s->fail);
-            failed = 1;
-        }
-        tssi_engine_emit(e, s, &s->out); /* what a failed round left queued */
-        tss_staging_compact(&s->stage);
-        /* samples that wait for the stream's passes (a pass thread) stay on the list
-         * for the next tick; those of an automatic m that waits for its warm-up history
-         * come back with the next batch */
-        const int more = tss_staging_pending(&s->stage) || tss_staging_head_mark(&s->stage);
-        if (more && s->p.subsequence && !e->device_lost)
-            e->dirty[kept++] = s;
-        else
-            s->dirty = 0;
-    }
-    tssi_engine_emitted(e);
-    e->ndirty = kept;
     free(act);
+    failed = settle(e, failed, err, errlen);
     e->c.seconds_tick += tssi_now() - t0;
     return failed ? -1 : 0;
 }
