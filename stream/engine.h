@@ -23,7 +23,7 @@
  *      (DISCORD for each top discord that overlaps nothing the stream published) and
  *      MK (MOTIF when the top pair shares no member with a pair published before).
  *
- * Alert order. The tick works in rounds (engine.c): a round takes from each stream
+ * Alert order. The tick works in rounds (tick.c): a round takes from each stream
  * the samples up to its next pass point, scores them (step 1), then runs the passes of
  * the streams that reached a pass point (step 2). The online alerts of a round (GAP,
  * ANOMALY, ANOMALY_END, LEFT_DISCORD) reach the callback BEFORE that round's passes
