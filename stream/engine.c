@@ -34,7 +34,7 @@ int tss_engine_new(const tss_engine_options *opt, tss_engine **out, char *err, u
     e->backend = tsm_ctx_backend(e->wide);
     if (tssi_test_fault_check(e, err, errlen) != 0)
         goto fail;
-    tsm_ctx_set_threads(e->wide, opt->threads); /* CUDA: the device; CPU: T threads */
+    tsm_ctx_set_threads(e->wide, opt->threads); /* wide: the device on CUDA, T threads on the CPU */
     e->threads = tsm_ctx_threads(e->wide);
     tss_arena_init(&e->arena, e->wide);
     if (tssi_pass_thread_open(e, err, errlen) != 0)
