@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "engine_checkpoint.h"
 
 #define UNTOUCHED INT64_MIN /* outcome of a group this checkpoint did not write */
 

@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "ckpt_job.h"
+#include "engine_checkpoint.h"
 
 /* Engine callbacks (user = the daemon). */
 static void on_alert(void *user, const char *stream_id, const tss_alert *alert) {

@@ -18,6 +18,7 @@
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
+#include "engine_checkpoint.h" /* tss_load_report */
 #include "guard.h"
 #include "ingest.h"
 #include "log.h"

@@ -39,6 +39,7 @@
  * holds), then the length and checksum, which decide before any field error whether
  * the file is corrupt; it builds the streams aside and hands them to the engine only
  * when all of them are good. */
+#include "engine_checkpoint.h"
 #include "engine_impl.h"
 #include "util.h"
 

@@ -76,7 +76,7 @@ struct tss_stream {
     /* the windowed passes of this stream (passes.h; with overlap_passes they run on a
      * thread while the engine goes on): their DISCORD and MOTIF alerts and their first
      * failure, handed over when the engine joins them. inflight: launched, not joined;
-     * waiting: at a pass point, not launched yet (engine.c). */
+     * waiting: at a pass point, not launched yet (pass_thread.c). */
     int inflight, waiting;
     tss_alert_buf pass_out;
     char pass_fail[512];
@@ -115,7 +115,7 @@ int tss_stream_new(const char *id, const tss_params *p, tss_stream **out);
 void tss_stream_set_m(tss_stream *s, uint32_t m, uint32_t period);
 /* subsequence = auto: chooses m from the history x[0..n) (kernels/period.h,
  * tss_params_auto_max) and sets it when it differs. The first choice is made on the
- * warm-up history (engine.c); while it finds no period, m is the fallback and is
+ * warm-up history (tick.c); while it finds no period, m is the fallback and is
  * chosen again on the window at the first pass point where the window holds twice as
  * many samples as the last time (2 warmup, 4 warmup, ..., and a full window), so that a
  * period too long for the warm-up (a daily cycle of 5-minute samples) is still found.

@@ -19,6 +19,7 @@
 
 #include "alerts.h"
 #include "calib.h" /* tss_tail */
+#include "engine_checkpoint.h"
 #include "publisher.h"
 #include "config.h"
 #include "sockets.h"

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "engine_checkpoint.h"
 
 static char dir[256];
 

@@ -24,6 +24,7 @@
  * streams than max_streams load the first ones; a read that fails is reported as such
  * (read_errno), not as corruption. */
 #define _GNU_SOURCE      /* fopencookie */
+#include "engine_checkpoint.h"
 #include "engine_impl.h" /* the streams' magnitude histories, compared field by field */
 #include "stream_testutil.h"
 #include "testutil.h"

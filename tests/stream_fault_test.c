@@ -8,6 +8,7 @@
  * loads into an engine without the hook that holds the same windows as one that never
  * failed and runs on. Malformed values make tss_engine_new fail with a message; unset
  * or empty, the hook is inert. */
+#include "engine_checkpoint.h"
 #include "stream_testutil.h"
 #include "testutil.h"
 

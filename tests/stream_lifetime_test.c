@@ -6,6 +6,7 @@
  * eviction when the table is full, window memory taken only when samples reach the
  * window, arena regions reused exactly, and the registry's removal. Clocks are the
  * test's own (tss_engine_options.now, wall_ns). Both backends (stream_lifetime_cuda). */
+#include "engine_checkpoint.h"
 #include "engine_impl.h"
 #include "stream_testutil.h"
 #include "testutil.h"

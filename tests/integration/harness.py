@@ -483,7 +483,7 @@ def window_ends(n, p):
     """The sample counts (from the window's start, the stream's first sample when it has
     no gap) at which a stream's windowed passes run: once the window holds its warm-up
     and hop samples came since the start or the last pass: max(hop, warm), then every
-    hop (stream/engine.c, plan)."""
+    hop (stream/tick.c, plan)."""
     return list(range(max(p["hop"], warm(p)), n + 1, p["hop"]))
 
 
