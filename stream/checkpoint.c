@@ -39,6 +39,7 @@
  * holds), then the length and checksum, which decide before any field error whether
  * the file is corrupt; it builds the streams aside and hands them to the engine only
  * when all of them are good. */
+#include "ckpt_wire.h"
 #include "engine_impl.h"
 #include "util.h"
 
@@ -47,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
@@ -58,84 +58,27 @@
 #define HEAD_LEN       (MAGIC_LEN + 8) /* magic, version, group */
 #define TAIL_LEN       (8 + 4)
 
-/* CRC-32 (IEEE 802.3: zlib's crc32_z is exactly the format's CRC: reflected
- * 0xEDB88320, initial value and final xor 0xFFFFFFFF), continued from crc. zlib's
- * tables are built into the library (thread-safe); it returns its initial value for a
- * NULL buffer, so nothing is added for an empty one. */
-static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
-    return n ? (uint32_t)crc32_z(crc, p, n) : crc;
-}
-
 /* ---- writing: records into memory, files of records --------------------------- */
 
-/* A growing memory buffer that one stream record is serialised into (on the engine's
- * thread: no CRC, no I/O; the file writer adds those). */
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-    int failed; /* out of memory */
-} membuf;
-
-static void w_bytes(membuf *w, const void *src, size_t n) {
-    if (w->failed || n == 0) /* (src may be NULL then) */
-        return;
-    if (n > w->cap - w->n) {
-        size_t cap = w->cap ? 2 * w->cap : 4096;
-        while (cap - w->n < n)
-            cap *= 2;
-        unsigned char *p = realloc(w->p, cap);
-        if (!p) {
-            w->failed = 1;
-            return;
-        }
-        w->p = p, w->cap = cap;
-    }
-    memcpy(w->p + w->n, src, n);
-    w->n += n;
+static void w_u64(tssi_ckbuf *w, uint64_t v) {
+    tssi_ck_put(w, v, 8);
 }
 
-/* An unsigned integer of nbytes (1, 2, 4 or 8), little-endian. */
-static void w_uint(membuf *w, uint64_t v, int nbytes) {
-    unsigned char b[8];
-    for (int k = 0; k < nbytes; k++)
-        b[k] = (unsigned char)(v >> (8 * k));
-    w_bytes(w, b, (size_t)nbytes);
+static void w_u32(tssi_ckbuf *w, uint32_t v) {
+    tssi_ck_put(w, v, 4);
 }
 
-static void w_u64(membuf *w, uint64_t v) {
-    w_uint(w, v, 8);
+static void w_u8(tssi_ckbuf *w, unsigned v) {
+    tssi_ck_put(w, v, 1);
 }
 
-static void w_u32(membuf *w, uint32_t v) {
-    w_uint(w, v, 4);
-}
-
-static void w_u8(membuf *w, unsigned v) {
-    w_uint(w, v, 1);
-}
-
-static void w_f64(membuf *w, double v) {
+static void w_f64(tssi_ckbuf *w, double v) {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
     w_u64(w, u);
 }
 
-/* n 8-byte values (doubles or int64), little-endian: one copy on a little-endian host
- * (the window is most of a record: 4096 values one at a time took 4x as long). */
-static void w_array64(membuf *w, const void *src, size_t n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    w_bytes(w, src, 8 * n);
-#else
-    const unsigned char *b = src;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t u;
-        memcpy(&u, b + 8 * k, 8);
-        w_u64(w, u);
-    }
-#endif
-}
-
-static void w_params(membuf *w, const tss_params *p) {
+static void w_params(tssi_ckbuf *w, const tss_params *p) {
     w_u32(w, p->window);
     w_u32(w, p->subsequence);
     w_u32(w, p->hop);
@@ -151,7 +94,7 @@ static void w_params(membuf *w, const tss_params *p) {
 
 /* The magnitude view's history (robust.h): its state, then its values oldest first
  * (the ring holds them from head - n on: up to two runs). */
-static void w_robust(membuf *w, const tss_robust *g) {
+static void w_robust(tssi_ckbuf *w, const tss_robust *g) {
     w_u32(w, g->n);
     w_u32(w, g->since);
     w_u8(w, (unsigned)g->ready);
@@ -160,18 +103,18 @@ static void w_robust(membuf *w, const tss_robust *g) {
     if (g->n) {
         const uint32_t at = (g->head + TSS_ROBUST_HISTORY - g->n) % TSS_ROBUST_HISTORY;
         const uint32_t run = TSS_ROBUST_HISTORY - at < g->n ? TSS_ROBUST_HISTORY - at : g->n;
-        w_array64(w, g->ring + at, run);
-        w_array64(w, g->ring, g->n - run);
+        tssi_ck_put_array64(w, g->ring + at, run);
+        tssi_ck_put_array64(w, g->ring, g->n - run);
     }
 }
 
 /* The score histories, the open event and the published spans. */
-static void w_detect(membuf *w, const tss_detect *d) {
+static void w_detect(tssi_ckbuf *w, const tss_detect *d) {
     const tss_calib *c = &d->cal;
     w_u32(w, c->n);
     w_u32(w, c->head);
     for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
-        w_uint(w, c->ring[k], 2);
+        tssi_ck_put(w, c->ring[k], 2);
     w_robust(w, &d->mag);
     w_f64(w, d->last_value);
     w_u64(w, d->events);
@@ -203,7 +146,7 @@ static void w_detect(membuf *w, const tss_detect *d) {
 /* Serialises one stream's record (its creation index, then its state) into w, after
  * what w holds. Cost: a copy of the window and of the magnitude history (about 10 us
  * at W = 4096). */
-static void w_stream(membuf *w, const tss_stream *s) {
+static void w_stream(tssi_ckbuf *w, const tss_stream *s) {
     const tss_ring *r = &s->ring;
     const tss_staging *q = &s->stage;
     const size_t nst = tss_staging_pending(q);
@@ -211,15 +154,11 @@ static void w_stream(membuf *w, const tss_stream *s) {
     size_t need = 1024 + 16 * TSS_GAPS_KEPT + 16 * (size_t)r->fill + 2 * TSS_CALIB_HISTORY +
                   8 * (size_t)s->det.mag.n + 16 * s->det.npub + 16 * s->det.nmotif + 16 * nst +
                   41 * (q->nmark - q->mhead);
-    if (need > w->cap - w->n) { /* one allocation for the whole record */
-        unsigned char *p = realloc(w->p, w->n + need);
-        if (p)
-            w->p = p, w->cap = w->n + need;
-    }
+    tssi_ck_reserve(w, need); /* one allocation for the whole record */
     w_u64(w, s->index);
     size_t idlen = strlen(s->id);
     w_u32(w, (uint32_t)idlen);
-    w_bytes(w, s->id, idlen);
+    tssi_ck_put_bytes(w, s->id, idlen);
     w_params(w, &s->cfg);
     w_u32(w, s->p.subsequence);
     w_u32(w, s->period);
@@ -249,10 +188,10 @@ static void w_stream(membuf *w, const tss_stream *s) {
     w_u32(w, r->fill);
     if (r->fill) {
         const uint32_t at = tss_ring_start(r);
-        w_array64(w, r->v + at, r->fill);
+        tssi_ck_put_array64(w, r->v + at, r->fill);
         const uint32_t run = r->cap - at < r->fill ? r->cap - at : r->fill;
-        w_array64(w, r->ts + at, run);
-        w_array64(w, r->ts, r->fill - run);
+        tssi_ck_put_array64(w, r->ts + at, run);
+        tssi_ck_put_array64(w, r->ts, r->fill - run);
     }
     /* detection */
     w_detect(w, &s->det);
@@ -264,8 +203,8 @@ static void w_stream(membuf *w, const tss_stream *s) {
     /* staging */
     w_u64(w, nst);
     if (nst) { /* (no staging may have been allocated yet) */
-        w_array64(w, q->v + q->head, nst);
-        w_array64(w, q->ts + q->head, nst);
+        tssi_ck_put_array64(w, q->v + q->head, nst);
+        tssi_ck_put_array64(w, q->ts + q->head, nst);
     }
     w_u64(w, q->nmark - q->mhead);
     for (size_t k = q->mhead; k < q->nmark; k++) {
@@ -283,14 +222,14 @@ static void w_stream(membuf *w, const tss_stream *s) {
 static void file_put(tss_ckpt_file *cf, const void *p, size_t n) {
     if (!cf->failed && n && fwrite(p, 1, n, cf->f) != n)
         cf->failed = 1;
-    cf->crc = crc32_update(cf->crc, p, n);
+    cf->crc = tssi_ck_crc(cf->crc, p, n);
     cf->len += n;
 }
 
 void tss_ckpt_file_begin(tss_ckpt_file *cf, FILE *f, uint32_t group) {
     *cf = (tss_ckpt_file){.f = f};
-    membuf h = {0};
-    w_bytes(&h, MAGIC, MAGIC_LEN);
+    tssi_ckbuf h = {0};
+    tssi_ck_put_bytes(&h, MAGIC, MAGIC_LEN);
     w_u32(&h, VERSION);
     w_u32(&h, group);
     cf->failed = h.failed;
@@ -325,7 +264,7 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     tssi_engine_join(e, 1, NULL, 0);
     tss_ckpt_file cf;
     tss_ckpt_file_begin(&cf, f, TSS_CKPT_ALL);
-    membuf w = {0};
+    tssi_ckbuf w = {0};
     for (size_t k = 0; k < e->reg.n && !w.failed; k++) {
         w.n = 0;
         w_stream(&w, e->reg.list[k]);
@@ -346,130 +285,23 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
 
 /* ---- reading: a bounds-checked cursor, over memory or read incrementally ---------- */
 
-/* Reading window of the file (what one read takes at least). */
-#define READ_CHUNK (1u << 16)
-
-/* A cursor over n bytes at p. A file cursor (f set) holds only a window of the file in
- * buf: r_take reads on as the cursor needs more, so the memory a load takes is what
- * it builds, not the size of the file, and every byte read goes into the CRC. */
-typedef struct {
-    const unsigned char *p;
-    size_t n, at;
-    int bad; /* a read went past the end (or the file could not be read) */
-    /* file cursors only */
-    FILE *f;
-    unsigned char *buf;
-    size_t cap;
-    uint64_t left;  /* bytes of the input not read yet */
-    uint32_t crc;   /* of every byte read so far */
-    int read_errno; /* the read failed (not the content): its errno */
-} reader;
-
-/* Reads up to want bytes into r->buf after its n; returns the bytes read (short only
- * at a read error or an early end of file, which set bad and read_errno). */
-static size_t r_read(reader *r, size_t want) {
-    size_t got = fread(r->buf + r->n, 1, want, r->f);
-    if (got < want) {
-        r->bad = 1;
-        if (ferror(r->f))
-            r->read_errno = errno ? errno : EIO;
-    }
-    r->crc = crc32_update(r->crc, r->buf + r->n, got);
-    r->left -= got;
-    r->n += got;
-    return got;
+static uint64_t r_u64(tssi_ckread *r) {
+    return tssi_ck_get(r, 8);
 }
 
-/* Makes n bytes from the cursor contiguous in a file cursor's buffer (moving what is
- * unread to its start and growing it when n is larger); 0, or -1 (bad set) when the
- * input ends first or memory runs out. Pointers from earlier r_take calls die. */
-static int r_fill(reader *r, size_t n) {
-    const size_t unread = r->n - r->at;
-    if (!r->f || n - unread > r->left) {
-        r->bad = 1;
-        return -1;
-    }
-    size_t need = n > READ_CHUNK ? n : READ_CHUNK;
-    if (need > r->cap) {
-        unsigned char *nb = malloc(need);
-        if (!nb) {
-            r->bad = 1;
-            return -1;
-        }
-        if (unread)
-            memcpy(nb, r->buf + r->at, unread);
-        free(r->buf);
-        r->buf = nb, r->cap = need;
-    } else {
-        memmove(r->buf, r->buf + r->at, unread);
-    }
-    r->p = r->buf, r->n = unread, r->at = 0;
-    uint64_t want = r->cap - unread < r->left ? r->cap - unread : r->left;
-    r_read(r, (size_t)want);
-    if (r->n < n)
-        r->bad = 1;
-    return r->bad ? -1 : 0;
+static uint32_t r_u32(tssi_ckread *r) {
+    return (uint32_t)tssi_ck_get(r, 4);
 }
 
-static const unsigned char *r_take(reader *r, size_t n) {
-    if (r->bad || (n > r->n - r->at && r_fill(r, n) != 0)) {
-        r->bad = 1;
-        return NULL;
-    }
-    const unsigned char *b = r->p + r->at;
-    r->at += n;
-    return b;
+static unsigned r_u8(tssi_ckread *r) {
+    return (unsigned)tssi_ck_get(r, 1);
 }
 
-/* Reads the rest of a file cursor's input into the CRC (after a refused field: the
- * checksum decides whether the file is corrupt or only its content is wrong). */
-static void r_drain(reader *r) {
-    if (!r->f)
-        return;
-    r->bad = 1;
-    if (!r->buf && !(r->buf = malloc(r->cap = READ_CHUNK)))
-        return; /* the CRC then fails: refused as corrupt, which it may not be */
-    while (r->left > 0 && !r->read_errno) {
-        r->n = 0;
-        if (r_read(r, (size_t)(r->cap < r->left ? r->cap : r->left)) == 0)
-            break;
-    }
-    r->n = r->at = 0;
-}
-
-/* An unsigned integer of nbytes, little-endian; 0 past the end (r->bad is set). */
-static uint64_t r_uint(reader *r, int nbytes) {
-    const unsigned char *b = r_take(r, (size_t)nbytes);
-    uint64_t v = 0;
-    for (int k = 0; b && k < nbytes; k++)
-        v |= (uint64_t)b[k] << (8 * k);
-    return v;
-}
-
-static uint64_t r_u64(reader *r) {
-    return r_uint(r, 8);
-}
-
-static uint32_t r_u32(reader *r) {
-    return (uint32_t)r_uint(r, 4);
-}
-
-static unsigned r_u8(reader *r) {
-    return (unsigned)r_uint(r, 1);
-}
-
-static double r_f64(reader *r) {
+static double r_f64(tssi_ckread *r) {
     uint64_t u = r_u64(r);
     double v;
     memcpy(&v, &u, sizeof v);
     return v;
-}
-
-/* Whether count items of size bytes can still be in the input (guards allocations:
- * nothing is allocated for more than the file holds). */
-static int r_fits(const reader *r, uint64_t count, size_t size) {
-    const uint64_t left = (r->n - r->at) + (r->f ? r->left : 0);
-    return !r->bad && count <= left / size;
 }
 
 /* Whether a view's score is as the engine computes one: NAN or in [0, 1]. */
@@ -485,11 +317,11 @@ static int score_ok(double v) {
  * stream whose m is not known yet has scored nothing). The values, oldest first, go
  * into ring[0 .. n) with head n % TSS_ROBUST_HISTORY: the next value replaces the
  * oldest, as it would have in the ring saved. 0, or -1 with what is wrong in why. */
-static int r_robust(reader *r, tss_robust *g, int allowed, char *why, size_t whylen) {
+static int r_robust(tssi_ckread *r, tss_robust *g, int allowed, char *why, size_t whylen) {
     const uint32_t n = r_u32(r), since = r_u32(r);
     const unsigned ready = r_u8(r);
     const double med = r_f64(r), mad = r_f64(r);
-    if (r->bad || n > TSS_ROBUST_HISTORY || (n && !allowed) || !r_fits(r, n, 8)) {
+    if (r->bad || n > TSS_ROBUST_HISTORY || (n && !allowed) || !tssi_ck_fits(r, n, 8)) {
         snprintf(why, whylen, "bad magnitude history: %u values", n);
         return -1;
     }
@@ -504,8 +336,8 @@ static int r_robust(reader *r, tss_robust *g, int allowed, char *why, size_t why
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    const unsigned char *b = r_take(r, 8 * (size_t)n);
-    reader vr = {.p = b, .n = b ? 8 * (size_t)n : 0};
+    const unsigned char *b = tssi_ck_take(r, 8 * (size_t)n);
+    tssi_ckread vr = {.p = b, .n = b ? 8 * (size_t)n : 0};
     for (uint32_t k = 0; k < n; k++) {
         const double v = r_f64(&vr);
         if (!isfinite(v)) {
@@ -521,14 +353,14 @@ static int r_robust(reader *r, tss_robust *g, int allowed, char *why, size_t why
 
 /* Reads the score histories, the open event and the published spans into s (whose m
  * is set) from a record of that version; 0, or -1 with what is wrong in why. */
-static int r_detect(reader *r, tss_stream *s, uint32_t version, char *why, size_t whylen) {
+static int r_detect(tssi_ckread *r, tss_stream *s, uint32_t version, char *why, size_t whylen) {
     tss_detect *d = &s->det;
     tss_calib *c = &d->cal;
     c->n = r_u32(r);
     c->head = r_u32(r);
     int bad_bin = 0;
     for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
-        bad_bin |= (c->ring[k] = (uint16_t)r_uint(r, 2)) >= TSS_CALIB_BINS;
+        bad_bin |= (c->ring[k] = (uint16_t)tssi_ck_get(r, 2)) >= TSS_CALIB_BINS;
     if (r->bad || c->n > TSS_CALIB_HISTORY || c->head >= TSS_CALIB_HISTORY ||
         (c->n < TSS_CALIB_HISTORY && c->head != c->n) || bad_bin ||
         (s->p.subsequence == 0 && c->n)) {
@@ -582,7 +414,7 @@ static int r_detect(reader *r, tss_stream *s, uint32_t version, char *why, size_
         pk->magnitude_neighbor_seq = 0;
     }
     uint64_t npub = r_u64(r);
-    if (!r_fits(r, npub, 16)) {
+    if (!tssi_ck_fits(r, npub, 16)) {
         snprintf(why, whylen, "bad published span count %llu", (unsigned long long)npub);
         return -1;
     }
@@ -607,13 +439,13 @@ static int r_detect(reader *r, tss_stream *s, uint32_t version, char *why, size_
     } while (0)
 
 /* Reads one stream record into a new stream (*out); 0, or -1 with a message. */
-static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss_stream **out,
+static int r_stream(tssi_ckread *r, size_t idx, uint32_t group, uint32_t version, tss_stream **out,
                     char *err, unsigned errlen) {
     tss_stream *s = NULL;
     char id[TSS_MAX_ID + 1];
     const uint64_t index = r_u64(r);
     uint32_t idlen = r_u32(r);
-    const unsigned char *idb = idlen <= TSS_MAX_ID ? r_take(r, idlen) : NULL;
+    const unsigned char *idb = idlen <= TSS_MAX_ID ? tssi_ck_take(r, idlen) : NULL;
     if (!idb || idlen == 0)
         BAD("bad id length %u", idlen);
     for (uint32_t k = 0; k < idlen; k++)
@@ -679,13 +511,13 @@ static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss
     s->proc_seq = r_u64(r);
     s->since_pass = r_u64(r);
     uint32_t fill = r_u32(r);
-    if (fill > p.window || fill > s->proc_seq || !r_fits(r, fill, 16))
+    if (fill > p.window || fill > s->proc_seq || !tssi_ck_fits(r, fill, 16))
         BAD("bad window (fill %u, window %u)", fill, p.window);
     if (fill && tss_ring_alloc(&s->ring) != 0)
         BAD("out of memory");
-    const unsigned char *xb = r_take(r, 16 * (size_t)fill); /* samples, then timestamps */
-    reader xr = {.p = xb, .n = xb ? 8 * (size_t)fill : 0},
-           tr = {.p = xb ? xb + 8 * (size_t)fill : NULL, .n = xr.n};
+    const unsigned char *xb = tssi_ck_take(r, 16 * (size_t)fill); /* samples, then timestamps */
+    tssi_ckread xr = {.p = xb, .n = xb ? 8 * (size_t)fill : 0},
+                tr = {.p = xb ? xb + 8 * (size_t)fill : NULL, .n = xr.n};
     for (uint32_t k = 0; k < fill; k++) {
         double v = r_f64(&xr);
         if (!isfinite(v))
@@ -696,7 +528,7 @@ static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss
     if (r_detect(r, s, version, why, sizeof why) != 0)
         BAD("%s", why);
     uint64_t nmotif = r_u64(r);
-    if (!r_fits(r, nmotif, 16))
+    if (!tssi_ck_fits(r, nmotif, 16))
         BAD("bad motif count %llu", (unsigned long long)nmotif);
     for (uint64_t k = 0; k < nmotif; k++) {
         uint64_t a = r_u64(r), b = r_u64(r);
@@ -707,10 +539,11 @@ static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss
     }
 
     uint64_t nst = r_u64(r);
-    if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
+    if (!tssi_ck_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
         BAD("bad staging size %llu", (unsigned long long)nst);
-    const unsigned char *sv = r_take(r, 16 * nst); /* values, then timestamps */
-    reader vr = {.p = sv, .n = sv ? 8 * nst : 0}, str = {.p = sv ? sv + 8 * nst : NULL, .n = vr.n};
+    const unsigned char *sv = tssi_ck_take(r, 16 * nst); /* values, then timestamps */
+    tssi_ckread vr = {.p = sv, .n = sv ? 8 * nst : 0},
+                str = {.p = sv ? sv + 8 * nst : NULL, .n = vr.n};
     for (uint64_t k = 0; k < nst; k++) {
         double v = r_f64(&vr);
         if (!isfinite(v))
@@ -718,7 +551,7 @@ static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss
         tss_staging_push(&s->stage, v, (int64_t)r_u64(&str));
     }
     uint64_t nmk = r_u64(r);
-    if (!r_fits(r, nmk, 41) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
+    if (!tssi_ck_fits(r, nmk, 41) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
         BAD("bad gap mark count");
     for (uint64_t k = 0; k < nmk; k++) {
         tss_gap_mark m;
@@ -821,11 +654,11 @@ void tss_restore_destroy(tss_restore **self_p) {
  * rs, checking each as it comes, up to the record count that ends the payload; 0, or -1
  * with a message (rs then holds the records of this file read so far: the caller
  * drops them). */
-static int r_streams(reader *r, uint32_t group, uint32_t version, tss_restore *rs, uint32_t *count,
-                     tss_restore *drop, char *err, unsigned errlen) {
+static int r_streams(tssi_ckread *r, uint32_t group, uint32_t version, tss_restore *rs,
+                     uint32_t *count, tss_restore *drop, char *err, unsigned errlen) {
     const size_t from = rs->n;
     uint32_t k = 0;
-    for (; (r->n - r->at) + r->left > 4; k++) {
+    for (; tssi_ck_left(r) > 4; k++) {
         tss_stream *s = NULL;
         if (rs->n == rs->cap) {
             size_t cap = rs->cap ? 2 * rs->cap : 64;
@@ -878,16 +711,15 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
                  (long long)len);
         return -1;
     }
-    reader hr = {.p = head + MAGIC_LEN, .n = 8};
+    tssi_ckread hr = {.p = head + MAGIC_LEN, .n = 8};
     const uint32_t version = r_u32(&hr), file_group = r_u32(&hr);
     if (version < OLDEST_VERSION || version > VERSION) {
         tssi_say(err, errlen, "checkpoint: version %u, this build reads versions %u to %u", version,
                  OLDEST_VERSION, VERSION);
         return -1;
     }
-    reader r = {.f = f,
-                .left = (uint64_t)len - HEAD_LEN - TAIL_LEN,
-                .crc = crc32_update(0, head, HEAD_LEN)};
+    tssi_ckread r = {
+        .f = f, .left = (uint64_t)len - HEAD_LEN - TAIL_LEN, .crc = tssi_ck_crc(0, head, HEAD_LEN)};
     char why[512] = "";
     int rc = -1;
     tss_restore drop = {0}; /* what this file's records dropped beyond keep */
@@ -897,10 +729,10 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
     else
         rc = r_streams(&r, file_group, version, rs, &n, &drop, why, sizeof why);
     if (rc != 0)
-        r_drain(&r);
+        tssi_ck_drain(&r);
     if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
         r.read_errno = ferror(f) ? (errno ? errno : EIO) : 0;
-    reader tr = {.p = tail, .n = TAIL_LEN};
+    tssi_ckread tr = {.p = tail, .n = TAIL_LEN};
     const uint64_t payload = r_u64(&tr);
     const uint32_t crc = r_u32(&tr);
     free(r.buf);
@@ -1273,7 +1105,7 @@ int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may
         if (rc == 1)
             w->phase = 1, rc = 0;
     }
-    membuf b = {0};
+    tssi_ckbuf b = {0};
     int did = 0; /* records this step: the first one goes whatever the deadline */
     while (w->phase == 1 && rc == 0) {
         if (w->group == TSS_CKPT_GROUPS) {
@@ -1293,7 +1125,7 @@ int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may
                 tssi_engine_join(e, 1, NULL, 0);
             }
             if (s) {
-                b = (membuf){0};
+                b = (tssi_ckbuf){0};
                 w_stream(&b, s);
                 if (b.failed) {
                     free(b.p);
