@@ -83,7 +83,7 @@ discords, motifs, sets, shapelets) on synthetic series, and tsmine-loadgen,
 which drives a running tsmined with many streams and measures its throughput.")
 
 # Runtime dependencies: dpkg-shlibdeps reads them off the binaries (libzmq5,
-# libprotobuf-c1, libconfig9, libsystemd0, libmicrohttpd12, libgomp1, ... in the
+# libprotobuf-c1, libconfig9, libsystemd0, libmicrohttpd12, libgomp1, zlib1g, ... in the
 # versions of the distribution it is built on); a fixed list where it is missing.
 # The maintainer scripts need adduser where systemd-sysusers is not installed.
 find_program(TSM_DPKG_SHLIBDEPS dpkg-shlibdeps)
@@ -92,8 +92,8 @@ if(TSM_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS "adduser")
 else()
   set(CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS
-      "adduser, libc6, libgomp1, libzmq5, libczmq4, libprotobuf-c1, libconfig9, libsystemd0, "
-      "libmicrohttpd12 | libmicrohttpd12t64")
+      "adduser, libc6, libgomp1, zlib1g, libzmq5, libczmq4, libprotobuf-c1, libconfig9, "
+      "libsystemd0, libmicrohttpd12 | libmicrohttpd12t64")
   if(TSMINE_HAVE_ALERTMANAGER)
     string(APPEND CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS ", libcurl4 | libcurl4t64")
   endif()
@@ -104,7 +104,8 @@ else()
     string(APPEND CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS ", libcairo2, libfontconfig1")
   endif()
   string(REPLACE ";" "" CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS "${CPACK_DEBIAN_TSMINE_PACKAGE_DEPENDS}")
-  set(CPACK_DEBIAN_BENCH_PACKAGE_DEPENDS "libc6, libgomp1, libzmq5, libczmq4, libprotobuf-c1")
+  set(CPACK_DEBIAN_BENCH_PACKAGE_DEPENDS
+      "libc6, libgomp1, zlib1g, libzmq5, libczmq4, libprotobuf-c1")
 endif()
 if(TARGET tsmined)
   # The configuration is a conffile (local edits survive upgrades); the maintainer

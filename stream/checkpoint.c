@@ -1,320 +1,51 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* checkpoint.c - tss_engine_save / tss_engine_load: every stream's state in a
- * versioned, checksummed binary file.
+ * versioned, checksummed binary file; restoring from several such files.
  *
- * Layout (integers little-endian, doubles as their IEEE-754 bits):
+ * Layout (integers little-endian):
  *   "TSSCKPT\0"  u32 version (5)  u32 group  payload  u64 payload length  u32 CRC-32
  *   (IEEE, of everything before it: magic, version, group and payload)
- * payload = the stream records, in creation order, then u32 their count. A record: its
- * creation index, id, parameters, the m in force (its period, the next look), ingest
- * state (next sequence number, last timestamp, epoch, a pending reset, recent gaps),
- * counters (by alert kind: TSS_ALERT_KINDS of them), window (samples and timestamps),
- * the shape view's score history (calib.h: count, head, TSS_CALIB_HISTORY u16 bins),
- * the magnitude view's history (robust.h: u32 n, u32 since, u8 ready, f64 med, f64 mad,
- * then its n values oldest first), the event state (detect.h: the last comparable
- * score, events, the open event and its peak, with the peak's views: u8 view, f64
- * shape, magnitude and level scores, f64 magnitude, u64 its neighbour, f64 level), the
- * published spans and MOTIF pairs, and the staged samples and gap marks not yet
- * processed.
+ * payload = the stream records (ckpt_record.c: their layout and checks), in creation
+ * order, then u32 their count. Versions read: 5, and 4 (ckpt_record.c says what it
+ * lacks and how its streams restore); only version 5 is written. Versions: 2 added
+ * events and calibrated scores (issue 16); 3 epochs and resets (17); 4 groups (18); 5
+ * the magnitude view's history and the event peak's views (DESIGN 5.3 rev. 3).
  *
- * Versions read: 5, and 4 (the same without the magnitude history and the peak's
- * views): a stream of a version 4 file starts its magnitude history empty, so its
- * magnitude score (the one events follow) is NAN until TSS_ROBUST_MIN new values
- * arrived, and an event open in it ends with its peak's views unknown (view NONE,
- * scores NAN); everything else restores as before. Only version 5 is written.
- *
- * What is derived from the window (the online statistics and QT row, the level view's
- * block ranges) is not stored: the first tick after a load rebuilds it exactly from
- * the samples, so a checkpoint does not depend on the backend or on the online code's
- * internals, and hostile bytes cannot plant an inconsistent state. The magnitude
- * history is not derived from the window (up to TSS_ROBUST_HISTORY values, more than a
- * window may hold, and the median and MAD of its last refresh): it is stored exactly,
- * so that a restored stream scores as one never stopped. Loading reads the file once,
- * incrementally (the memory it takes is that of the streams it builds, whatever the
- * file's size): the header (size, magic, version) first, then every field of each
- * record as it comes against the limits the engine itself keeps (parameters valid,
- * fill <= window, finite samples, an m the parameters allow, bins on the grid and
- * counts that add up, marks inside the staging, a magnitude history as
- * tss_robust_add leaves one, ...; nothing allocated for more than the rest of the file
- * holds), then the length and checksum, which decide before any field error whether
- * the file is corrupt; it builds the streams aside and hands them to the engine only
- * when all of them are good. */
+ * Loading reads the file once, incrementally (the memory it takes is that of the
+ * streams it builds, whatever the file's size): the header (size, magic, version)
+ * first, then each record as it comes, field by field, then the length and checksum,
+ * which decide before any field error whether the file is corrupt; it builds the
+ * streams aside and hands them to the engine only when all of them are good. */
 #include "engine_checkpoint.h"
+#include "ckpt_record.h"
+#include "ckpt_wire.h"
 #include "engine_impl.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define MAGIC     "TSSCKPT"
 #define MAGIC_LEN 8
-/* 2: events, calibrated scores (issue 16); 3: epochs, resets (17); 4: groups (18); 5: the
- * magnitude view's history and the event peak's views (DESIGN 5.3 rev. 3) */
-#define VERSION        5u
-#define OLDEST_VERSION 4u              /* the oldest version read (see above) */
-#define HEAD_LEN       (MAGIC_LEN + 8) /* magic, version, group */
-#define TAIL_LEN       (8 + 4)
+#define HEAD_LEN  (MAGIC_LEN + 8) /* magic, version, group */
+#define TAIL_LEN  (8 + 4)
 
-/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc. Slicing-by-8: eight
- * bytes per step through eight tables (t[0] the classic byte table, t[k][i] the CRC
- * of byte i followed by k zero bytes), about 5x the byte-at-a-time loop: the CRC was
- * most of a checkpoint's cost (60% of 0.3 s for 1000 streams of 4096 samples). */
-static uint32_t crc32_update(uint32_t crc, const unsigned char *p, size_t n) {
-    static uint32_t t[8][256];
-    static int ready; /* benign race: every thread computes the same tables */
-    if (!ready) {
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[0][i] = c;
-        }
-        for (int k = 1; k < 8; k++)
-            for (int i = 0; i < 256; i++)
-                t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
-        ready = 1;
-    }
-    crc = ~crc;
-    for (; n >= 8; p += 8, n -= 8) {
-        crc ^= (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        crc = t[7][crc & 0xff] ^ t[6][(crc >> 8) & 0xff] ^ t[5][(crc >> 16) & 0xff] ^
-              t[4][crc >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
-    }
-    for (; n > 0; p++, n--)
-        crc = t[0][(crc ^ *p) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
+/* ---- writing: files of records ------------------------------------------------- */
 
-/* ---- writing: records into memory, files of records --------------------------- */
-
-/* A growing memory buffer that one stream record is serialised into (on the engine's
- * thread: no CRC, no I/O; the file writer adds those). */
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-    int failed; /* out of memory */
-} membuf;
-
-static void w_bytes(membuf *w, const void *src, size_t n) {
-    if (w->failed || n == 0) /* (src may be NULL then) */
-        return;
-    if (n > w->cap - w->n) {
-        size_t cap = w->cap ? 2 * w->cap : 4096;
-        while (cap - w->n < n)
-            cap *= 2;
-        unsigned char *p = realloc(w->p, cap);
-        if (!p) {
-            w->failed = 1;
-            return;
-        }
-        w->p = p, w->cap = cap;
-    }
-    memcpy(w->p + w->n, src, n);
-    w->n += n;
-}
-
-/* An unsigned integer of nbytes (1, 2, 4 or 8), little-endian. */
-static void w_uint(membuf *w, uint64_t v, int nbytes) {
-    unsigned char b[8];
-    for (int k = 0; k < nbytes; k++)
-        b[k] = (unsigned char)(v >> (8 * k));
-    w_bytes(w, b, (size_t)nbytes);
-}
-
-static void w_u64(membuf *w, uint64_t v) {
-    w_uint(w, v, 8);
-}
-
-static void w_u32(membuf *w, uint32_t v) {
-    w_uint(w, v, 4);
-}
-
-static void w_u8(membuf *w, unsigned v) {
-    w_uint(w, v, 1);
-}
-
-static void w_f64(membuf *w, double v) {
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    w_u64(w, u);
-}
-
-/* n 8-byte values (doubles or int64), little-endian: one copy on a little-endian host
- * (the window is most of a record: 4096 values one at a time took 4x as long). */
-static void w_array64(membuf *w, const void *src, size_t n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    w_bytes(w, src, 8 * n);
-#else
-    const unsigned char *b = src;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t u;
-        memcpy(&u, b + 8 * k, 8);
-        w_u64(w, u);
-    }
-#endif
-}
-
-static void w_params(membuf *w, const tss_params *p) {
-    w_u32(w, p->window);
-    w_u32(w, p->subsequence);
-    w_u32(w, p->hop);
-    w_u32(w, p->excl);
-    w_u32(w, p->warmup);
-    w_f64(w, p->threshold);
-    w_f64(w, p->threshold_end);
-    w_f64(w, p->range);
-    w_u8(w, (unsigned)p->motif);
-    w_u32(w, p->references);
-    w_u8(w, (unsigned)p->left_discord);
-}
-
-/* The magnitude view's history (robust.h): its state, then its values oldest first
- * (the ring holds them from head - n on: up to two runs). */
-static void w_robust(membuf *w, const tss_robust *g) {
-    w_u32(w, g->n);
-    w_u32(w, g->since);
-    w_u8(w, (unsigned)g->ready);
-    w_f64(w, g->med);
-    w_f64(w, g->mad);
-    if (g->n) {
-        const uint32_t at = (g->head + TSS_ROBUST_HISTORY - g->n) % TSS_ROBUST_HISTORY;
-        const uint32_t run = TSS_ROBUST_HISTORY - at < g->n ? TSS_ROBUST_HISTORY - at : g->n;
-        w_array64(w, g->ring + at, run);
-        w_array64(w, g->ring, g->n - run);
-    }
-}
-
-/* The score histories, the open event and the published spans. */
-static void w_detect(membuf *w, const tss_detect *d) {
-    const tss_calib *c = &d->cal;
-    w_u32(w, c->n);
-    w_u32(w, c->head);
-    for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
-        w_uint(w, c->ring[k], 2);
-    w_robust(w, &d->mag);
-    w_f64(w, d->last_value);
-    w_u64(w, d->events);
-    w_u8(w, (unsigned)d->open);
-    w_u8(w, (unsigned)d->tail);
-    w_u64(w, d->first);
-    w_u64(w, d->last);
-    w_u32(w, d->below);
-    w_u64(w, d->peak.start_seq);
-    w_u64(w, (uint64_t)d->peak.start_timestamp_ns);
-    w_f64(w, d->peak.distance);
-    w_u64(w, d->peak.neighbor_seq);
-    w_f64(w, d->peak.score);
-    w_u8(w, (unsigned)d->peak.tail);
-    w_u8(w, (unsigned)d->peak.view);
-    w_f64(w, d->peak.shape_score);
-    w_f64(w, d->peak.magnitude_score);
-    w_f64(w, d->peak.level_score);
-    w_f64(w, d->peak.magnitude);
-    w_u64(w, d->peak.magnitude_neighbor_seq);
-    w_f64(w, d->peak.level);
-    w_u64(w, d->npub);
-    for (size_t k = 0; k < d->npub; k++) {
-        w_u64(w, d->pub[k].a);
-        w_u64(w, d->pub[k].b);
-    }
-}
-
-/* Serialises one stream's record (its creation index, then its state) into w, after
- * what w holds. Cost: a copy of the window and of the magnitude history (about 10 us
- * at W = 4096). */
-static void w_stream(membuf *w, const tss_stream *s) {
-    const tss_ring *r = &s->ring;
-    const tss_staging *q = &s->stage;
-    const size_t nst = tss_staging_pending(q);
-    /* 1024: more than the fixed-size fields (about 670 bytes with the longest id) */
-    size_t need = 1024 + 16 * TSS_GAPS_KEPT + 16 * (size_t)r->fill + 2 * TSS_CALIB_HISTORY +
-                  8 * (size_t)s->det.mag.n + 16 * s->det.npub + 16 * s->det.nmotif + 16 * nst +
-                  41 * (q->nmark - q->mhead);
-    if (need > w->cap - w->n) { /* one allocation for the whole record */
-        unsigned char *p = realloc(w->p, w->n + need);
-        if (p)
-            w->p = p, w->cap = w->n + need;
-    }
-    w_u64(w, s->index);
-    size_t idlen = strlen(s->id);
-    w_u32(w, (uint32_t)idlen);
-    w_bytes(w, s->id, idlen);
-    w_params(w, &s->cfg);
-    w_u32(w, s->p.subsequence);
-    w_u32(w, s->period);
-    w_u32(w, s->next_check);
-    /* ingest side */
-    w_u8(w, (unsigned)s->started);
-    w_u64(w, s->next_seq);
-    w_u64(w, (uint64_t)s->last_ts);
-    w_u64(w, s->epoch);
-    w_u8(w, (unsigned)s->reset_pending);
-    w_u32(w, s->ngaps);
-    w_u32(w, s->gap_next);
-    for (uint32_t g = 0; g < s->ngaps; g++) {
-        w_u64(w, s->gap_lo[g]);
-        w_u64(w, s->gap_hi[g]);
-    }
-    /* counters */
-    w_u64(w, s->samples);
-    w_u64(w, s->rejected);
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        w_u64(w, s->alerts[k]);
-    w_u64(w, s->gaps);
-    /* window: samples (contiguous in the mirrored ring), then timestamps (a plain ring
-     * of cap: up to two runs), oldest first */
-    w_u64(w, s->proc_seq);
-    w_u64(w, s->since_pass);
-    w_u32(w, r->fill);
-    if (r->fill) {
-        const uint32_t at = tss_ring_start(r);
-        w_array64(w, r->v + at, r->fill);
-        const uint32_t run = r->cap - at < r->fill ? r->cap - at : r->fill;
-        w_array64(w, r->ts + at, run);
-        w_array64(w, r->ts, r->fill - run);
-    }
-    /* detection */
-    w_detect(w, &s->det);
-    w_u64(w, s->det.nmotif);
-    for (size_t k = 0; k < s->det.nmotif; k++) {
-        w_u64(w, s->det.motif[k].a);
-        w_u64(w, s->det.motif[k].b);
-    }
-    /* staging */
-    w_u64(w, nst);
-    if (nst) { /* (no staging may have been allocated yet) */
-        w_array64(w, q->v + q->head, nst);
-        w_array64(w, q->ts + q->head, nst);
-    }
-    w_u64(w, q->nmark - q->mhead);
-    for (size_t k = q->mhead; k < q->nmark; k++) {
-        const tss_gap_mark *m = &q->mark[k];
-        w_u64(w, m->seq);
-        w_u64(w, m->expected);
-        w_u64(w, m->missing);
-        w_u64(w, (uint64_t)m->expected_ts);
-        w_u64(w, m->at - q->head);
-        w_u8(w, (unsigned)m->reset);
-    }
-}
-
-/* Appends n bytes to the file, keeping the CRC and the length. */
 static void file_put(tss_ckpt_file *cf, const void *p, size_t n) {
     if (!cf->failed && n && fwrite(p, 1, n, cf->f) != n)
         cf->failed = 1;
-    cf->crc = crc32_update(cf->crc, p, n);
+    cf->crc = tssi_ck_crc(cf->crc, p, n);
     cf->len += n;
 }
 
 void tss_ckpt_file_begin(tss_ckpt_file *cf, FILE *f, uint32_t group) {
     *cf = (tss_ckpt_file){.f = f};
-    membuf h = {0};
-    w_bytes(&h, MAGIC, MAGIC_LEN);
-    w_u32(&h, VERSION);
-    w_u32(&h, group);
+    tssi_ckbuf h = {0};
+    tssi_ck_put_bytes(&h, MAGIC, MAGIC_LEN);
+    tssi_ck_put(&h, TSSI_CKPT_VERSION, 4);
+    tssi_ck_put(&h, group, 4);
     cf->failed = h.failed;
     file_put(cf, h.p, h.n);
     free(h.p);
@@ -347,10 +78,10 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     tssi_engine_join(e, 1, NULL, 0);
     tss_ckpt_file cf;
     tss_ckpt_file_begin(&cf, f, TSS_CKPT_ALL);
-    membuf w = {0};
+    tssi_ckbuf w = {0};
     for (size_t k = 0; k < e->reg.n && !w.failed; k++) {
         w.n = 0;
-        w_stream(&w, e->reg.list[k]);
+        tssi_ckpt_record_put(&w, e->reg.list[k]);
         if (!w.failed)
             tss_ckpt_file_record(&cf, w.p, w.n);
     }
@@ -365,406 +96,6 @@ int tss_engine_save(tss_engine *e, FILE *f, char *err, unsigned errlen) {
     }
     return 0;
 }
-
-/* ---- reading: a bounds-checked cursor, over memory or read incrementally ---------- */
-
-/* Reading window of the file (what one read takes at least). */
-#define READ_CHUNK (1u << 16)
-
-/* A cursor over n bytes at p. A file cursor (f set) holds only a window of the file in
- * buf: r_take reads on as the cursor needs more, so the memory a load takes is what
- * it builds, not the size of the file, and every byte read goes into the CRC. */
-typedef struct {
-    const unsigned char *p;
-    size_t n, at;
-    int bad; /* a read went past the end (or the file could not be read) */
-    /* file cursors only */
-    FILE *f;
-    unsigned char *buf;
-    size_t cap;
-    uint64_t left;  /* bytes of the input not read yet */
-    uint32_t crc;   /* of every byte read so far */
-    int read_errno; /* the read failed (not the content): its errno */
-} reader;
-
-/* Reads up to want bytes into r->buf after its n; returns the bytes read (short only
- * at a read error or an early end of file, which set bad and read_errno). */
-static size_t r_read(reader *r, size_t want) {
-    size_t got = fread(r->buf + r->n, 1, want, r->f);
-    if (got < want) {
-        r->bad = 1;
-        if (ferror(r->f))
-            r->read_errno = errno ? errno : EIO;
-    }
-    r->crc = crc32_update(r->crc, r->buf + r->n, got);
-    r->left -= got;
-    r->n += got;
-    return got;
-}
-
-/* Makes n bytes from the cursor contiguous in a file cursor's buffer (moving what is
- * unread to its start and growing it when n is larger); 0, or -1 (bad set) when the
- * input ends first or memory runs out. Pointers from earlier r_take calls die. */
-static int r_fill(reader *r, size_t n) {
-    const size_t unread = r->n - r->at;
-    if (!r->f || n - unread > r->left) {
-        r->bad = 1;
-        return -1;
-    }
-    size_t need = n > READ_CHUNK ? n : READ_CHUNK;
-    if (need > r->cap) {
-        unsigned char *nb = malloc(need);
-        if (!nb) {
-            r->bad = 1;
-            return -1;
-        }
-        if (unread)
-            memcpy(nb, r->buf + r->at, unread);
-        free(r->buf);
-        r->buf = nb, r->cap = need;
-    } else {
-        memmove(r->buf, r->buf + r->at, unread);
-    }
-    r->p = r->buf, r->n = unread, r->at = 0;
-    uint64_t want = r->cap - unread < r->left ? r->cap - unread : r->left;
-    r_read(r, (size_t)want);
-    if (r->n < n)
-        r->bad = 1;
-    return r->bad ? -1 : 0;
-}
-
-static const unsigned char *r_take(reader *r, size_t n) {
-    if (r->bad || (n > r->n - r->at && r_fill(r, n) != 0)) {
-        r->bad = 1;
-        return NULL;
-    }
-    const unsigned char *b = r->p + r->at;
-    r->at += n;
-    return b;
-}
-
-/* Reads the rest of a file cursor's input into the CRC (after a refused field: the
- * checksum decides whether the file is corrupt or only its content is wrong). */
-static void r_drain(reader *r) {
-    if (!r->f)
-        return;
-    r->bad = 1;
-    if (!r->buf && !(r->buf = malloc(r->cap = READ_CHUNK)))
-        return; /* the CRC then fails: refused as corrupt, which it may not be */
-    while (r->left > 0 && !r->read_errno) {
-        r->n = 0;
-        if (r_read(r, (size_t)(r->cap < r->left ? r->cap : r->left)) == 0)
-            break;
-    }
-    r->n = r->at = 0;
-}
-
-/* An unsigned integer of nbytes, little-endian; 0 past the end (r->bad is set). */
-static uint64_t r_uint(reader *r, int nbytes) {
-    const unsigned char *b = r_take(r, (size_t)nbytes);
-    uint64_t v = 0;
-    for (int k = 0; b && k < nbytes; k++)
-        v |= (uint64_t)b[k] << (8 * k);
-    return v;
-}
-
-static uint64_t r_u64(reader *r) {
-    return r_uint(r, 8);
-}
-
-static uint32_t r_u32(reader *r) {
-    return (uint32_t)r_uint(r, 4);
-}
-
-static unsigned r_u8(reader *r) {
-    return (unsigned)r_uint(r, 1);
-}
-
-static double r_f64(reader *r) {
-    uint64_t u = r_u64(r);
-    double v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-/* Whether count items of size bytes can still be in the input (guards allocations:
- * nothing is allocated for more than the file holds). */
-static int r_fits(const reader *r, uint64_t count, size_t size) {
-    const uint64_t left = (r->n - r->at) + (r->f ? r->left : 0);
-    return !r->bad && count <= left / size;
-}
-
-/* Whether a view's score is as the engine computes one: NAN or in [0, 1]. */
-static int score_ok(double v) {
-    return isnan(v) || (v >= 0.0 && v <= 1.0);
-}
-
-/* Reads the magnitude view's history into g (empty, as a new stream's). It must be as
- * tss_robust_add leaves one: at most TSS_ROBUST_HISTORY finite values, ready exactly
- * when it holds TSS_ROBUST_MIN, fewer than TSS_ROBUST_REFRESH values since the last
- * refresh (none before the first, and no more than were added after it), the last
- * refresh's median and MAD finite (the MAD not negative); and empty unless allowed (a
- * stream whose m is not known yet has scored nothing). The values, oldest first, go
- * into ring[0 .. n) with head n % TSS_ROBUST_HISTORY: the next value replaces the
- * oldest, as it would have in the ring saved. 0, or -1 with what is wrong in why. */
-static int r_robust(reader *r, tss_robust *g, int allowed, char *why, size_t whylen) {
-    const uint32_t n = r_u32(r), since = r_u32(r);
-    const unsigned ready = r_u8(r);
-    const double med = r_f64(r), mad = r_f64(r);
-    if (r->bad || n > TSS_ROBUST_HISTORY || (n && !allowed) || !r_fits(r, n, 8)) {
-        snprintf(why, whylen, "bad magnitude history: %u values", n);
-        return -1;
-    }
-    if (ready != (n >= TSS_ROBUST_MIN) || since >= TSS_ROBUST_REFRESH ||
-        (ready ? since > n - TSS_ROBUST_MIN : since != 0) || !isfinite(med) || !isfinite(mad) ||
-        mad < 0.0) {
-        snprintf(why, whylen, "bad magnitude history state: %u values, %u since its refresh", n,
-                 since);
-        return -1;
-    }
-    if (n && !(g->ring = malloc(TSS_ROBUST_HISTORY * sizeof *g->ring))) {
-        snprintf(why, whylen, "out of memory");
-        return -1;
-    }
-    const unsigned char *b = r_take(r, 8 * (size_t)n);
-    reader vr = {.p = b, .n = b ? 8 * (size_t)n : 0};
-    for (uint32_t k = 0; k < n; k++) {
-        const double v = r_f64(&vr);
-        if (!isfinite(v)) {
-            snprintf(why, whylen, "non-finite value in the magnitude history");
-            return -1; /* (g is freed with its stream) */
-        }
-        g->ring[k] = v;
-    }
-    g->n = n, g->head = n % TSS_ROBUST_HISTORY, g->since = since, g->ready = (int)ready;
-    g->med = med, g->mad = mad;
-    return 0;
-}
-
-/* Reads the score histories, the open event and the published spans into s (whose m
- * is set) from a record of that version; 0, or -1 with what is wrong in why. */
-static int r_detect(reader *r, tss_stream *s, uint32_t version, char *why, size_t whylen) {
-    tss_detect *d = &s->det;
-    tss_calib *c = &d->cal;
-    c->n = r_u32(r);
-    c->head = r_u32(r);
-    int bad_bin = 0;
-    for (uint32_t k = 0; k < TSS_CALIB_HISTORY; k++)
-        bad_bin |= (c->ring[k] = (uint16_t)r_uint(r, 2)) >= TSS_CALIB_BINS;
-    if (r->bad || c->n > TSS_CALIB_HISTORY || c->head >= TSS_CALIB_HISTORY ||
-        (c->n < TSS_CALIB_HISTORY && c->head != c->n) || bad_bin ||
-        (s->p.subsequence == 0 && c->n)) {
-        snprintf(why, whylen, "bad score history");
-        return -1;
-    }
-    tss_calib_rebuild(c);
-    if (version >= 5 && r_robust(r, &d->mag, s->p.subsequence != 0, why, whylen) != 0)
-        return -1;
-    d->last_value = r_f64(r);
-    d->events = r_u64(r);
-    d->open = (int)r_u8(r);
-    d->tail = (int)r_u8(r);
-    d->first = r_u64(r);
-    d->last = r_u64(r);
-    d->below = r_u32(r);
-    tss_alert *pk = &d->peak;
-    pk->kind = TSS_ALERT_ANOMALY;
-    pk->start_seq = r_u64(r);
-    pk->start_timestamp_ns = (int64_t)r_u64(r);
-    pk->distance = r_f64(r);
-    pk->neighbor_seq = r_u64(r);
-    pk->score = r_f64(r);
-    pk->tail = (int)r_u8(r);
-    pk->length = s->p.subsequence;
-    pk->threshold = isnan(s->p.range) ? s->p.threshold : s->p.range;
-    if (r->bad || d->open > 1 || d->tail > TSS_TAIL_NEAR || pk->tail > TSS_TAIL_NEAR ||
-        (d->open && (s->p.subsequence == 0 || d->first > d->last || d->last >= s->proc_seq ||
-                     pk->start_seq < d->first || d->below > s->p.subsequence))) {
-        snprintf(why, whylen, "bad event state");
-        return -1;
-    }
-    if (version >= 5) { /* the peak's views */
-        const unsigned view = r_u8(r);
-        pk->view = (tss_view)view;
-        pk->shape_score = r_f64(r);
-        pk->magnitude_score = r_f64(r);
-        pk->level_score = r_f64(r);
-        pk->magnitude = r_f64(r);
-        pk->magnitude_neighbor_seq = r_u64(r);
-        pk->level = r_f64(r);
-        if (r->bad || view > TSS_VIEW_LEVEL || !score_ok(pk->shape_score) ||
-            !score_ok(pk->magnitude_score) || !score_ok(pk->level_score)) {
-            snprintf(why, whylen, "bad event peak views (view %u)", view);
-            return -1;
-        }
-    } else { /* not kept: unknown */
-        pk->view = TSS_VIEW_NONE;
-        pk->shape_score = pk->magnitude_score = pk->level_score = NAN;
-        pk->magnitude = pk->level = NAN;
-        pk->magnitude_neighbor_seq = 0;
-    }
-    uint64_t npub = r_u64(r);
-    if (!r_fits(r, npub, 16)) {
-        snprintf(why, whylen, "bad published span count %llu", (unsigned long long)npub);
-        return -1;
-    }
-    for (uint64_t k = 0; k < npub; k++) {
-        uint64_t a = r_u64(r), b = r_u64(r);
-        if (a >= b || b > s->proc_seq || (k && a < d->pub[d->npub - 1].a)) {
-            snprintf(why, whylen, "bad published span");
-            return -1;
-        }
-        if (tss_detect_publish(d, a, b) != 0) {
-            snprintf(why, whylen, "out of memory");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-#define BAD(fmt, ...)                                                                              \
-    do {                                                                                           \
-        tssi_say(err, errlen, "checkpoint: stream %zu: " fmt, idx, ##__VA_ARGS__);                 \
-        goto fail;                                                                                 \
-    } while (0)
-
-/* Reads one stream record into a new stream (*out); 0, or -1 with a message. */
-static int r_stream(reader *r, size_t idx, uint32_t group, uint32_t version, tss_stream **out,
-                    char *err, unsigned errlen) {
-    tss_stream *s = NULL;
-    char id[TSS_MAX_ID + 1];
-    const uint64_t index = r_u64(r);
-    uint32_t idlen = r_u32(r);
-    const unsigned char *idb = idlen <= TSS_MAX_ID ? r_take(r, idlen) : NULL;
-    if (!idb || idlen == 0)
-        BAD("bad id length %u", idlen);
-    for (uint32_t k = 0; k < idlen; k++)
-        if (idb[k] < 0x20 || idb[k] > 0x7e)
-            BAD("id is not printable");
-    memcpy(id, idb, idlen);
-    id[idlen] = '\0';
-    if (group != TSS_CKPT_ALL && tss_ckpt_group(id) != group)
-        BAD("id \"%s\" belongs to group %u, not %u", id, tss_ckpt_group(id), group);
-
-    tss_params p;
-    p.window = r_u32(r);
-    p.subsequence = r_u32(r);
-    p.hop = r_u32(r);
-    p.excl = r_u32(r);
-    p.warmup = r_u32(r);
-    p.threshold = r_f64(r);
-    p.threshold_end = r_f64(r);
-    p.range = r_f64(r);
-    p.motif = (int)r_u8(r);
-    p.references = r_u32(r);
-    p.left_discord = (int)r_u8(r);
-    uint32_t m = r_u32(r), period = r_u32(r), next_check = r_u32(r);
-    char why[200];
-    if (r->bad)
-        BAD("truncated");
-    if (tss_params_check(&p, why, sizeof why) != 0)
-        BAD("%s", why);
-    if (p.subsequence ? m != p.subsequence
-                      : m != 0 && (m < TSS_AUTO_M_MIN || m > tss_params_auto_max(&p, p.window)) &&
-                            m != TSS_AUTO_M_FALLBACK)
-        BAD("subsequence %u in force does not fit the parameters", m);
-    if (next_check > p.window || (next_check && (p.subsequence || !m || period)))
-        BAD("bad automatic m state");
-    if (tss_stream_new(id, &p, &s) != 0)
-        BAD("out of memory");
-    if (p.subsequence == 0 && m)
-        tss_stream_set_m(s, m, period);
-    s->next_check = next_check;
-
-    s->started = (int)r_u8(r);
-    s->next_seq = r_u64(r);
-    s->last_ts = (int64_t)r_u64(r);
-    s->epoch = r_u64(r);
-    s->reset_pending = (int)r_u8(r);
-    s->ngaps = r_u32(r);
-    s->gap_next = r_u32(r);
-    if (s->started > 1 || s->reset_pending > 1 || s->ngaps > TSS_GAPS_KEPT ||
-        s->gap_next >= TSS_GAPS_KEPT || (s->ngaps < TSS_GAPS_KEPT && s->gap_next != s->ngaps))
-        BAD("bad sequence state");
-    for (uint32_t g = 0; g < s->ngaps; g++) {
-        s->gap_lo[g] = r_u64(r);
-        s->gap_hi[g] = r_u64(r);
-        if (s->gap_lo[g] >= s->gap_hi[g] || s->gap_hi[g] > s->next_seq)
-            BAD("bad gap %u", g);
-    }
-    s->samples = r_u64(r);
-    s->rejected = r_u64(r);
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        s->alerts[k] = r_u64(r);
-    s->gaps = r_u64(r);
-
-    s->proc_seq = r_u64(r);
-    s->since_pass = r_u64(r);
-    uint32_t fill = r_u32(r);
-    if (fill > p.window || fill > s->proc_seq || !r_fits(r, fill, 16))
-        BAD("bad window (fill %u, window %u)", fill, p.window);
-    if (fill && tss_ring_alloc(&s->ring) != 0)
-        BAD("out of memory");
-    const unsigned char *xb = r_take(r, 16 * (size_t)fill); /* samples, then timestamps */
-    reader xr = {.p = xb, .n = xb ? 8 * (size_t)fill : 0},
-           tr = {.p = xb ? xb + 8 * (size_t)fill : NULL, .n = xr.n};
-    for (uint32_t k = 0; k < fill; k++) {
-        double v = r_f64(&xr);
-        if (!isfinite(v))
-            BAD("non-finite sample in the window");
-        tss_ring_push(&s->ring, v, (int64_t)r_u64(&tr));
-    }
-
-    if (r_detect(r, s, version, why, sizeof why) != 0)
-        BAD("%s", why);
-    uint64_t nmotif = r_u64(r);
-    if (!r_fits(r, nmotif, 16))
-        BAD("bad motif count %llu", (unsigned long long)nmotif);
-    for (uint64_t k = 0; k < nmotif; k++) {
-        uint64_t a = r_u64(r), b = r_u64(r);
-        if (a >= b || b >= s->proc_seq)
-            BAD("bad motif pair");
-        if (tss_detect_motif_add(&s->det, a, b) != 0)
-            BAD("out of memory");
-    }
-
-    uint64_t nst = r_u64(r);
-    if (!r_fits(r, nst, 16) || tss_staging_reserve(&s->stage, nst, 0) != 0)
-        BAD("bad staging size %llu", (unsigned long long)nst);
-    const unsigned char *sv = r_take(r, 16 * nst); /* values, then timestamps */
-    reader vr = {.p = sv, .n = sv ? 8 * nst : 0}, str = {.p = sv ? sv + 8 * nst : NULL, .n = vr.n};
-    for (uint64_t k = 0; k < nst; k++) {
-        double v = r_f64(&vr);
-        if (!isfinite(v))
-            BAD("non-finite staged sample");
-        tss_staging_push(&s->stage, v, (int64_t)r_u64(&str));
-    }
-    uint64_t nmk = r_u64(r);
-    if (!r_fits(r, nmk, 41) || nmk > nst || tss_staging_reserve(&s->stage, 0, nmk) != 0)
-        BAD("bad gap mark count");
-    for (uint64_t k = 0; k < nmk; k++) {
-        tss_gap_mark m;
-        m.seq = r_u64(r);
-        m.expected = r_u64(r);
-        m.missing = r_u64(r);
-        m.expected_ts = (int64_t)r_u64(r);
-        m.at = r_u64(r);
-        m.reset = (int)r_u8(r);
-        if (m.at >= nst || (k && m.at <= s->stage.mark[k - 1].at) || m.reset > 1 ||
-            (m.reset ? m.missing != 0 : m.expected >= m.seq || m.missing != m.seq - m.expected))
-            BAD("bad gap mark");
-        s->stage.mark[s->stage.nmark++] = m;
-    }
-    if (r->bad)
-        BAD("truncated");
-    s->index = index; /* the creation order, until tss_restore_finish registers it */
-    *out = s;
-    return 0;
-fail:
-    tss_stream_destroy(&s);
-    return -1;
-}
-#undef BAD
 
 /* The bytes from f's position to its end (f must be seekable: a regular file or a
  * memory stream); -1 when it cannot tell. f is left where it was. */
@@ -843,11 +174,11 @@ void tss_restore_destroy(tss_restore **self_p) {
  * rs, checking each as it comes, up to the record count that ends the payload; 0, or -1
  * with a message (rs then holds the records of this file read so far: the caller
  * drops them). */
-static int r_streams(reader *r, uint32_t group, uint32_t version, tss_restore *rs, uint32_t *count,
-                     tss_restore *drop, char *err, unsigned errlen) {
+static int r_streams(tssi_ckread *r, uint32_t group, uint32_t version, tss_restore *rs,
+                     uint32_t *count, tss_restore *drop, char *err, unsigned errlen) {
     const size_t from = rs->n;
     uint32_t k = 0;
-    for (; (r->n - r->at) + r->left > 4; k++) {
+    for (; tssi_ck_left(r) > 4; k++) {
         tss_stream *s = NULL;
         if (rs->n == rs->cap) {
             size_t cap = rs->cap ? 2 * rs->cap : 64;
@@ -858,13 +189,13 @@ static int r_streams(reader *r, uint32_t group, uint32_t version, tss_restore *r
             }
             rs->r = p, rs->cap = cap;
         }
-        if (r_stream(r, k, group, version, &s, err, errlen) != 0)
+        if (tssi_ckpt_record_get(r, k, group, version, &s, err, errlen) != 0)
             return -1;
         rs->r[rs->n++] = (restored){s, group, rs->reads++};
         if (rs->n - from >= 2 * rs->keep && rs->keep < SIZE_MAX / 4) /* the file's own */
             trim(rs, from, &drop->dropped, &drop->first_index, drop->first_id);
     }
-    *count = r_u32(r);
+    *count = (uint32_t)tssi_ck_get(r, 4);
     if (r->bad || *count != k) {
         tssi_say(err, errlen, "checkpoint: %u stream records, the file says %u", k, *count);
         return -1;
@@ -900,16 +231,16 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
                  (long long)len);
         return -1;
     }
-    reader hr = {.p = head + MAGIC_LEN, .n = 8};
-    const uint32_t version = r_u32(&hr), file_group = r_u32(&hr);
-    if (version < OLDEST_VERSION || version > VERSION) {
+    tssi_ckread hr = {.p = head + MAGIC_LEN, .n = 8};
+    const uint32_t version = (uint32_t)tssi_ck_get(&hr, 4),
+                   file_group = (uint32_t)tssi_ck_get(&hr, 4);
+    if (version < TSSI_CKPT_OLDEST_VERSION || version > TSSI_CKPT_VERSION) {
         tssi_say(err, errlen, "checkpoint: version %u, this build reads versions %u to %u", version,
-                 OLDEST_VERSION, VERSION);
+                 TSSI_CKPT_OLDEST_VERSION, TSSI_CKPT_VERSION);
         return -1;
     }
-    reader r = {.f = f,
-                .left = (uint64_t)len - HEAD_LEN - TAIL_LEN,
-                .crc = crc32_update(0, head, HEAD_LEN)};
+    tssi_ckread r = {
+        .f = f, .left = (uint64_t)len - HEAD_LEN - TAIL_LEN, .crc = tssi_ck_crc(0, head, HEAD_LEN)};
     char why[512] = "";
     int rc = -1;
     tss_restore drop = {0}; /* what this file's records dropped beyond keep */
@@ -919,12 +250,12 @@ int tss_restore_read(tss_restore *rs, FILE *f, uint32_t group, uint32_t *count,
     else
         rc = r_streams(&r, file_group, version, rs, &n, &drop, why, sizeof why);
     if (rc != 0)
-        r_drain(&r);
+        tssi_ck_drain(&r);
     if (!r.read_errno && fread(tail, 1, TAIL_LEN, f) < TAIL_LEN)
         r.read_errno = ferror(f) ? (errno ? errno : EIO) : 0;
-    reader tr = {.p = tail, .n = TAIL_LEN};
-    const uint64_t payload = r_u64(&tr);
-    const uint32_t crc = r_u32(&tr);
+    tssi_ckread tr = {.p = tail, .n = TAIL_LEN};
+    const uint64_t payload = tssi_ck_get(&tr, 8);
+    const uint32_t crc = (uint32_t)tssi_ck_get(&tr, 4);
     free(r.buf);
     if (r.read_errno) {
         rep->read_errno = r.read_errno;
@@ -1105,240 +436,4 @@ int tss_engine_load_report(tss_engine *e, FILE *f, tss_load_report *rep, char *e
         rc = tss_restore_finish(e, rs, rep, err, errlen);
     tss_restore_destroy(&rs);
     return rc;
-}
-
-/* ---- incremental checkpoints: the groups whose streams changed ------------------- */
-
-unsigned tss_ckpt_group(const char *id) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        h = (h ^ *p) * 16777619u;
-    return (h ^ (h >> 16)) % TSS_CKPT_GROUPS;
-}
-
-static uint64_t mix(uint64_t h, uint64_t v) {
-    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 31);
-}
-
-static uint64_t mix_f64(uint64_t h, double v) {
-    uint64_t u;
-    memcpy(&u, &v, sizeof u);
-    return mix(h, u);
-}
-
-static uint64_t mix_params(uint64_t h, const tss_params *p) {
-    h = mix(h, (uint64_t)p->window << 32 | p->subsequence);
-    h = mix(h, (uint64_t)p->hop << 32 | p->excl);
-    h = mix(h, (uint64_t)p->warmup << 32 | p->references);
-    h = mix(h, (uint64_t)p->motif << 1 | (uint64_t)p->left_discord);
-    h = mix_f64(h, p->threshold);
-    h = mix_f64(h, p->threshold_end);
-    return mix_f64(h, p->range);
-}
-
-/* Every change to a stream's saved state moves one of these: samples accepted or
- * refused (counters, sequence numbers), processed (proc_seq, fill), passes run
- * (since_pass) and published (spans, pairs, alert counts), events, restarts, resets,
- * new parameters, a recalibration, a value added to the magnitude history or the
- * history emptied (its count, head and last value, its refresh count and statistics).
- * O(1): about 50 ns. */
-uint64_t tss_stream_fingerprint(const tss_stream *s) {
-    const tss_detect *d = &s->det;
-    uint64_t h = 0x243F6A8885A308D3ull;
-    h = mix(h, s->samples), h = mix(h, s->rejected), h = mix(h, s->gaps);
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        h = mix(h, s->alerts[k]);
-    h = mix(h, s->proc_seq), h = mix(h, s->since_pass);
-    h = mix(h, (uint64_t)s->ring.fill << 32 | s->ring.head);
-    h = mix(h, s->next_seq), h = mix(h, (uint64_t)s->last_ts), h = mix(h, s->epoch);
-    h = mix(h, (uint64_t)s->started << 1 | (uint64_t)s->reset_pending);
-    h = mix(h, (uint64_t)s->ngaps << 32 | s->gap_next);
-    h = mix(h, tss_staging_pending(&s->stage)), h = mix(h, s->stage.nmark - s->stage.mhead);
-    h = mix(h, d->events), h = mix(h, d->npub), h = mix(h, d->nmotif);
-    h = mix(h, (uint64_t)d->open << 8 | (uint64_t)d->tail), h = mix(h, d->below);
-    h = mix(h, d->first), h = mix(h, d->last), h = mix(h, d->peak.start_seq);
-    h = mix(h, (uint64_t)d->cal.n << 32 | d->cal.head), h = mix_f64(h, d->last_value);
-    const tss_robust *g = &d->mag;
-    h = mix(h, (uint64_t)g->n << 32 | g->head), h = mix(h, (uint64_t)g->since << 1 | !!g->ready);
-    h = mix_f64(h, g->n ? g->ring[(g->head + TSS_ROBUST_HISTORY - 1) % TSS_ROBUST_HISTORY] : 0.0);
-    h = mix_f64(mix_f64(h, g->med), g->mad);
-    h = mix(h, (uint64_t)s->period << 32 | s->next_check);
-    h = mix_params(mix_params(h, &s->cfg), &s->p);
-    return h | 1; /* 0: never written */
-}
-
-/* A stream of a group to write: its group and creation index (streams are found again
- * by index: one may be removed between two steps). */
-typedef struct {
-    uint32_t group;
-    uint64_t index;
-} member;
-
-struct tss_ckpt_walk {
-    int full;
-    int phase;                     /* 0: looking at every stream, 1: writing groups, 2: done */
-    uint64_t cursor;               /* phase 0: the next creation index to look at */
-    int64_t disk[TSS_CKPT_GROUPS]; /* streams in each group's file (-1: unknown) */
-    uint32_t mem[TSS_CKPT_GROUPS]; /* streams of each group in the engine */
-    unsigned char dirty[TSS_CKPT_GROUPS];
-    member *m;               /* phase 0: every stream; phase 1: those of dirty groups */
-    size_t n, cap, at;       /* phase 1: the next member to write */
-    uint32_t group, written; /* phase 1: the group being written, its records so far */
-    tss_ckpt_walk_stats st;
-};
-
-int tss_ckpt_walk_new(const int64_t *disk, int full, tss_ckpt_walk **out) {
-    tss_ckpt_walk *w = calloc(1, sizeof *w);
-    if (!w)
-        return -1;
-    w->full = full;
-    memcpy(w->disk, disk, sizeof w->disk);
-    *out = w;
-    return 0;
-}
-
-void tss_ckpt_walk_destroy(tss_ckpt_walk **self_p) {
-    if (*self_p) {
-        free((*self_p)->m);
-        free(*self_p);
-        *self_p = NULL;
-    }
-}
-
-const tss_ckpt_walk_stats *tss_ckpt_walk_stats_of(const tss_ckpt_walk *w) {
-    return &w->st;
-}
-
-/* The position in e's list (creation order, indexes increasing) of the first stream
- * whose index is >= index. O(log n). */
-static size_t position_of(const tss_engine *e, uint64_t index) {
-    size_t lo = 0, hi = e->reg.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (e->reg.list[mid]->index < index)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* The first dirty group at or after g (TSS_CKPT_GROUPS: none). */
-static uint32_t next_dirty(const tss_ckpt_walk *w, uint32_t g) {
-    while (g < TSS_CKPT_GROUPS && !w->dirty[g])
-        g++;
-    return g;
-}
-
-/* Phase 0, until the deadline: looks at the streams from the cursor on, noting each
- * one's group and whether it changed. Returns 1 once every stream was seen. */
-static int look(tss_engine *e, tss_ckpt_walk *w, double deadline) {
-    const size_t first = position_of(e, w->cursor);
-    for (size_t k = first; k < e->reg.n; k++) {
-        if (k > first && (k & 63) == 0 && tssi_now() >= deadline)
-            return 0; /* (at least one stream a step) */
-        tss_stream *s = e->reg.list[k];
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? 2 * w->cap : 1024;
-            member *m = realloc(w->m, cap * sizeof *m);
-            if (!m)
-                return -1;
-            w->m = m, w->cap = cap;
-        }
-        const uint32_t g = tss_ckpt_group(s->id);
-        w->m[w->n++] = (member){g, s->index};
-        w->mem[g]++;
-        if (s->ckpt_mark != tss_stream_fingerprint(s))
-            w->dirty[g] = 1;
-        w->cursor = s->index + 1;
-    }
-    /* a group is written when a stream of it changed, or its file holds another number
-     * of streams (one was removed, or the file's count is unknown) */
-    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
-        w->dirty[g] |= w->full || w->disk[g] != (int64_t)w->mem[g];
-    /* the members of dirty groups, by group, each group's in creation order: a counting
-     * sort (O(n): a qsort of 10^4 members alone took a millisecond) */
-    size_t at[TSS_CKPT_GROUPS + 1] = {0};
-    for (size_t k = 0; k < w->n; k++)
-        at[w->m[k].group + 1] += w->dirty[w->m[k].group];
-    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
-        at[g + 1] += at[g];
-    const size_t kept = at[TSS_CKPT_GROUPS];
-    member *sorted = kept ? malloc(kept * sizeof *sorted) : NULL;
-    if (kept && !sorted)
-        return -1;
-    for (size_t k = 0; k < w->n; k++)
-        if (w->dirty[w->m[k].group])
-            sorted[at[w->m[k].group]++] = w->m[k];
-    free(w->m);
-    w->m = sorted, w->n = w->cap = kept;
-    for (uint32_t g = 0; g < TSS_CKPT_GROUPS; g++)
-        w->st.groups += w->dirty[g];
-    w->group = next_dirty(w, 0);
-    return 1;
-}
-
-/* The calling thread's CPU time, in seconds. */
-static double thread_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int tss_ckpt_walk_step(tss_engine *e, tss_ckpt_walk *w, double budget_s, int may_join,
-                       const tss_ckpt_sink *sink) {
-    const double t0 = tssi_now(), deadline = t0 + budget_s, c0 = thread_cpu();
-    int rc = 0;
-    if (w->phase == 0) {
-        rc = look(e, w, deadline);
-        if (rc == 1)
-            w->phase = 1, rc = 0;
-    }
-    membuf b = {0};
-    int did = 0; /* records this step: the first one goes whatever the deadline */
-    while (w->phase == 1 && rc == 0) {
-        if (w->group == TSS_CKPT_GROUPS) {
-            w->phase = 2;
-            break;
-        }
-        if (w->at < w->n && w->m[w->at].group == w->group) {
-            if ((did && tssi_now() >= deadline) || !sink->room(sink->user))
-                break;
-            const size_t k = position_of(e, w->m[w->at].index);
-            tss_stream *s = k < e->reg.n && e->reg.list[k]->index == w->m[w->at].index
-                                ? e->reg.list[k]
-                                : NULL; /* NULL: removed since */
-            if (s && s->inflight) {     /* its join changes what it published */
-                if (!may_join)
-                    break; /* a later step, once a tick joined it */
-                tssi_engine_join(e, 1, NULL, 0);
-            }
-            if (s) {
-                b = (membuf){0};
-                w_stream(&b, s);
-                if (b.failed) {
-                    free(b.p);
-                    rc = -1;
-                    break;
-                }
-                s->ckpt_mark = tss_stream_fingerprint(s);
-                did++, w->written++, w->st.records++, w->st.bytes += b.n;
-                sink->record(sink->user, w->group, b.p, b.n); /* takes b.p */
-            }
-            w->at++;
-            continue;
-        }
-        sink->end(sink->user, w->group, w->written);
-        w->written = 0;
-        w->group = next_dirty(w, w->group + 1);
-    }
-    const double held = tssi_now() - t0;
-    w->st.held_s += held;
-    if (held > w->st.max_held_s)
-        w->st.max_held_s = held;
-    const double cpu = thread_cpu() - c0;
-    if (cpu > w->st.max_cpu_s)
-        w->st.max_cpu_s = cpu;
-    return rc < 0 ? -1 : w->phase == 2;
 }
