@@ -3,13 +3,14 @@
  * versioned, checksummed binary file; restoring from several such files.
  *
  * Layout (integers little-endian):
- *   "TSSCKPT\0"  u32 version (5)  u32 group  payload  u64 payload length  u32 CRC-32
+ *   "TSSCKPT\0"  u32 version (6)  u32 group  payload  u64 payload length  u32 CRC-32
  *   (IEEE, of everything before it: magic, version, group and payload)
  * payload = the stream records (ckpt_record.c: their layout and checks), in creation
- * order, then u32 their count. Versions read: 5, and 4 (ckpt_record.c says what it
- * lacks and how its streams restore); only version 5 is written. Versions: 2 added
+ * order, then u32 their count. Versions read: 6, 5 and 4 (ckpt_record.c says what each
+ * lacks and how its streams restore); only version 6 is written. Versions: 2 added
  * events and calibrated scores (issue 16); 3 epochs and resets (17); 4 groups (18); 5
- * the magnitude view's history and the event peak's views (DESIGN 5.3 rev. 3).
+ * the magnitude view's history and the event peak's views (DESIGN 5.3 rev. 3); 6 the
+ * last subsequence's score as the events follow it (the layout of 5).
  *
  * Loading reads the file once, incrementally (the memory it takes is that of the
  * streams it builds, whatever the file's size): the header (size, magic, version)

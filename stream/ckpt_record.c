@@ -8,11 +8,14 @@
  * counters (by alert kind: TSS_ALERT_KINDS of them), window (samples and timestamps),
  * the shape view's score history (calib.h), the magnitude view's history (robust.h:
  * its state, then its values oldest first), the event state (detect.h: the last
- * comparable score, events, the open event and its peak), the peak's views, the
+ * subsequence's value, events, the open event and its peak), the peak's views, the
  * published spans and MOTIF pairs, and the staged samples and gap marks not yet
  * processed. Version 4 lacks the magnitude history and the peak's views (their parts
  * say since 5): a stream of a version 4 file starts its magnitude history empty and
- * an event open in it ends with its peak's views unknown.
+ * an event open in it ends with its peak's views unknown. Version 6 has version 5's
+ * layout; the last subsequence's value (detect.h last_value) became its magnitude
+ * score where events follow that view, so a version 4 or 5 file's is dropped (NAN: none
+ * yet) there.
  *
  * A part is a table of fixed fields (where each lives in memory, its width in the
  * file, the range a value read must be in), then optionally a pair of functions, side
@@ -467,6 +470,8 @@ static int get_event(tssi_ckread *r, void *base, ck_ctx *c) {
     pk->kind = TSS_ALERT_ANOMALY;
     pk->length = s->p.subsequence;
     pk->threshold = isnan(s->p.range) ? s->p.threshold : s->p.range;
+    if (c->version < 6 && isnan(s->p.range))
+        d->last_value = NAN; /* the shape view's comparable score then (file comment) */
     if (d->open && (s->p.subsequence == 0 || d->first > d->last || d->last >= s->proc_seq ||
                     pk->start_seq < d->first || d->below > s->p.subsequence)) {
         snprintf(c->why, sizeof c->why, "bad event state (open from %llu to %llu, peak at %llu)",

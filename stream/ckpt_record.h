@@ -9,7 +9,7 @@
 #include "stream.h"
 
 /* The format written, and the oldest read (checkpoint.c says what changed). */
-#define TSSI_CKPT_VERSION        5u
+#define TSSI_CKPT_VERSION        6u
 #define TSSI_CKPT_OLDEST_VERSION 4u
 
 /* Serialises s's record (its creation index, then its state) into w, after what w

@@ -104,7 +104,7 @@ static void fill_scores(const tss_stream *s, tss_scored *sc, double v) {
 void tss_detect_step(tss_stream *s, tss_scored *sc, uint64_t fill, int armed, int every) {
     tss_detect *d = &s->det;
     const double v = tss_detect_value(s, sc->raw, fill);
-    d->last_value = v;
+    d->last_value = isnan(s->p.range) ? sc->magnitude_score : v;
     sc->view = isnan(s->p.range) ? TSS_VIEW_MAGNITUDE : TSS_VIEW_SHAPE;
     sc->score = isnan(s->p.range) ? sc->magnitude_score : NAN;
     sc->shape_score = sc->level_score = NAN;

@@ -46,10 +46,13 @@ typedef struct {
 } tss_span;
 
 typedef struct {
-    tss_calib cal;     /* the shape view's raw scores */
-    tss_robust mag;    /* the magnitude view's recent distances (robust.h) */
-    double last_value; /* the last completed subsequence's comparable raw score (NAN: none) */
-    uint64_t events;   /* events opened */
+    tss_calib cal;  /* the shape view's raw scores */
+    tss_robust mag; /* the magnitude view's recent distances (robust.h) */
+    /* the last completed subsequence's score as events follow it: its magnitude score,
+     * or with a numeric range its shape view's comparable raw score (scored when read,
+     * tss_calib_score); NAN: none */
+    double last_value;
+    uint64_t events; /* events opened */
     /* the open event */
     int open;
     int tail;             /* tss_tail of its first subsequence */

@@ -342,12 +342,15 @@ typedef struct {
     uint64_t next_seq;
     uint64_t window_fill; /* samples in the window (<= W) */
     uint64_t gaps;
-    double range;   /* the distance that scores the threshold now (or the configured
-                     * range); NAN while not calibrated */
-    int calibrated; /* scoring: warm window and a long enough score history */
+    double range;   /* the configured range, or the shape view's distance that scores the
+                     * threshold now (what passes a DISCORD); NAN while its history is
+                     * short or the window not warm */
+    int calibrated; /* events can open: a warm window and, without a numeric range, a
+                     * magnitude history of TSS_ROBUST_MIN values (robust.h) */
     int event_open;
     uint64_t events;   /* ANOMALY events opened */
-    double last_score; /* of the last completed subsequence; NAN: none yet */
+    double last_score; /* the score events follow (magnitude; shape with a numeric range)
+                        * of the last completed subsequence; NAN: none yet */
     uint64_t epoch;    /* of the last batch accepted */
     double idle_s;     /* since the last batch accepted (or the creation, or the restore) */
 } tss_stream_info;

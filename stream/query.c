@@ -61,14 +61,17 @@ static void info_of(const tss_engine *e, const tss_stream *s, tss_stream_info *o
     out->window_fill = s->ring.fill;
     out->gaps = s->gaps;
     const tss_detect *d = &s->det;
-    out->calibrated = s->p.subsequence && s->ring.fill >= tss_stream_warm(s) &&
-                      (!isnan(s->p.range) || tss_calib_ready(&d->cal));
-    out->range = !isnan(s->p.range) ? s->p.range
-                 : out->calibrated  ? tss_calib_far_raw(&d->cal)
-                                    : NAN;
+    /* events can open: a warm window and, without a numeric range, a magnitude history
+     * to score against (robust.h) */
+    const int armed = s->p.subsequence && s->ring.fill >= tss_stream_warm(s);
+    out->calibrated = armed && (!isnan(s->p.range) || d->mag.ready);
+    out->range = !isnan(s->p.range)                  ? s->p.range
+                 : armed && tss_calib_ready(&d->cal) ? tss_calib_far_raw(&d->cal)
+                                                     : NAN;
     out->event_open = d->open;
     out->events = d->events;
-    out->last_score = isnan(d->last_value) || !tss_calib_ready(&d->cal)
+    out->last_score = isnan(s->p.range) ? d->last_value
+                      : isnan(d->last_value) || !tss_calib_ready(&d->cal)
                           ? NAN
                           : tss_calib_score(&d->cal, d->last_value).score;
     out->epoch = s->epoch;

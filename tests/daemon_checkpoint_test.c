@@ -414,7 +414,7 @@ static void edit_magic(unsigned char *b, size_t *n) {
     (void)n, b[0] = 'X';
 }
 static void edit_version(unsigned char *b, size_t *n) {
-    put_le(b + 8, 6, 4), st_ckpt_fix_crc(b, *n);
+    put_le(b + 8, 7, 4), st_ckpt_fix_crc(b, *n);
 }
 static void edit_old_version(unsigned char *b, size_t *n) {
     put_le(b + 8, 1, 4), st_ckpt_fix_crc(b, *n);
@@ -465,9 +465,9 @@ static void test_restore_corrupt_table(void **state) {
         {"empty file", edit_empty, "not a tsmine stream checkpoint (0 bytes)"},
         {"short header", edit_short_header, "not a tsmine stream checkpoint (10 bytes)"},
         {"wrong magic", edit_magic, "not a tsmine stream checkpoint"},
-        {"newer version", edit_version, "version 6, this build reads versions 4 to 5"},
+        {"newer version", edit_version, "version 7, this build reads versions 4 to 6"},
         {"older version (before events)", edit_old_version,
-         "version 1, this build reads versions 4 to 5"},
+         "version 1, this build reads versions 4 to 6"},
         {"truncated to half", edit_truncate_half, "length or checksum mismatch"},
         {"truncated by one byte", edit_truncate_tail, "length or checksum mismatch"},
         {"bad checksum", edit_checksum, "length or checksum mismatch"},

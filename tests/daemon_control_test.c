@@ -149,8 +149,8 @@ static void test_status_and_stream(void **state) {
     assert_true(isnan(b->last_score)); /* nothing scored yet */
     tsmine__v1__control_reply__free_unpacked(r, NULL);
 
-    /* a: past its warm-up with a score history of 100 (TSS_CALIB_MIN) and more */
-    for (uint64_t seq = 20; seq < 200; seq += 60)
+    /* a: past its warm-up with a magnitude history of 250 (TSS_ROBUST_MIN) and more */
+    for (uint64_t seq = 20; seq < 320; seq += 60)
         feed("a", seq, 60);
     char err[256];
     assert_int_equal(tss_engine_tick(d.engine, err, sizeof err), 0);

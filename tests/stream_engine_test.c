@@ -955,7 +955,7 @@ static void test_reparam_recalibrate(void **state) {
     p.warmup = 64;
     st_env_add(&env, "r/1", p);
     tss_engine *e = st_engine(&env, 2, 0);
-    st_input in = st_make_input("r/1", 1200, 0, 0, 0);
+    st_input in = st_make_input("r/1", 1500, 0, 0, 0);
     tss_stream_info info;
     /* 100 samples: warm (64) but 85 raw scores, fewer than TSS_CALIB_MIN; then 350 more */
     feed_range(e, &in, 0, 100);
@@ -973,7 +973,7 @@ static void test_reparam_recalibrate(void **state) {
     assert_false(info.calibrated);
     assert_true(isnan(info.range) && isnan(info.last_score));
     assert_int_equal(info.window_fill, 256); /* a fixed m keeps its window */
-    feed_range(e, &in, 450, 150);
+    feed_range(e, &in, 450, 300);            /* TSS_ROBUST_MIN magnitudes arm the events again */
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_true(info.calibrated);
     assert_int_equal(tss_engine_reparam(e), 0); /* nothing changed */
@@ -994,7 +994,7 @@ static void test_reparam_recalibrate(void **state) {
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_int_equal(info.window_fill, 0);
     assert_int_equal(info.params.window, 128);
-    feed_range(e, &in, 600, 200);
+    feed_range(e, &in, 750, 200);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_int_equal(info.window_fill, 128);
     /* an automatic m: chosen from the first warm-up history, forgotten by recalibrate */
@@ -1002,15 +1002,15 @@ static void test_reparam_recalibrate(void **state) {
     assert_int_equal(tss_engine_reparam(e), 1);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_true(info.subsequence_auto && info.params.subsequence == 0 && info.window_fill == 0);
-    feed_range(e, &in, 800, 63);
+    feed_range(e, &in, 950, 63);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     assert_int_equal(info.params.subsequence, 0); /* 63 < warmup: waiting */
     assert_int_equal(info.window_fill, 0);
     assert_int_equal(tss_engine_pending(e), 63);
-    feed_range(e, &in, 863, 100);
+    feed_range(e, &in, 1013, 100);
     assert_int_equal(tss_engine_stream_find(e, "r/1", &info), 0);
     uint32_t m = 0, period = 0;
-    assert_int_equal(tsm_auto_m(NULL, in.v + 800, 64, TSS_AUTO_M_MIN,
+    assert_int_equal(tsm_auto_m(NULL, in.v + 950, 64, TSS_AUTO_M_MIN,
                                 tss_params_auto_max(&env.params[0], 64), TSS_AUTO_M_FALLBACK, &m,
                                 &period),
                      TSM_OK);

@@ -73,9 +73,10 @@ CKPT = "streams.ckpt"
 
 # ---- an independent reader of the checkpoint format (stream/checkpoint.c) ----------
 
-VERSION = 5        # stream/checkpoint.c: 5 since the magnitude history, 4 the groups
-VERSIONS = (4, 5)  # the versions tsmined reads (it writes VERSION only)
-VERSIONS_READ = "versions 4 to 5"  # as its refusal of another says
+VERSION = 6        # stream/ckpt_record.h: 6 the last score the events' (same layout as 5),
+                   # 5 since the magnitude history, 4 the groups
+VERSIONS = (4, 5, 6)  # the versions tsmined reads (it writes VERSION only)
+VERSIONS_READ = "versions 4 to 6"  # as its refusal of another says
 ALL = 0xffffffff   # TSS_CKPT_ALL: the group of a file of every stream
 ALERT_KINDS = 8    # TSS_ALERT_KINDS: counters per alert kind (index 0 unused)
 CALIB_HISTORY = 1000  # TSS_CALIB_HISTORY: the score history's ring of 16-bit bins
@@ -95,7 +96,7 @@ def group_of(sid):
 
 
 def parse_checkpoint(data, records=None, parts=None):
-    """Checks the framing (magic, version 4 or 5, group, length, CRC-32, record count)
+    """Checks the framing (magic, version 4 to 6, group, length, CRC-32, record count)
     and walks every stream record (each in the file's group); returns {stream id:
     next_seq}; appends (creation index, record bytes) to records if given, and to parts
     the record's bytes without what version 5 added (the magnitude history, the peak's
@@ -218,7 +219,7 @@ def whole_file(state_dir):
 
 
 def as_version_4(data):
-    """A version 5 file as version 4 wrote the same streams: every record without the
+    """A version 5 or 6 file as version 4 wrote the same streams: every record without the
     magnitude history and the peak's views."""
     parts = []
     parse_checkpoint(data, parts=parts)
@@ -470,7 +471,7 @@ def case_corrupt(env):
               "the intact file restored %s, expected %s" % (st, want))
         end(d)
         # the same streams in a file of version 4 (before the magnitude history) restore
-        # too, and are written again as version 5
+        # too, and are written again as the latest version
         for n in group_files(d.state_dir):
             os.unlink(os.path.join(d.state_dir, n))
         old = as_version_4(good)
