@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <sysexits.h>
 
-#include "alertmanager.h"
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
@@ -25,6 +24,7 @@
 #include "mqtt.h"
 #include "notify.h"
 #include "resources.h"
+#include "sink.h"
 #include "sockets.h"
 
 typedef struct {
@@ -35,7 +35,8 @@ typedef struct {
     tsd_sockets sock;
     tsd_ingest ingest;
     tsd_alerts alerts;
-    tsd_am *am; /* the Alertmanager sender (alertmanager.h), NULL when off */
+    tsd_sink sinks[TSD_SINKS_MAX]; /* the open alert sinks (sink.h), in the registry's order */
+    size_t nsinks;
     tsd_metrics *metrics;
     tsd_notify notify;
     struct tsd_ckpt_job *ckpt; /* checkpoints (ckpt_job.h); NULL without a state_dir */
@@ -99,10 +100,10 @@ long tsd_daemon_checkpoint_step(tsd_daemon *d);
  * Returns 0 or -1. */
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
 
-/* Tells the Alertmanager sender which streams have an event open now, so that it
- * resolves those whose ANOMALY_END will never come (alertmanager.h tsd_am_reconcile);
- * the loop calls it every alertmanager.resend_interval. O(streams); no-op when off. */
-void tsd_daemon_am_reconcile(tsd_daemon *d);
+/* Calls the periodic hook of every sink that is due at now (tsd_now_ns) with the events
+ * the engine has open (sink.h; Alertmanager resolves those whose ANOMALY_END will never
+ * come); returns when the next is due (UINT64_MAX: never). O(streams) when one is due. */
+uint64_t tsd_daemon_sinks_periodic(tsd_daemon *d, uint64_t now);
 
 /* The engine's limits (tss_limits) from the configuration's limits group. */
 tss_limits tsd_limits_of(const tsc_config *cfg);

@@ -66,7 +66,7 @@
 #define PUBLISH_QUEUE (32u << 20)
 
 typedef struct {
-    uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_am;
+    uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_sinks;
     long checkpoint_wait_ms; /* the checkpoint in progress wants its next step by then (-1) */
     uint64_t status_samples; /* samples at the last STATUS= line */
     int pressure;            /* memory over budget at the last look (guard.h) */
@@ -422,10 +422,8 @@ static int run(tsd_daemon *d) {
              * (after one drain), without catching up on the ones missed. */
             t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
         }
-        if (d->am && now >= t.next_am) { /* open alerts whose end will not come */
-            tsd_daemon_am_reconcile(d);
-            t.next_am = now + (uint64_t)d->cfg.am_resend_interval_s * 1000000000ull;
-        }
+        if (now >= t.next_sinks) /* the sinks' periodic hooks (Alertmanager's reconcile) */
+            t.next_sinks = tsd_daemon_sinks_periodic(d, now);
         if (d->metrics && now >= t.next_metrics) {
             tsd_metrics_snapshot snap;
             tsd_alerts_sync(&d->alerts);

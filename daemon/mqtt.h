@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt.h - tsmined as an MQTT client (issue 20; docs/integrations.md): samples in
  * from topic filters (mqtt_ingest.c), alerts out as JSON with a retained per-stream
- * state (mqtt_alerts.c), over one connection (mqtt.c) through libmosquitto.
+ * state (mqtt_alerts.c, a sink of sink.h), over one connection (mqtt.c) through libmosquitto.
  *
  * Threads. The connection has a thread of its own (mqtt.c) that connects, runs
  * libmosquitto's loop and reconnects with backoff: a broker that is slow to answer, a
@@ -29,10 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alerts.h"
 #include "config.h"
 #include "engine.h"
 #include "ingest.h"
+#include "sink.h"
 
 typedef struct tsd_mqtt tsd_mqtt;
 
@@ -56,6 +56,13 @@ typedef struct {
  * EX_OSERR when the client or its thread cannot be created, with err. */
 int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
 
+/* The process's one connection, which MQTT ingest and the MQTT alert sink share: the
+ * first call opens it (tsd_mqtt_open), the others take a reference to it (cfg is the
+ * first caller's). Main thread. */
+int tsd_mqtt_share(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
+/* Gives a reference back; the last one closes the connection. *m_p = NULL. */
+void tsd_mqtt_unshare(tsd_mqtt **m_p);
+
 /* The descriptor that becomes readable when messages wait (for zmq_poll); -1 when m
  * is NULL. */
 int tsd_mqtt_fd(const tsd_mqtt *m);
@@ -75,10 +82,8 @@ void tsd_mqtt_close(tsd_mqtt **m_p);
 
 /* A consistent copy of the counters (any thread); zeros for NULL. */
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out);
-
-/* The alert sink (alerts.h): publishes r as JSON to alerts_topic/STREAM and, for
- * ANOMALY and ANOMALY_END, the stream's retained state to state_topic/STREAM. Called
- * on the alert publisher thread; never blocks. ctx: the tsd_mqtt. */
-void tsd_mqtt_alert(void *ctx, const tsd_alert_rec *r);
+/* The counters as STATUS and /metrics name them (mqtt_connected, tsmine_mqtt_connected,
+ * ...): 8 rows into out; returns 8. */
+size_t tsd_mqtt_counter_rows(const tsd_mqtt_counters *c, tsd_counter out[8]);
 
 #endif

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alertmanager.h"
 #include "metrics.h"
+#include "mqtt.h"
 
 static tsd_metrics_snapshot sample_snapshot(void) {
     tsd_metrics_snapshot s;
@@ -49,20 +51,23 @@ static tsd_metrics_snapshot sample_snapshot(void) {
     s.busy_ns = 2500000000ull;
     s.phase_ns[TSD_PHASE_DECODE] = 250000000ull;
     s.phase_ns[TSD_PHASE_OTHER] = 1000;
-    s.am = (tsd_am_counters){.enabled = 1,
-                             .sent = 4,
-                             .resolved = 2,
-                             .failures = 3,
-                             .queue_drops = 1,
-                             .open = 2,
-                             .last_success_s = 1700000200.25};
+    const tsd_am_counters am = {.enabled = 1,
+                                .sent = 4,
+                                .resolved = 2,
+                                .failures = 3,
+                                .queue_drops = 1,
+                                .open = 2,
+                                .last_success_s = 1700000200.25};
     s.rejected[TSD_REASON_JSON] = 4;
-    s.mqtt = (tsd_mqtt_counters){.enabled = 1,
-                                 .connected = 1,
-                                 .connects = 2,
-                                 .losses = 1,
-                                 .messages = 99,
-                                 .alerts_dropped = 3};
+    const tsd_mqtt_counters mqtt = {.enabled = 1,
+                                    .connected = 1,
+                                    .connects = 2,
+                                    .losses = 1,
+                                    .messages = 99,
+                                    .alerts_dropped = 3};
+    /* the sinks' counters, as the open Alertmanager and MQTT sinks report them (sink.h) */
+    s.n_sink_counters = tsd_am_counter_rows(&am, s.sink_counters);
+    s.n_sink_counters += tsd_mqtt_counter_rows(&mqtt, s.sink_counters + s.n_sink_counters);
     return s;
 }
 
