@@ -11,13 +11,14 @@
 #include "ingest.h" /* TSD_SCHEMA_VERSION */
 #include "log.h"
 
-extern const tsd_sink_ops tsd_sink_zmq, tsd_sink_alertmanager, tsd_sink_mqtt;
+extern const tsd_sink_ops tsd_sink_zmq, tsd_sink_alertmanager, tsd_sink_mqtt, tsd_sink_alert_log;
 
 /* Every sink, in the order alerts reach them (ZeroMQ's subscribers first, as ever). */
 static const tsd_sink_ops *const tsd_sink_table[] = {
     &tsd_sink_zmq,
     &tsd_sink_alertmanager,
     &tsd_sink_mqtt,
+    &tsd_sink_alert_log,
 };
 
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
