@@ -129,7 +129,7 @@ static int all_streams(tsd_daemon *d, reply_builder *b) {
 static void counters(tsd_daemon *d, reply_builder *b) {
     tsd_metrics_snapshot s;
     tsd_daemon_snapshot(d, &s);
-    for (int r = 1; r < TSD_REASON_COUNT; r++)
+    for (int r = 1; r < tsd_reason_count(); r++)
         counter(b, &b->msg.n_rejected, &b->msg.rejected, tsd_reason_name(r), s.rejected[r]);
     for (int k = 0; k < TSS_ALERT_KINDS; k++) {
         const ProtobufCEnumValue *v =
@@ -198,10 +198,10 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_revoked_messages", s.curve.revoked);
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_connections_cut", s.curve.cut);
     }
-    for (size_t i = 0; i < s.n_sink_counters; i++) /* the sinks' (sink.h) */
-        if (s.sink_counters[i].status)
-            counter(b, &b->msg.n_counters, &b->msg.counters, s.sink_counters[i].status,
-                    s.sink_counters[i].value);
+    for (size_t i = 0; i < s.n_io_counters; i++) /* the sources' and sinks' (source.h, sink.h) */
+        if (s.io_counters[i].status)
+            counter(b, &b->msg.n_counters, &b->msg.counters, s.io_counters[i].status,
+                    s.io_counters[i].value);
     for (int k = 0; k < TSS_ALERT_KINDS; k++) { /* per kind: found = the three (alerts.h) */
         static const char *const what[] = {"alerts_published_", "alert_drops_", "alerts_queued_"};
         const uint64_t v[] = {s.alerts_published[k], s.alerts_dropped[k], s.alerts_queued[k]};

@@ -377,7 +377,8 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_alerts_add_sink(&d->alerts, d->sinks[i].ops, d->sinks[i].self);
     apply_params(d);
     restore_sinks(d);
-    if ((rc = tsd_mqtt_share(&d->mqtt, cfg, msg, sizeof msg)) != 0) {
+    const tsd_source_env senv = {.cfg = &d->cfg, .sock = &d->sock};
+    if ((rc = tsd_sources_open(d->sources, &d->nsources, &senv, msg, sizeof msg)) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
         goto fail;
     }
@@ -439,7 +440,7 @@ uint64_t tsd_daemon_as_room(const tsd_daemon *d) {
 
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
-    tsd_mqtt_unshare(&d->mqtt);
+    tsd_sources_close(d->sources, &d->nsources);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
     tsd_sinks_close(d->sinks, &d->nsinks); /* after the publisher thread, their caller, stopped */
     tsd_sockets_close(&d->sock);
@@ -490,8 +491,10 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_duplicates = d->checkpoint_duplicates;
     tsd_guard_counters_get(d->guard, &s->guard);
     s->control_reply_drops = d->control_reply_drops;
-    s->n_sink_counters =
-        tsd_sinks_counters(d->sinks, d->nsinks, s->sink_counters, TSD_SINK_COUNTERS);
+    s->n_io_counters =
+        tsd_sources_counters(d->sources, d->nsources, s->io_counters, TSD_IO_COUNTERS);
+    s->n_io_counters += tsd_sinks_counters(d->sinks, d->nsinks, s->io_counters + s->n_io_counters,
+                                           TSD_IO_COUNTERS - s->n_io_counters);
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;
     s->backend = d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "";

@@ -21,11 +21,11 @@
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
-#include "mqtt.h"
 #include "notify.h"
 #include "resources.h"
 #include "sink.h"
 #include "sockets.h"
+#include "source.h"
 
 typedef struct {
     tsc_config cfg;        /* in force; a reload swaps in the keys that apply live */
@@ -42,7 +42,8 @@ typedef struct {
     struct tsd_ckpt_job *ckpt; /* checkpoints (ckpt_job.h); NULL without a state_dir */
     tsd_resources res;         /* the process's limits (resources.h) */
     tsd_guard *guard;          /* memory and descriptors of peers (guard.h); NULL if it failed */
-    tsd_mqtt *mqtt;            /* MQTT ingest and alerts (mqtt.h); NULL when off */
+    tsd_source sources[TSD_SOURCES_MAX]; /* the open sample sources (source.h) */
+    size_t nsources;
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
@@ -55,7 +56,7 @@ typedef struct {
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
     uint64_t checkpoint_duplicates;      /* stream records set aside for a newer one */
     int legacy_pending; /* the file of every stream is removed after the next checkpoint */
-    int ingest_stopped; /* stopping: the ingest endpoints take no more (loop.c) */
+    int ingest_stopped; /* stopping: the sources take no more (loop.c) */
     tss_load_report restore_report; /* what the restore at start said */
     uint64_t ns_busy;               /* main loop time outside zmq_poll */
     /* control replies dropped: the client was gone or did not read them (control.c) */

@@ -96,8 +96,8 @@ typedef struct {
     tsd_guard_counters guard;            /* memory and connections of peers (guard.h) */
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */
     uint64_t log_dropped;                /* log lines over the process-wide budget (log.h) */
-    tsd_counter sink_counters[TSD_SINK_COUNTERS]; /* the open sinks' (sink.h), in order */
-    size_t n_sink_counters;
+    tsd_counter io_counters[TSD_IO_COUNTERS]; /* the open sources' then sinks' (source.h, sink.h) */
+    size_t n_io_counters;
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),

@@ -120,7 +120,7 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     scalar(&t, "tsmine_ingest_messages_total", "counter", "Ingest messages received.", s->messages);
     header(&t, "tsmine_ingest_messages_rejected_total", "counter",
            "Ingest messages rejected, by reason.");
-    for (int r = 1; r < TSD_REASON_COUNT; r++)
+    for (int r = 1; r < tsd_reason_count(); r++)
         tsd_text_put(&t, "tsmine_ingest_messages_rejected_total{reason=\"%s\"} %llu\n",
                      tsd_reason_name(r), (unsigned long long)s->rejected[r]);
     by_kind(&t, "tsmine_alerts_total", "counter",
@@ -244,8 +244,8 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "subscriber's at a reload that removed keys.",
                s->curve.cut);
     }
-    for (size_t i = 0; i < s->n_sink_counters; i++) { /* the sinks' (sink.h) */
-        const tsd_counter *c = &s->sink_counters[i];
+    for (size_t i = 0; i < s->n_io_counters; i++) { /* the sources' and sinks' (source.h, sink.h) */
+        const tsd_counter *c = &s->io_counters[i];
         if (!c->metric)
             continue;
         if (!c->timestamp) {

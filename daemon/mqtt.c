@@ -23,10 +23,6 @@
 #include "log.h"
 #include "mqtt_payload.h"
 
-int tsd_mqtt_fd(const tsd_mqtt *m) {
-    return m ? m->efd : -1;
-}
-
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {
     memset(out, 0, sizeof *out);
     if (!m)

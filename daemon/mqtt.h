@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt.h - tsmined as an MQTT client (issue 20; docs/integrations.md): samples in
- * from topic filters (mqtt_ingest.c), alerts out as JSON with a retained per-stream
- * state (mqtt_alerts.c, a sink of sink.h), over one connection (mqtt.c) through libmosquitto.
+ * from topic filters (mqtt_ingest.c, a source of source.h), alerts out as JSON with a retained
+ * per-stream state (mqtt_alerts.c, a sink of sink.h), over one connection (mqtt.c) through
+ * libmosquitto.
  *
  * Threads. The connection has a thread of its own (mqtt.c) that connects, runs
  * libmosquitto's loop and reconnects with backoff: a broker that is slow to answer, a
  * TLS handshake or a DNS lookup never holds the main loop or its watchdog. Received
  * messages are copied into a bounded queue (mqtt_ingest.c); the main thread, which
- * owns the engine, drains it when the queue's eventfd (tsd_mqtt_fd, polled beside the
- * ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
+ * owns the engine, drains it when the queue's eventfd (the source's poll item, polled
+ * beside the ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
  * per-reason counters. A full queue makes the receiving thread wait, so that TCP and
  * the broker hold the rest: nothing is dropped for want of room. Alerts are published
  * from the alert publisher thread (publisher.h) with mosquitto_publish, which is
@@ -62,15 +63,6 @@ int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errle
 int tsd_mqtt_share(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
 /* Gives a reference back; the last one closes the connection. *m_p = NULL. */
 void tsd_mqtt_unshare(tsd_mqtt **m_p);
-
-/* The descriptor that becomes readable when messages wait (for zmq_poll); -1 when m
- * is NULL. */
-int tsd_mqtt_fd(const tsd_mqtt *m);
-
-/* Main thread: ingests up to max queued messages, stopping once max_staged samples
- * wait in the engine; returns how many were read, *more set when some are left. */
-size_t tsd_mqtt_drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, size_t max_staged,
-                      int *more);
 
 /* Disconnects and stops the client's thread (after it waits up to a second for the
  * broker to acknowledge the alerts in flight); the queue keeps what arrived. No-op on

@@ -71,15 +71,19 @@ void tsd_sinks_close(tsd_sink *s, size_t *n) {
     *n = 0;
 }
 
+size_t tsd_counters_take(size_t (*counters)(void *self, tsd_counter out[]), void *self,
+                         tsd_counter *out, size_t max) {
+    tsd_counter rows[TSD_SINK_ROWS];
+    size_t k = counters ? counters(self, rows) : 0;
+    k = k < max ? k : max;
+    memcpy(out, rows, k * sizeof *rows);
+    return k;
+}
+
 size_t tsd_sinks_counters(const tsd_sink *s, size_t n, tsd_counter *out, size_t max) {
     size_t got = 0;
-    tsd_counter rows[TSD_SINK_ROWS];
-    for (size_t i = 0; i < n; i++) {
-        size_t k = s[i].ops->counters ? s[i].ops->counters(s[i].self, rows) : 0;
-        k = k < max - got ? k : max - got;
-        memcpy(out + got, rows, k * sizeof *rows);
-        got += k;
-    }
+    for (size_t i = 0; i < n; i++)
+        got += tsd_counters_take(s[i].ops->counters, s[i].self, out + got, max - got);
     return got;
 }
 

@@ -70,8 +70,8 @@ typedef struct {
 
 /* Counters one sink may report. */
 #define TSD_SINK_ROWS 16
-/* Counters all sinks together may report (the snapshot keeps a copy). */
-#define TSD_SINK_COUNTERS 48
+/* Counters all sources and sinks together may report (the snapshot keeps a copy). */
+#define TSD_IO_COUNTERS 48
 
 /* What a sink may use to open: the configuration (the sink copies what it keeps) and
  * the daemon's sockets. */
@@ -153,6 +153,10 @@ int tsd_sinks_open(tsd_sink out[TSD_SINKS_MAX], size_t *n, const tsd_sink_env *e
                    size_t errlen);
 /* Closes the n sinks; *n = 0. */
 void tsd_sinks_close(tsd_sink *s, size_t *n);
+/* The rows counters (a counters op of a sink or a source; NULL: none) gives for self,
+ * at most max, into out; returns how many. */
+size_t tsd_counters_take(size_t (*counters)(void *self, tsd_counter out[]), void *self,
+                         tsd_counter *out, size_t max);
 /* Appends the counters of the n sinks to out (at most max in all); returns how many. */
 size_t tsd_sinks_counters(const tsd_sink *s, size_t n, tsd_counter *out, size_t max);
 /* Calls every sink's reload hook. */
