@@ -121,7 +121,6 @@ static size_t drain_queued(tsd_daemon *d, int *unread) {
         n += d->sources[i].ops->finish(d->sources[i].self, &ctx, start + STOP_READ_NS, &more);
         *unread |= more;
     }
-    d->ns_drain += tsd_now_ns() - start;
     return n;
 }
 
@@ -263,14 +262,18 @@ static int poll_items(tsd_daemon *d, zmq_pollitem_t *items) {
 
 /* Each source reads what the poll found (bounded: DRAIN_BATCH messages per socket and
  * drain_cap staged samples); *more |= 1 when a bound stopped one. */
-static void drain_sources(tsd_daemon *d, const timers *t, const zmq_pollitem_t *items,
+static void drain_sources(tsd_daemon *d, const timers *t, const zmq_pollitem_t *items, int nitems,
                           const tsd_source_ctx *ctx, int *more) {
-    const uint64_t t0 = tsd_now_ns();
+    int readable = 0; /* the time is the receive phase's only when there was input */
+    for (int k = 1; k < nitems; k++)
+        readable |= items[k].revents & ZMQ_POLLIN;
+    const uint64_t t0 = readable ? tsd_now_ns() : 0;
     for (size_t i = 0; i < d->nsources; i++) {
         const tsd_source *s = &d->sources[i];
         s->ops->drain(s->self, ctx, items + s->item, DRAIN_BATCH, drain_cap(t), more);
     }
-    d->ns_drain += tsd_now_ns() - t0;
+    if (readable)
+        d->ns_drain += tsd_now_ns() - t0;
 }
 
 /* The loop of tsd_daemon_run, with the publisher thread running. */
@@ -304,7 +307,7 @@ static int run(tsd_daemon *d) {
             tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, polled);
         int more = 0; /* a drain stopped at a bound: the socket may hold more */
         const tsd_source_ctx ctx = source_ctx(d, polled, ready >= 0);
-        drain_sources(d, &t, items, &ctx, &more);
+        drain_sources(d, &t, items, nitems, &ctx, &more);
         if (items[0].revents & ZMQ_POLLIN) {
             tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);
