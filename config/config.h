@@ -103,6 +103,7 @@ typedef struct {
     char mqtt_tls_cert_file[512], mqtt_tls_key_file[512]; /* client certificate */
     char mqtt_alerts_topic[128];                          /* alerts go to PREFIX/<stream>; "" off */
     char mqtt_state_topic[128]; /* retained state PREFIX/<stream>; "" off */
+    char alert_log_path[512];   /* one JSON line per alert appended here; "" off */
 
     char source[512]; /* the file it came from, "" for embedded defaults */
 } tsc_config;

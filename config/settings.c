@@ -213,6 +213,8 @@ const tsci_setting tsci_settings[] = {
     {"mqtt.tls.key_file",          TSCI_STRING,  CFG(mqtt_tls_key_file),     0, 0, 0,             0,       "",                     check_path,     1},
     {"mqtt.alerts_topic",          TSCI_STRING,  CFG(mqtt_alerts_topic),     0, 0, 0,             0,       "tsmine/alerts",        check_topic_prefix, 1},
     {"mqtt.state_topic",           TSCI_STRING,  CFG(mqtt_state_topic),      0, 0, 0,             0,       "tsmine/state",         check_topic_prefix, 1},
+    /* the alert log (daemon/sink_alert_log.c): one JSON line per alert; "" = off */
+    {"alert_log.path",             TSCI_STRING,  CFG(alert_log_path),        0, 0, 0,             0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */
     {"streams",                    TSCI_STREAMS, 0, 0,                       0, 0, 0,             0,       NULL,                   NULL,           0},

@@ -498,10 +498,10 @@ fail:
     return -1;
 }
 
-void tsd_am_offer(void *user, const tsd_alert_rec *r) {
+int tsd_am_offer(void *user, const tsd_alert_rec *r) {
     tsd_am *am = user;
     if (r->alert.kind != TSS_ALERT_ANOMALY && r->alert.kind != TSS_ALERT_ANOMALY_END)
-        return;
+        return TSD_SINK_TAKEN;
     pthread_mutex_lock(&am->mu);
     const int room = am->n < am->cap;
     if (room) {
@@ -514,6 +514,7 @@ void tsd_am_offer(void *user, const tsd_alert_rec *r) {
     pthread_mutex_unlock(&am->mu);
     if (room)
         curl_multi_wakeup(am->multi);
+    return room ? TSD_SINK_TAKEN : TSD_SINK_NO_ROOM;
 }
 
 void tsd_am_resume(tsd_am *am, const char *stream_id) {
@@ -569,8 +570,9 @@ int tsd_am_start(tsd_am **out, const tsc_config *cfg, char *err, size_t errlen) 
     return -1;
 }
 
-void tsd_am_offer(void *user, const tsd_alert_rec *r) {
+int tsd_am_offer(void *user, const tsd_alert_rec *r) {
     (void)user, (void)r;
+    return TSD_SINK_TAKEN;
 }
 
 void tsd_am_resume(tsd_am *am, const char *stream_id) {

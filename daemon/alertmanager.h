@@ -13,7 +13,7 @@
  * or resend_interval when shorter); a request Alertmanager refuses with another 4xx is
  * counted and its alerts dropped for that URL (retrying would fail again).
  *
- * Threads: tsd_am_offer is called by the alert publisher thread (a sink of alerts.h)
+ * Threads: tsd_am_offer is called by the alert publisher thread (sink_alertmanager.c)
  * and only copies the alert into a bounded queue (full: counted in queue_drops) and
  * wakes the sender; the sender thread owns the events and the HTTP transfers, so the
  * main loop and the publisher never wait for the network. Without libcurl at build
@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alerts.h"
 #include "config.h"
+#include "sink.h"
 
 typedef struct tsd_am tsd_am;
 
@@ -59,10 +59,10 @@ typedef struct {
  * configured; -1 with the reason in err when a credential file cannot be read, the
  * build has no libcurl, or the thread cannot start. */
 int tsd_am_start(tsd_am **out, const tsc_config *cfg, char *err, size_t errlen);
-/* The sink (alerts.h tsd_alert_sink_fn, user = the tsd_am): queues ANOMALY and
- * ANOMALY_END alerts, ignores the other kinds. Never blocks on the network: O(1) under
- * the queue's lock. */
-void tsd_am_offer(void *user, const tsd_alert_rec *r);
+/* The sink's offer (user = the tsd_am): queues ANOMALY and ANOMALY_END alerts, ignores
+ * the other kinds; TSD_SINK_TAKEN, or TSD_SINK_NO_ROOM when the queue is full (counted
+ * in queue_drops). Never blocks on the network: O(1) under the queue's lock. */
+int tsd_am_offer(void *user, const tsd_alert_rec *r);
 /* Queues an open event for a stream whose event was open in the checkpoint (at start,
  * after the restore), so that its alert goes on being re-sent across a restart: an
  * ANOMALY with no details (length 0: only a summary), detected now; Alertmanager keeps
@@ -78,6 +78,9 @@ void tsd_am_resume(tsd_am *am, const char *stream_id);
 void tsd_am_reconcile(tsd_am *am, char (*ids)[TSS_MAX_ID + 1], size_t n, int64_t at_ns);
 /* A copy of the counters (all 0 when am is NULL). Any thread. */
 void tsd_am_counts(tsd_am *am, tsd_am_counters *out);
+/* The counters as STATUS and /metrics name them (alertmanager_sent,
+ * tsmine_alertmanager_alerts_sent_total, ...): 8 rows into out; returns 8. */
+size_t tsd_am_counter_rows(const tsd_am_counters *c, tsd_counter out[8]);
 /* Stops the thread (transfers under way are abandoned: open alerts expire at
  * Alertmanager at their endsAt) and frees everything; *am_p = NULL. */
 void tsd_am_stop(tsd_am **am_p);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "alert_json.h" /* tsm_alert_view_name */
@@ -141,4 +142,37 @@ size_t tsd_am_body(char *buf, size_t len, const tsd_am_event *ev, size_t n, cons
     }
     tsd_text_put(&t, "]");
     return t.used;
+}
+
+size_t tsd_am_counter_rows(const tsd_am_counters *a, tsd_counter out[8]) {
+    const tsd_counter rows[] = {
+        TSD_COUNTER("alertmanager_sent", "tsmine_alertmanager_alerts_sent_total", "counter",
+                    "Firing alerts Alertmanager accepted, once per URL (re-sends included).",
+                    a->sent),
+        TSD_COUNTER("alertmanager_resolved", "tsmine_alertmanager_alerts_resolved_total", "counter",
+                    "Resolved alerts Alertmanager accepted, once per URL.", a->resolved),
+        TSD_COUNTER(
+            "alertmanager_failures", "tsmine_alertmanager_send_failures_total", "counter",
+            "Requests to Alertmanager that failed (no connection, timeout, HTTP 5xx or 429); "
+            "their alerts are retried with backoff.",
+            a->failures),
+        TSD_COUNTER("alertmanager_rejected", "tsmine_alertmanager_alerts_rejected_total", "counter",
+                    "Alerts Alertmanager refused with HTTP 4xx (not 429): dropped for that URL.",
+                    a->rejected),
+        TSD_COUNTER("alertmanager_queue_drops", "tsmine_alertmanager_queue_drops_total", "counter",
+                    "Anomaly events lost before the sender: its queue or event table was full.",
+                    a->queue_drops),
+        TSD_COUNTER(
+            "alertmanager_orphaned", "tsmine_alertmanager_orphaned_alerts_total", "counter",
+            "Open alerts resolved because the engine no longer had their event (the stream was "
+            "removed, or the ANOMALY_END was lost).",
+            a->orphaned),
+        TSD_COUNTER("alertmanager_open", "tsmine_alertmanager_open_alerts", "gauge",
+                    "Anomaly events open now, re-sent every resend_interval.", a->open),
+        {"alertmanager_last_success_time", "tsmine_alertmanager_last_success_timestamp_seconds",
+         "gauge", "When a request to Alertmanager last succeeded (0: never).",
+         (uint64_t)a->last_success_s, a->last_success_s, 1},
+    };
+    memcpy(out, rows, sizeof rows);
+    return sizeof rows / sizeof rows[0];
 }

@@ -1,75 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* alerts.c - Alert numbering, encoding and non-blocking publishing (plain PUB
- * semantics, see alerts.h); the thread that sends them is publisher.c. */
+/* alerts.c - Alert numbering and queueing (alerts.h); the thread that hands them to the
+ * sinks is publisher.c, the sinks are sink.h's. */
 #include "alerts.h"
 
-#include <errno.h>
 #include <string.h>
 
-#include <zmq.h>
-
-#include "alert_msg.h"
-#include "ingest.h" /* TSD_SCHEMA_VERSION */
 #include "publisher.h"
-#include "tsmine.pb-c.h"
 
-void tsd_alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate_per_s) {
+void tsd_alerts_init(tsd_alerts *a, uint32_t log_rate_per_s) {
     memset(a, 0, sizeof *a);
-    a->pub = pub;
     a->next_id = 1;
     tsd_ratelimit_init(&a->limit, log_rate_per_s);
-}
-
-/* Counts an alert that did not leave; logs (rate-limited) unless errnum is EAGAIN,
- * which a PUB socket does not return today but would mean "no room" if it did. */
-static void dropped(tsd_alert_sends *out, tsd_ratelimit *limit, const tsd_alert_rec *r, int errnum,
-                    const char *why) {
-    const uint64_t id = r->alert_id;
-    out->dropped[tsd_alert_slot(r->alert.kind)]++;
-    if (errnum == EAGAIN)
-        return;
-    out->errors++;
-    uint64_t suppressed;
-    if (tsd_ratelimit_allow(limit, tsd_now_ns(), &suppressed))
-        tsd_log(TSD_LOG_ERR, "alerts: alert %llu not published: %s (%llu similar not logged)",
-                (unsigned long long)id, why, (unsigned long long)suppressed);
-}
-
-void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
-    Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
-    tsm_alert_msg_fill(&msg, &r->alert);
-    msg.schema_version = TSD_SCHEMA_VERSION;
-    msg.alert_id = r->alert_id;
-    msg.stream_id = (char *)r->stream_id;
-    msg.detected_at_ns = r->detected_at_ns;
-    msg.seq = r->seq;
-    *out = msg;
-}
-
-void tsd_alerts_send(void *pub, const tsd_alert_rec *r, tsd_alert_sends *out,
-                     tsd_ratelimit *limit) {
-    Tsmine__V1__Alert msg;
-    tsd_alert_rec_msg(r, &msg);
-    /* A stream id is at most TSS_MAX_ID bytes (3 more for its tag and length) and the
-     * other fields at most 209 with every varint at its longest (daemon_alerts_test
-     * packs that alert). */
-    uint8_t buf[TSS_MAX_ID + TSD_ALERT_PACKED_MAX];
-    size_t len = tsmine__v1__alert__get_packed_size(&msg);
-    if (len > sizeof buf) {
-        dropped(out, limit, r, 0, "encoded alert too large");
-        return;
-    }
-    tsmine__v1__alert__pack(&msg, buf);
-    /* PUB never blocks and never refuses for a full subscriber: it drops that
-     * subscriber's copy. The second frame follows a queued first one as a whole
-     * message (HWMs count whole messages). */
-    if (zmq_send(pub, r->stream_id, strlen(r->stream_id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
-        zmq_send(pub, buf, len, ZMQ_DONTWAIT) < 0) {
-        int errnum = errno;
-        dropped(out, limit, r, errnum, zmq_strerror(errnum));
-        return;
-    }
-    out->published[tsd_alert_slot(r->alert.kind)]++;
 }
 
 void tsd_alerts_sync(tsd_alerts *a) {
@@ -92,18 +33,17 @@ void tsd_alerts_sync(tsd_alerts *a) {
     a->ns_send = sent.ns_send;
 }
 
-int tsd_alerts_add_sink(tsd_alerts *a, tsd_alert_sink_fn fn, void *user) {
-    if (a->nsinks == TSD_ALERT_SINKS)
+int tsd_alerts_add_sink(tsd_alerts *a, const tsd_sink_ops *ops, void *self) {
+    if (a->nsinks == TSD_SINKS_MAX)
         return -1;
-    a->sinks[a->nsinks++] = (tsd_alert_sink){fn, user};
+    a->sinks[a->nsinks++] = (tsd_sink){.ops = ops, .self = self};
     return 0;
 }
 
 int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen) {
     if (a->thread)
         return 0;
-    return tsd_publisher_start(&a->thread, a->pub, a->sinks, a->nsinks, capacity, a->limit.rate,
-                               err, errlen);
+    return tsd_publisher_start(&a->thread, a->sinks, a->nsinks, capacity, err, errlen);
 }
 
 void tsd_alerts_stop(tsd_alerts *a) {
@@ -151,8 +91,7 @@ void tsd_alerts_publish(void *user, const char *stream_id, const tss_alert *al) 
     r->stream_id[n] = '\0';
     a->found[tsd_alert_slot(al->kind)]++;
     if (!a->thread) {
-        tsd_alerts_send(a->pub, r, &a->own, &a->limit);
-        tsd_alert_sinks_call(a->sinks, a->nsinks, r);
+        tsd_sinks_offer(a->sinks, a->nsinks, r, &a->own);
         tsd_alerts_sync(a);
     }
     a->ns_publish += tsd_now_ns() - t0;

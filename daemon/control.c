@@ -129,7 +129,7 @@ static int all_streams(tsd_daemon *d, reply_builder *b) {
 static void counters(tsd_daemon *d, reply_builder *b) {
     tsd_metrics_snapshot s;
     tsd_daemon_snapshot(d, &s);
-    for (int r = 1; r < TSD_REASON_COUNT; r++)
+    for (int r = 1; r < tsd_reason_count(); r++)
         counter(b, &b->msg.n_rejected, &b->msg.rejected, tsd_reason_name(r), s.rejected[r]);
     for (int k = 0; k < TSS_ALERT_KINDS; k++) {
         const ProtobufCEnumValue *v =
@@ -198,40 +198,10 @@ static void counters(tsd_daemon *d, reply_builder *b) {
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_revoked_messages", s.curve.revoked);
         counter(b, &b->msg.n_counters, &b->msg.counters, "curve_connections_cut", s.curve.cut);
     }
-    if (s.am.enabled) { /* the Alertmanager sender (alertmanager.h) */
-        const struct {
-            const char *name;
-            uint64_t value;
-        } am[] = {
-            {"alertmanager_sent", s.am.sent},
-            {"alertmanager_resolved", s.am.resolved},
-            {"alertmanager_failures", s.am.failures},
-            {"alertmanager_rejected", s.am.rejected},
-            {"alertmanager_queue_drops", s.am.queue_drops},
-            {"alertmanager_open", s.am.open},
-            {"alertmanager_orphaned", s.am.orphaned},
-            {"alertmanager_last_success_time", (uint64_t)s.am.last_success_s},
-        };
-        for (size_t i = 0; i < sizeof am / sizeof am[0]; i++)
-            counter(b, &b->msg.n_counters, &b->msg.counters, am[i].name, am[i].value);
-    }
-    if (s.mqtt.enabled) { /* mqtt.h */
-        const struct {
-            const char *name;
-            uint64_t value;
-        } q[] = {
-            {"mqtt_connected", (uint64_t)s.mqtt.connected},
-            {"mqtt_connects", s.mqtt.connects},
-            {"mqtt_connect_errors", s.mqtt.connect_errors},
-            {"mqtt_connection_losses", s.mqtt.losses},
-            {"mqtt_messages", s.mqtt.messages},
-            {"mqtt_queue_waits", s.mqtt.queue_waits},
-            {"mqtt_alerts_sent", s.mqtt.alerts_sent},
-            {"mqtt_alert_drops", s.mqtt.alerts_dropped},
-        };
-        for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
-            counter(b, &b->msg.n_counters, &b->msg.counters, q[i].name, q[i].value);
-    }
+    for (size_t i = 0; i < s.n_io_counters; i++) /* the sources' and sinks' (source.h, sink.h) */
+        if (s.io_counters[i].status)
+            counter(b, &b->msg.n_counters, &b->msg.counters, s.io_counters[i].status,
+                    s.io_counters[i].value);
     for (int k = 0; k < TSS_ALERT_KINDS; k++) { /* per kind: found = the three (alerts.h) */
         static const char *const what[] = {"alerts_published_", "alert_drops_", "alerts_queued_"};
         const uint64_t v[] = {s.alerts_published[k], s.alerts_dropped[k], s.alerts_queued[k]};

@@ -226,36 +226,54 @@ static void apply_params(tsd_daemon *d) {
                 "checkpoint: %zu streams of the checkpoint took the configuration's parameters", n);
 }
 
-/* Events the checkpoint left open go on being re-sent to Alertmanager (tsd_am_resume),
- * after apply_params (a new threshold may have closed some). O(streams). */
-static void resume_alerts(tsd_daemon *d) {
-    size_t open = 0;
-    for (size_t i = 0; d->am && i < tss_engine_stream_count(d->engine); i++) {
-        tss_stream_info info;
-        if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
-            tsd_am_resume(d->am, info.id), open++;
-    }
-    if (open)
-        tsd_log(TSD_LOG_INFO, "alertmanager: %zu events open in the checkpoint, re-sent", open);
-}
-
-void tsd_daemon_am_reconcile(tsd_daemon *d) {
-    if (!d->am)
-        return;
-    const int64_t at = tsd_realtime_ns(); /* before the walk: what opened later is kept */
+/* The streams with an event open in the engine now into ev, the ids malloc'd in *mem
+ * (the caller frees it); 0, or -1 when out of memory. O(streams). */
+static int open_events(const tsd_daemon *d, tsd_open_events *ev, void **mem) {
+    ev->at_ns = tsd_realtime_ns(); /* before the walk: what opened later is kept */
     const size_t streams = tss_engine_stream_count(d->engine);
-    size_t n = 0;
+    size_t n = 0, k = 0;
     tss_stream_info info;
     for (size_t i = 0; i < streams; i++)
         n += tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open;
     char(*ids)[TSS_MAX_ID + 1] = n ? malloc(n * sizeof *ids) : NULL;
+    *mem = ids;
     if (n && !ids)
-        return; /* next time */
-    size_t k = 0;
+        return -1;
     for (size_t i = 0; i < streams && k < n; i++)
         if (tss_engine_stream_at(d->engine, i, &info) == 0 && info.event_open)
             memcpy(ids[k++], info.id, sizeof ids[0]);
-    tsd_am_reconcile(d->am, ids, k, at);
+    ev->ids = (const char(*)[TSS_MAX_ID + 1]) ids, ev->n = k;
+    return 0;
+}
+
+/* The events the checkpoint left open go to the sinks' restore hooks (Alertmanager
+ * goes on re-sending them), after apply_params (a new threshold may have closed some). */
+static void restore_sinks(tsd_daemon *d) {
+    tsd_open_events ev;
+    void *mem;
+    for (size_t i = 0; open_events(d, &ev, &mem) == 0 && i < d->nsinks; i++)
+        if (d->sinks[i].ops->restore)
+            d->sinks[i].ops->restore(d->sinks[i].self, &ev);
+    free(mem);
+}
+
+uint64_t tsd_daemon_sinks_periodic(tsd_daemon *d, uint64_t now) {
+    uint64_t next = UINT64_MAX;
+    tsd_open_events ev;
+    void *mem = NULL;
+    int have = 0; /* 1: ev holds the open events, -1: out of memory (retried next call) */
+    for (size_t i = 0; i < d->nsinks; i++) {
+        tsd_sink *s = &d->sinks[i];
+        if (!s->ops->periodic)
+            continue;
+        if (now >= s->next_periodic && !have)
+            have = open_events(d, &ev, &mem) == 0 ? 1 : -1;
+        if (now >= s->next_periodic && have > 0)
+            s->next_periodic = now + s->ops->periodic(s->self, &ev);
+        next = s->next_periodic < next ? s->next_periodic : next;
+    }
+    free(mem);
+    return next;
 }
 
 tss_limits tsd_limits_of(const tsc_config *c) {
@@ -350,26 +368,19 @@ int tsd_daemon_open(tsd_daemon *d, const tsc_config *cfg, const char *config_pat
         tsd_security_set_stream_owners(d->sock.security, cfg->curve_stream_owners);
         tsd_ingest_set_admit(&d->ingest, tsd_security_admit, d->sock.security);
     }
-    tsd_alerts_init(&d->alerts, d->sock.pub, cfg->log_rate_per_s);
-    if (tsd_am_start(&d->am, cfg, msg, sizeof msg) != 0) { /* a credential file, the build */
+    tsd_alerts_init(&d->alerts, cfg->log_rate_per_s);
+    const tsd_sink_env env = {.cfg = &d->cfg, .pub = d->sock.pub};
+    if ((rc = tsd_sinks_open(d->sinks, &d->nsinks, &env, msg, sizeof msg)) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
-        rc = EX_CONFIG;
         goto fail;
     }
-    if (d->am) {
-        tsd_alerts_add_sink(&d->alerts, tsd_am_offer, d->am);
-        tsd_log(TSD_LOG_INFO, "alertmanager: %zu URL(s), first %s, resend every %u s",
-                cfg->n_am_urls, cfg->am_urls[0], cfg->am_resend_interval_s);
-    }
+    for (size_t i = 0; i < d->nsinks; i++) /* TSD_SINKS_MAX each: always room */
+        tsd_alerts_add_sink(&d->alerts, d->sinks[i].ops, d->sinks[i].self);
     apply_params(d);
-    resume_alerts(d);
-    if ((rc = tsd_mqtt_open(&d->mqtt, cfg, msg, sizeof msg)) != 0) {
+    restore_sinks(d);
+    const tsd_source_env senv = {.cfg = &d->cfg, .sock = &d->sock};
+    if ((rc = tsd_sources_open(d->sources, &d->nsources, &senv, msg, sizeof msg)) != 0) {
         tsd_log(TSD_LOG_ERR, "%s", msg);
-        goto fail;
-    }
-    if (d->mqtt && tsd_alerts_add_sink(&d->alerts, tsd_mqtt_alert, d->mqtt) != 0) {
-        tsd_log(TSD_LOG_ERR, "mqtt: no room for its alert sink");
-        rc = EX_SOFTWARE;
         goto fail;
     }
     if (tsd_metrics_start(cfg->metrics_listen, &d->metrics, msg, sizeof msg) != 0) {
@@ -430,9 +441,9 @@ uint64_t tsd_daemon_as_room(const tsd_daemon *d) {
 
 void tsd_daemon_close(tsd_daemon *d) {
     tsd_guard_stop(&d->guard);
-    tsd_mqtt_close(&d->mqtt);
+    tsd_sources_close(d->sources, &d->nsources);
     tsd_metrics_stop(&d->metrics); /* first: its thread reads nothing else, but stop early */
-    tsd_am_stop(&d->am);           /* after the publisher thread, its only caller, stopped */
+    tsd_sinks_close(d->sinks, &d->nsinks); /* after the publisher thread, their caller, stopped */
     tsd_sockets_close(&d->sock);
     tsd_ckpt_job_close(&d->ckpt);
     tss_engine_destroy(&d->engine);
@@ -480,9 +491,11 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     s->checkpoint_duplicates = d->checkpoint_duplicates;
     tsd_guard_counters_get(d->guard, &s->guard);
-    tsd_am_counts(d->am, &s->am);
     s->control_reply_drops = d->control_reply_drops;
-    tsd_mqtt_counters_get(d->mqtt, &s->mqtt);
+    s->n_io_counters =
+        tsd_sources_counters(d->sources, d->nsources, s->io_counters, TSD_IO_COUNTERS);
+    s->n_io_counters += tsd_sinks_counters(d->sinks, d->nsinks, s->io_counters + s->n_io_counters,
+                                           TSD_IO_COUNTERS - s->n_io_counters);
     s->log_dropped = tsd_log_dropped();
     s->version = TSMINE_VERSION;
     s->backend = d->engine ? tsm_backend_name(tss_engine_backend(d->engine)) : "";

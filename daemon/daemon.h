@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <sysexits.h>
 
-#include "alertmanager.h"
 #include "alerts.h"
 #include "config.h"
 #include "engine.h"
@@ -23,10 +22,11 @@
 #include "ingest.h"
 #include "log.h"
 #include "metrics.h"
-#include "mqtt.h"
 #include "notify.h"
 #include "resources.h"
+#include "sink.h"
 #include "sockets.h"
+#include "source.h"
 
 typedef struct {
     tsc_config cfg;        /* in force; a reload swaps in the keys that apply live */
@@ -36,13 +36,15 @@ typedef struct {
     tsd_sockets sock;
     tsd_ingest ingest;
     tsd_alerts alerts;
-    tsd_am *am; /* the Alertmanager sender (alertmanager.h), NULL when off */
+    tsd_sink sinks[TSD_SINKS_MAX]; /* the open alert sinks (sink.h), in the registry's order */
+    size_t nsinks;
     tsd_metrics *metrics;
     tsd_notify notify;
     struct tsd_ckpt_job *ckpt; /* checkpoints (ckpt_job.h); NULL without a state_dir */
     tsd_resources res;         /* the process's limits (resources.h) */
     tsd_guard *guard;          /* memory and descriptors of peers (guard.h); NULL if it failed */
-    tsd_mqtt *mqtt;            /* MQTT ingest and alerts (mqtt.h); NULL when off */
+    tsd_source sources[TSD_SOURCES_MAX]; /* the open sample sources (source.h) */
+    size_t nsources;
     uint64_t started_ns;
     uint64_t checkpoints, checkpoint_failures, reloads, control_requests, control_errors;
     uint64_t reload_failures;    /* reloads refused: the running configuration stayed */
@@ -55,7 +57,7 @@ typedef struct {
     uint64_t checkpoint_streams_dropped; /* restored beyond max_streams, left out */
     uint64_t checkpoint_duplicates;      /* stream records set aside for a newer one */
     int legacy_pending; /* the file of every stream is removed after the next checkpoint */
-    int ingest_stopped; /* stopping: the ingest endpoints take no more (loop.c) */
+    int ingest_stopped; /* stopping: the sources take no more (loop.c) */
     tss_load_report restore_report; /* what the restore at start said */
     uint64_t ns_busy;               /* main loop time outside zmq_poll */
     /* control replies dropped: the client was gone or did not read them (control.c) */
@@ -100,10 +102,10 @@ long tsd_daemon_checkpoint_step(tsd_daemon *d);
  * Returns 0 or -1. */
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen);
 
-/* Tells the Alertmanager sender which streams have an event open now, so that it
- * resolves those whose ANOMALY_END will never come (alertmanager.h tsd_am_reconcile);
- * the loop calls it every alertmanager.resend_interval. O(streams); no-op when off. */
-void tsd_daemon_am_reconcile(tsd_daemon *d);
+/* Calls the periodic hook of every sink that is due at now (tsd_now_ns) with the events
+ * the engine has open (sink.h; Alertmanager resolves those whose ANOMALY_END will never
+ * come); returns when the next is due (UINT64_MAX: never). O(streams) when one is due. */
+uint64_t tsd_daemon_sinks_periodic(tsd_daemon *d, uint64_t now);
 
 /* The engine's limits (tss_limits) from the configuration's limits group. */
 tss_limits tsd_limits_of(const tsc_config *cfg);

@@ -16,10 +16,11 @@ const char *tsd_reason_name(int reason) {
     case TSD_REASON_REVOKED: return "revoked";
     case TSD_REASON_NOT_OWNER: return "not_owner";
     case TSD_REASON_MEMORY: return "memory";
-    case TSD_REASON_JSON: return "json";
-    case TSD_REASON_INFLUX: return "influx";
     default: break;
     }
+    const char *source = tsd_source_reason_name(reason);
+    if (source)
+        return source;
     if (reason >= 0 && reason < TSS_REJECT_COUNT)
         return tss_reject_name((tss_reject)reason);
     return "unknown";
@@ -221,7 +222,7 @@ void tsd_ingest_reject(tsd_ingest *in, int reason, size_t len, const char *peer,
 
 void tsd_ingest_flush_log(tsd_ingest *in) {
     const uint64_t now = tsd_now_ns();
-    for (int r = 1; r < TSD_REASON_COUNT; r++) {
+    for (int r = 1; r < tsd_reason_count(); r++) {
         char what[64];
         snprintf(what, sizeof what, "rejections for %s", tsd_reason_name(r));
         tsd_ratelimit_flush(&in->limit[r], now, TSD_LOG_WARNING, what);

@@ -32,11 +32,17 @@ enum {
     TSD_REASON_REVOKED,   /* CURVE: the sender's key is no longer in the allow-list */
     TSD_REASON_NOT_OWNER, /* CURVE, stream_owners: the key may not write this stream */
     TSD_REASON_MEMORY,    /* a new stream while memory is over budget (guard.h) */
-    TSD_REASON_JSON,      /* MQTT: a JSON payload of the wrong shape (mqtt_payload.h) */
-    TSD_REASON_INFLUX,    /* MQTT: a line-protocol payload that does not parse */
-    TSD_REASON_COUNT
+    TSD_REASON_SOURCES,   /* the first of the sources' own reasons (source.h) */
+    TSD_REASON_COUNT = TSD_REASON_SOURCES + 8 /* room for them */
 };
+/* The name of a reason ("unknown" for none); those of the sources come from their rows
+ * of the registry (source.c). */
 const char *tsd_reason_name(int reason);
+/* The reasons in use: 1 + the last one's number (<= TSD_REASON_COUNT). Defined with the
+ * registry of sources (source.c). */
+int tsd_reason_count(void);
+/* The name of a source's reason (reason >= TSD_REASON_SOURCES), NULL for none. */
+const char *tsd_source_reason_name(int reason);
 
 /* The schema version this daemon speaks (tsmine.proto). */
 #define TSD_SCHEMA_VERSION 1u

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* loop.c - tsmined's main loop: one thread, zmq_poll over the sockets (and the alert
- * publisher thread beside it, alerts.h, from start to stop).
+/* loop.c - tsmined's main loop: one thread, zmq_poll over the control socket and the
+ * sources' poll items (source.h; and the alert publisher thread beside it, alerts.h,
+ * from start to stop).
  *
  * Each iteration: wait for input at most until the next deadline (tick, watchdog);
- * read up to DRAIN_BATCH messages per ingest socket, and no more once the staged
+ * read up to DRAIN_BATCH messages per socket of each source, and no more once the staged
  * samples would take TICK_TARGET_NS to process (bounds, so that control requests and
  * ticks are never starved by a flood); serve control requests; tick
  * as soon as the ingest sockets are empty and samples wait, or when PENDING_TICK
@@ -26,7 +27,6 @@
 
 #include "control.h"
 #include "daemon.h"
-#include "peers.h"
 #include "signals.h"
 
 /* Messages read from one ingest socket per poll. */
@@ -48,7 +48,7 @@
 /* The metrics snapshot's interval: it walks every stream (ring occupancy), too much
  * to do after every tick with 10^4 streams; a scrape sees counters at most this old. */
 #define METRICS_NS 100000000ull
-/* On SIGTERM (stop): the ingest endpoints stop taking data first (stop_taking), then
+/* On SIGTERM (stop): the sources stop taking data first (their stop: ZeroMQ unbinds), then
  * everything libzmq already queued is read into staging, never dropped: at most
  * ingest_hwm messages (from peer_buffer) per connection, the connections bounded by the
  * guard. STOP_READ_NS bounds that reading in time all the same; what is still queued
@@ -56,9 +56,6 @@
  * resending from the stream's next_seq (docs/protocol.md). One tick processes what it
  * can of the staging, and the checkpoint keeps the rest (processed at the next start). */
 #define STOP_READ_NS 5000000000ull
-/* While connections still close after the unbind: how long one wait for a message
- * lasts before the connections are looked at again. */
-#define STOP_POLL_MS 20
 /* STATUS= line interval. */
 #define STATUS_NS 2000000000ull
 /* Bytes of the publisher thread's queue (alerts.h): about 300,000 alerts of short
@@ -66,7 +63,7 @@
 #define PUBLISH_QUEUE (32u << 20)
 
 typedef struct {
-    uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_am;
+    uint64_t next_tick, next_checkpoint, next_status, next_metrics, next_sinks;
     long checkpoint_wait_ms; /* the checkpoint in progress wants its next step by then (-1) */
     uint64_t status_samples; /* samples at the last STATUS= line */
     int pressure;            /* memory over budget at the last look (guard.h) */
@@ -97,138 +94,33 @@ static void note_tick(timers *t, uint64_t ns, size_t samples, size_t left) {
     t->ns_per_sample = t->ns_per_sample > 0 ? 0.75 * t->ns_per_sample + 0.25 * x : x;
 }
 
-/* Reads up to max messages from sock, stopping early once max_staged samples wait in
- * the engine; returns how many were read, *full set when a bound stopped it (the socket
- * may hold more). `sub` messages may carry a topic frame before the batch. The frames
- * of the ingest socket are reported to the guard (guard.h: what each peer has sent and
- * the daemon has read), and so is finding it empty. A multipart message is read to its
- * end and counted under `frames` (libzmq hands it over only once it has ended, and
- * keeps its frames until then: the guard cuts a peer whose message does not end). */
-static size_t drain(tsd_daemon *d, void *sock, int sub, size_t max, size_t max_staged, int *full) {
-    uint64_t t0 = tsd_now_ns();
-    size_t n = 0;
-    zmq_msg_t frame[2];
-    zmq_msg_init(&frame[0]);
-    zmq_msg_init(&frame[1]);
-    tsd_guard *guard = sub ? NULL : d->guard;
-    for (; n < max; n++) {
-        if (tss_engine_pending(d->engine) >= max_staged)
-            break;
-        if (zmq_msg_recv(&frame[0], sock, ZMQ_DONTWAIT) < 0) {
-            if (errno == EAGAIN)
-                tsd_guard_emptied(guard, TSD_SOCK_INGEST, t0);
-            break;
-        }
-        tsd_guard_note(guard, &frame[0]);
-        size_t parts = 1;
-        zmq_msg_t *last = &frame[0];
-        while (zmq_msg_more(last)) { /* the rest of a multipart message is already here */
-            last = &frame[1];        /* frames after the second overwrite it */
-            if (zmq_msg_recv(last, sock, 0) < 0)
-                break;
-            tsd_guard_note(guard, last);
-            parts++;
-        }
-        const char *peer = zmq_msg_gets(&frame[0], "Peer-Address");
-        if (parts == 1 || (sub && parts == 2)) {
-            const tsd_sender from = tsd_security_sender(d->sock.security, &frame[0]); /* CURVE */
-            tsd_ingest_message_from(&d->ingest, d->engine, zmq_msg_data(last), zmq_msg_size(last),
-                                    peer, &from);
-        } else
-            tsd_ingest_refuse(&d->ingest, TSD_REASON_FRAMES, zmq_msg_size(last), peer,
-                              sub ? "expected 1 or 2 frames" : "expected 1 frame");
-    }
-    zmq_msg_close(&frame[0]);
-    zmq_msg_close(&frame[1]);
-    d->ns_drain += tsd_now_ns() - t0;
-    if (full)
-        *full |= n == max || tss_engine_pending(d->engine) >= max_staged;
-    return n;
+/* What the sources' drains need (source.h), as of a poll entered at `polled`. */
+static tsd_source_ctx source_ctx(tsd_daemon *d, uint64_t polled, int revents_valid) {
+    return (tsd_source_ctx){.ingest = &d->ingest,
+                            .engine = d->engine,
+                            .guard = d->guard,
+                            .security = d->sock.security,
+                            .polled = polled,
+                            .revents_valid = revents_valid};
 }
 
-/* Stops the ingest endpoints taking more: unbinds every bound one (libzmq closes the
- * connections it accepted there; what they had queued stays readable, and each sender
- * keeps what it had not delivered, for the next start), disconnects the SUB socket
- * from its publishers, and stops MQTT's client (the broker keeps what it has not
- * delivered). Returns how many unbinds failed (their connections stay open). */
-static int stop_taking(tsd_daemon *d) {
-    int failed = 0;
-    if (d->ingest_stopped) /* (a device lost in the stop's own tick) */
-        return 0;
-    d->ingest_stopped = 1;
-    for (size_t k = 0; k < d->sock.n_bound; k++) {
-        const tsd_bound *b = &d->sock.bound[k];
-        if (b->kind == TSD_SOCK_INGEST && zmq_unbind(d->sock.ingest, b->endpoint) != 0) {
-            tsd_log(TSD_LOG_WARNING, "stopping: cannot unbind %s: %s", b->endpoint,
-                    zmq_strerror(errno));
-            failed++;
-        }
-    }
-    for (size_t k = 0; d->sock.sub && k < d->cfg.n_ingest_sub_endpoints; k++)
-        zmq_disconnect(d->sock.sub, d->cfg.ingest_sub_endpoints[k]);
-    tsd_mqtt_stop_ingest(d->mqtt);
-    return failed;
-}
-
-/* The ingest connections still open (-1: unknown, they could not be listed). */
-static long ingest_connections(tsd_peers *peers, tsd_peer **scan, size_t *cap) {
-    size_t fds, n = peers ? tsd_peers_scan(peers, scan, cap, &fds) : (size_t)-1;
-    if (n == (size_t)-1)
-        return -1;
-    long live = 0;
-    for (size_t k = 0; k < n; k++)
-        live += (*scan)[k].kind == TSD_SOCK_INGEST;
-    return live;
-}
-
-/* Before the process ends (stop, device_lost): stops taking more (stop_taking), then
- * reads everything the ingest sockets hold into staging, until they are empty and every
- * ingest connection has closed (libzmq has handed over all it took from them), or
- * STOP_READ_NS has passed. Nothing read is dropped. Returns the messages read;
- * *unread: 1 when the time ran out with connections still open or messages queued. */
+/* Before the process ends (stop, device_lost): every source stops taking more (once),
+ * then reads everything already queued into staging, until STOP_READ_NS has passed.
+ * Nothing read is dropped. Returns the messages read; *unread: 1 when the time ran out
+ * with more queued. */
 static size_t drain_queued(tsd_daemon *d, int *unread) {
     const uint64_t start = tsd_now_ns();
-    char err[256];
-    tsd_peers *peers = NULL;
-    tsd_peer *scan = NULL;
-    size_t cap = 0;
-    if (tsd_peers_open(&peers, d->sock.bound, d->sock.n_bound, err, sizeof err) != 0)
-        tsd_log(TSD_LOG_WARNING, "stopping: %s; reading until the sockets stay empty", err);
-    const int open_binds = stop_taking(d);
-    zmq_pollitem_t items[2] = {{.socket = d->sock.ingest, .events = ZMQ_POLLIN},
-                               {.socket = d->sock.sub, .events = ZMQ_POLLIN}};
-    const int nitems = d->sock.sub ? 2 : 1;
-    size_t n = 0, got;
-    *unread = 1;
-    while (tsd_now_ns() - start < STOP_READ_NS) {
-        got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, SIZE_MAX, NULL);
-        if (d->sock.sub)
-            got += drain(d, d->sock.sub, 1, DRAIN_BATCH, SIZE_MAX, NULL);
-        n += got;
-        if (got)
-            continue;
-        /* empty now; done once no connection can add more (unknown: once nothing came
-         * within a poll) */
-        const long live = open_binds ? 1 : ingest_connections(peers, &scan, &cap);
-        if (live == 0) { /* what the last one queued before it closed is readable now */
-            if ((got = drain(d, d->sock.ingest, 0, DRAIN_BATCH, SIZE_MAX, NULL)) == 0) {
-                *unread = 0;
-                break;
-            }
-            n += got;
-            continue;
-        }
-        if (zmq_poll(items, nitems, STOP_POLL_MS) == 0 && live < 0) {
-            *unread = 0;
-            break;
-        }
+    const tsd_source_ctx ctx = source_ctx(d, start, 0);
+    for (size_t i = 0; !d->ingest_stopped && i < d->nsources; i++)
+        d->sources[i].ops->stop(d->sources[i].self);
+    d->ingest_stopped = 1; /* (a device lost in the stop's own tick comes here again) */
+    size_t n = 0;
+    *unread = 0;
+    for (size_t i = 0; i < d->nsources; i++) {
+        int more = 0;
+        n += d->sources[i].ops->finish(d->sources[i].self, &ctx, start + STOP_READ_NS, &more);
+        *unread |= more;
     }
-    free(scan);
-    tsd_peers_close(&peers);
-    /* MQTT: what the broker delivered was acknowledged, so all of it goes into staging
-     * (the queue is bounded, mqtt.h) */
-    while ((got = tsd_mqtt_drain(d->mqtt, &d->ingest, d->engine, DRAIN_BATCH, SIZE_MAX, NULL)))
-        n += got;
     return n;
 }
 
@@ -354,17 +246,40 @@ static int stop(tsd_daemon *d) {
     return ck == 0 || !d->state_dir[0] ? 0 : EX_IOERR;
 }
 
+/* The poll set: the control socket first, then each source's items (source.h); returns
+ * how many. */
+static int poll_items(tsd_daemon *d, zmq_pollitem_t *items) {
+    items[0] = (zmq_pollitem_t){.socket = d->sock.control, .events = ZMQ_POLLIN};
+    size_t n = 1;
+    for (size_t i = 0; i < d->nsources; i++) {
+        tsd_source *s = &d->sources[i];
+        s->item = n;
+        s->n_items = s->ops->poll_items(s->self, items + n);
+        n += s->n_items;
+    }
+    return (int)n;
+}
+
+/* Each source reads what the poll found (bounded: DRAIN_BATCH messages per socket and
+ * drain_cap staged samples); *more |= 1 when a bound stopped one. */
+static void drain_sources(tsd_daemon *d, const timers *t, const zmq_pollitem_t *items, int nitems,
+                          const tsd_source_ctx *ctx, int *more) {
+    int readable = 0; /* the time is the receive phase's only when there was input */
+    for (int k = 1; k < nitems; k++)
+        readable |= items[k].revents & ZMQ_POLLIN;
+    const uint64_t t0 = readable ? tsd_now_ns() : 0;
+    for (size_t i = 0; i < d->nsources; i++) {
+        const tsd_source *s = &d->sources[i];
+        s->ops->drain(s->self, ctx, items + s->item, DRAIN_BATCH, drain_cap(t), more);
+    }
+    if (readable)
+        d->ns_drain += tsd_now_ns() - t0;
+}
+
 /* The loop of tsd_daemon_run, with the publisher thread running. */
 static int run(tsd_daemon *d) {
-    zmq_pollitem_t items[4] = {
-        {.socket = d->sock.ingest, .events = ZMQ_POLLIN},
-        {.socket = d->sock.control, .events = ZMQ_POLLIN},
-        {.socket = d->sock.sub, .events = ZMQ_POLLIN},
-    };
-    int nitems = d->sock.sub ? 3 : 2;
-    const int imqtt = d->mqtt ? nitems++ : -1; /* MQTT's queue (mqtt.h) */
-    if (imqtt >= 0)
-        items[imqtt] = (zmq_pollitem_t){.fd = tsd_mqtt_fd(d->mqtt), .events = ZMQ_POLLIN};
+    zmq_pollitem_t items[1 + TSD_SOURCES_MAX * TSD_SOURCE_ITEMS];
+    const int nitems = poll_items(d, items);
     uint64_t now = tsd_now_ns();
     timers t = {.next_tick = now, .status_at = now, .checkpoint_wait_ms = -1};
     t.next_checkpoint = now + (uint64_t)d->cfg.checkpoint_interval_s * 1000000000ull;
@@ -389,20 +304,11 @@ static int run(tsd_daemon *d) {
          * the guard learns that unread bytes there are a message that has not ended. (Not
          * after EINTR: revents were not filled in.) */
         if (ready >= 0 && !(items[0].revents & ZMQ_POLLIN))
-            tsd_guard_emptied(d->guard, TSD_SOCK_INGEST, polled);
-        if (ready >= 0 && !(items[1].revents & ZMQ_POLLIN))
             tsd_guard_emptied(d->guard, TSD_SOCK_CONTROL, polled);
         int more = 0; /* a drain stopped at a bound: the socket may hold more */
-        if (items[0].revents & ZMQ_POLLIN)
-            drain(d, d->sock.ingest, 0, DRAIN_BATCH, drain_cap(&t), &more);
-        if (d->sock.sub && (items[2].revents & ZMQ_POLLIN))
-            drain(d, d->sock.sub, 1, DRAIN_BATCH, drain_cap(&t), &more);
-        if (imqtt >= 0 && (items[imqtt].revents & ZMQ_POLLIN)) {
-            const uint64_t t0 = tsd_now_ns();
-            tsd_mqtt_drain(d->mqtt, &d->ingest, d->engine, DRAIN_BATCH, drain_cap(&t), &more);
-            d->ns_drain += tsd_now_ns() - t0;
-        }
-        if (items[1].revents & ZMQ_POLLIN) {
+        const tsd_source_ctx ctx = source_ctx(d, polled, ready >= 0);
+        drain_sources(d, &t, items, nitems, &ctx, &more);
+        if (items[0].revents & ZMQ_POLLIN) {
             tsd_alerts_sync(&d->alerts); /* the counters control reports */
             tsd_control_serve(d);
         }
@@ -422,10 +328,8 @@ static int run(tsd_daemon *d) {
              * (after one drain), without catching up on the ones missed. */
             t.next_tick = started + (uint64_t)d->cfg.tick_ms * 1000000ull;
         }
-        if (d->am && now >= t.next_am) { /* open alerts whose end will not come */
-            tsd_daemon_am_reconcile(d);
-            t.next_am = now + (uint64_t)d->cfg.am_resend_interval_s * 1000000000ull;
-        }
+        if (now >= t.next_sinks) /* the sinks' periodic hooks (Alertmanager's reconcile) */
+            t.next_sinks = tsd_daemon_sinks_periodic(d, now);
         if (d->metrics && now >= t.next_metrics) {
             tsd_metrics_snapshot snap;
             tsd_alerts_sync(&d->alerts);

@@ -11,13 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alertmanager.h"
 #include "ckpt_job.h"
 #include "engine.h"
 #include "guard.h"
 #include "ingest.h"
-#include "mqtt.h"
 #include "security.h"
+#include "sink.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
 
@@ -97,8 +96,8 @@ typedef struct {
     tsd_guard_counters guard;            /* memory and connections of peers (guard.h) */
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */
     uint64_t log_dropped;                /* log lines over the process-wide budget (log.h) */
-    tsd_am_counters am;                  /* the Alertmanager sender (all zero when off) */
-    tsd_mqtt_counters mqtt;              /* MQTT connection, messages, alerts (mqtt.h) */
+    tsd_counter io_counters[TSD_IO_COUNTERS]; /* the open sources' then sinks' (source.h, sink.h) */
+    size_t n_io_counters;
 } tsd_metrics_snapshot;
 
 /* The lower-case name of an alert kind ("discord", "left_discord", "motif", "gap", ...),

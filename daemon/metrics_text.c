@@ -120,7 +120,7 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
     scalar(&t, "tsmine_ingest_messages_total", "counter", "Ingest messages received.", s->messages);
     header(&t, "tsmine_ingest_messages_rejected_total", "counter",
            "Ingest messages rejected, by reason.");
-    for (int r = 1; r < TSD_REASON_COUNT; r++)
+    for (int r = 1; r < tsd_reason_count(); r++)
         tsd_text_put(&t, "tsmine_ingest_messages_rejected_total{reason=\"%s\"} %llu\n",
                      tsd_reason_name(r), (unsigned long long)s->rejected[r]);
     by_kind(&t, "tsmine_alerts_total", "counter",
@@ -244,55 +244,16 @@ size_t tsd_metrics_format(const tsd_metrics_snapshot *s, char *buf, size_t len) 
                "subscriber's at a reload that removed keys.",
                s->curve.cut);
     }
-    if (s->am.enabled) { /* the Alertmanager sender (alertmanager.h) */
-        const tsd_am_counters *a = &s->am;
-        scalar(&t, "tsmine_alertmanager_alerts_sent_total", "counter",
-               "Firing alerts Alertmanager accepted, once per URL (re-sends included).", a->sent);
-        scalar(&t, "tsmine_alertmanager_alerts_resolved_total", "counter",
-               "Resolved alerts Alertmanager accepted, once per URL.", a->resolved);
-        scalar(&t, "tsmine_alertmanager_send_failures_total", "counter",
-               "Requests to Alertmanager that failed (no connection, timeout, HTTP 5xx or "
-               "429); their alerts are retried with backoff.",
-               a->failures);
-        scalar(&t, "tsmine_alertmanager_alerts_rejected_total", "counter",
-               "Alerts Alertmanager refused with HTTP 4xx (not 429): dropped for that URL.",
-               a->rejected);
-        scalar(&t, "tsmine_alertmanager_queue_drops_total", "counter",
-               "Anomaly events lost before the sender: its queue or event table was full.",
-               a->queue_drops);
-        scalar(&t, "tsmine_alertmanager_orphaned_alerts_total", "counter",
-               "Open alerts resolved because the engine no longer had their event (the "
-               "stream was removed, or the ANOMALY_END was lost).",
-               a->orphaned);
-        scalar(&t, "tsmine_alertmanager_open_alerts", "gauge",
-               "Anomaly events open now, re-sent every resend_interval.", a->open);
-        header(&t, "tsmine_alertmanager_last_success_timestamp_seconds", "gauge",
-               "When a request to Alertmanager last succeeded (0: never).");
-        tsd_text_put(&t, "tsmine_alertmanager_last_success_timestamp_seconds %.3f\n",
-                     a->last_success_s);
-    }
-    if (s->mqtt.enabled) { /* mqtt.h */
-        scalar(&t, "tsmine_mqtt_connected", "gauge", "1 while the MQTT broker's connection is up.",
-               (uint64_t)s->mqtt.connected);
-        scalar(&t, "tsmine_mqtt_connects_total", "counter",
-               "Connections the MQTT broker accepted (the first, then reconnections).",
-               s->mqtt.connects);
-        scalar(&t, "tsmine_mqtt_connect_errors_total", "counter",
-               "MQTT connection attempts that failed (unreachable, refused, TLS, auth).",
-               s->mqtt.connect_errors);
-        scalar(&t, "tsmine_mqtt_connection_losses_total", "counter",
-               "Accepted MQTT connections lost afterwards.", s->mqtt.losses);
-        scalar(&t, "tsmine_mqtt_messages_total", "counter",
-               "MQTT messages received on the subscribed topics.", s->mqtt.messages);
-        scalar(&t, "tsmine_mqtt_queue_waits_total", "counter",
-               "Times MQTT's receiving thread waited for the main loop (its queue was full).",
-               s->mqtt.queue_waits);
-        scalar(&t, "tsmine_mqtt_alerts_sent_total", "counter",
-               "Alert and state messages the MQTT broker acknowledged.", s->mqtt.alerts_sent);
-        scalar(&t, "tsmine_mqtt_alert_drops_total", "counter",
-               "Alert and state messages not handed to the MQTT broker (not connected, or too "
-               "many unacknowledged).",
-               s->mqtt.alerts_dropped);
+    for (size_t i = 0; i < s->n_io_counters; i++) { /* the sources' and sinks' (source.h, sink.h) */
+        const tsd_counter *c = &s->io_counters[i];
+        if (!c->metric)
+            continue;
+        if (!c->timestamp) {
+            scalar(&t, c->metric, c->type, c->help, c->value);
+            continue;
+        }
+        header(&t, c->metric, c->type, c->help);
+        tsd_text_put(&t, "%s %.3f\n", c->metric, c->seconds);
     }
     return t.used;
 }

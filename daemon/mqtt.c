@@ -23,10 +23,6 @@
 #include "log.h"
 #include "mqtt_payload.h"
 
-int tsd_mqtt_fd(const tsd_mqtt *m) {
-    return m ? m->efd : -1;
-}
-
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {
     memset(out, 0, sizeof *out);
     if (!m)
@@ -34,6 +30,56 @@ void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {
     pthread_mutex_lock(&m->mu);
     *out = m->count;
     pthread_mutex_unlock(&m->mu);
+}
+
+/* The connection tsd_mqtt_share hands out, and its references (main thread). */
+static tsd_mqtt *shared;
+static unsigned shared_refs;
+
+int tsd_mqtt_share(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen) {
+    if (shared_refs == 0) {
+        const int rc = tsd_mqtt_open(&shared, cfg, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    shared_refs++;
+    *out = shared;
+    return 0;
+}
+
+void tsd_mqtt_unshare(tsd_mqtt **m_p) {
+    *m_p = NULL;
+    if (shared_refs && --shared_refs == 0)
+        tsd_mqtt_close(&shared);
+}
+
+size_t tsd_mqtt_counter_rows(const tsd_mqtt_counters *c, tsd_counter out[8]) {
+    const tsd_counter rows[] = {
+        TSD_COUNTER("mqtt_connected", "tsmine_mqtt_connected", "gauge",
+                    "1 while the MQTT broker's connection is up.", (uint64_t)c->connected),
+        TSD_COUNTER("mqtt_connects", "tsmine_mqtt_connects_total", "counter",
+                    "Connections the MQTT broker accepted (the first, then reconnections).",
+                    c->connects),
+        TSD_COUNTER("mqtt_connect_errors", "tsmine_mqtt_connect_errors_total", "counter",
+                    "MQTT connection attempts that failed (unreachable, refused, TLS, auth).",
+                    c->connect_errors),
+        TSD_COUNTER("mqtt_connection_losses", "tsmine_mqtt_connection_losses_total", "counter",
+                    "Accepted MQTT connections lost afterwards.", c->losses),
+        TSD_COUNTER("mqtt_messages", "tsmine_mqtt_messages_total", "counter",
+                    "MQTT messages received on the subscribed topics.", c->messages),
+        TSD_COUNTER("mqtt_queue_waits", "tsmine_mqtt_queue_waits_total", "counter",
+                    "Times MQTT's receiving thread waited for the main loop (its queue was full).",
+                    c->queue_waits),
+        TSD_COUNTER("mqtt_alerts_sent", "tsmine_mqtt_alerts_sent_total", "counter",
+                    "Alert and state messages the MQTT broker acknowledged.", c->alerts_sent),
+        TSD_COUNTER(
+            "mqtt_alert_drops", "tsmine_mqtt_alert_drops_total", "counter",
+            "Alert and state messages not handed to the MQTT broker (not connected, or too many "
+            "unacknowledged).",
+            c->alerts_dropped),
+    };
+    memcpy(out, rows, sizeof rows);
+    return sizeof rows / sizeof rows[0];
 }
 
 #ifndef TSMINE_HAVE_MQTT

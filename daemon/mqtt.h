@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt.h - tsmined as an MQTT client (issue 20; docs/integrations.md): samples in
- * from topic filters (mqtt_ingest.c), alerts out as JSON with a retained per-stream
- * state (mqtt_alerts.c), over one connection (mqtt.c) through libmosquitto.
+ * from topic filters (mqtt_ingest.c, a source of source.h), alerts out as JSON with a retained
+ * per-stream state (mqtt_alerts.c, a sink of sink.h), over one connection (mqtt.c) through
+ * libmosquitto.
  *
  * Threads. The connection has a thread of its own (mqtt.c) that connects, runs
  * libmosquitto's loop and reconnects with backoff: a broker that is slow to answer, a
  * TLS handshake or a DNS lookup never holds the main loop or its watchdog. Received
  * messages are copied into a bounded queue (mqtt_ingest.c); the main thread, which
- * owns the engine, drains it when the queue's eventfd (tsd_mqtt_fd, polled beside the
- * ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
+ * owns the engine, drains it when the queue's eventfd (the source's poll item, polled
+ * beside the ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
  * per-reason counters. A full queue makes the receiving thread wait, so that TCP and
  * the broker hold the rest: nothing is dropped for want of room. Alerts are published
  * from the alert publisher thread (publisher.h) with mosquitto_publish, which is
@@ -29,10 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alerts.h"
 #include "config.h"
 #include "engine.h"
 #include "ingest.h"
+#include "sink.h"
 
 typedef struct tsd_mqtt tsd_mqtt;
 
@@ -56,14 +57,12 @@ typedef struct {
  * EX_OSERR when the client or its thread cannot be created, with err. */
 int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
 
-/* The descriptor that becomes readable when messages wait (for zmq_poll); -1 when m
- * is NULL. */
-int tsd_mqtt_fd(const tsd_mqtt *m);
-
-/* Main thread: ingests up to max queued messages, stopping once max_staged samples
- * wait in the engine; returns how many were read, *more set when some are left. */
-size_t tsd_mqtt_drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, size_t max_staged,
-                      int *more);
+/* The process's one connection, which MQTT ingest and the MQTT alert sink share: the
+ * first call opens it (tsd_mqtt_open), the others take a reference to it (cfg is the
+ * first caller's). Main thread. */
+int tsd_mqtt_share(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
+/* Gives a reference back; the last one closes the connection. *m_p = NULL. */
+void tsd_mqtt_unshare(tsd_mqtt **m_p);
 
 /* Disconnects and stops the client's thread (after it waits up to a second for the
  * broker to acknowledge the alerts in flight); the queue keeps what arrived. No-op on
@@ -75,10 +74,8 @@ void tsd_mqtt_close(tsd_mqtt **m_p);
 
 /* A consistent copy of the counters (any thread); zeros for NULL. */
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out);
-
-/* The alert sink (alerts.h): publishes r as JSON to alerts_topic/STREAM and, for
- * ANOMALY and ANOMALY_END, the stream's retained state to state_topic/STREAM. Called
- * on the alert publisher thread; never blocks. ctx: the tsd_mqtt. */
-void tsd_mqtt_alert(void *ctx, const tsd_alert_rec *r);
+/* The counters as STATUS and /metrics name them (mqtt_connected, tsmine_mqtt_connected,
+ * ...): 8 rows into out; returns 8. */
+size_t tsd_mqtt_counter_rows(const tsd_mqtt_counters *c, tsd_counter out[8]);
 
 #endif

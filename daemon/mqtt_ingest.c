@@ -8,7 +8,10 @@
  * each batch takes the stream's next expected number, so the samples of a stream are
  * numbered in arrival order, continuing from the checkpoint after a restart. Such a
  * stream cannot tell a QoS 1 redelivery from new samples: a sender that needs
- * duplicates caught puts "seq" in its payload. */
+ * duplicates caught puts "seq" in its payload.
+ *
+ * A source (source.h) on the connection the MQTT alert sink shares (tsd_mqtt_share):
+ * open while a broker is set; its own rejection reasons are json and influx. */
 #include "mqtt_int.h"
 
 #include <stdint.h>
@@ -18,6 +21,12 @@
 
 #include "log.h"
 #include "mqtt_payload.h"
+#include "source.h"
+
+/* Its own rejection reasons (source.h), from m->reason_base on. */
+enum { REASON_JSON, REASON_INFLUX };
+/* Messages ingested between two looks at the queue, at the stop. */
+#define FINISH_BATCH 1024
 
 /* ---- the queue ---- */
 
@@ -153,16 +162,16 @@ static void ingest_message(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, const tsd
         ingest_protobuf(&c, x);
     else if (format == TSD_PAYLOAD_JSON &&
              tsd_payload_json(x->data, x->len, ingest_batch, &c, err, sizeof err) != 0)
-        tsd_ingest_reject(in, TSD_REASON_JSON, x->len, peer, err);
+        tsd_ingest_reject(in, m->reason_base + REASON_JSON, x->len, peer, err);
     else if (format == TSD_PAYLOAD_INFLUX &&
              tsd_payload_influx(x->data, x->len, ingest_batch, &c, err, sizeof err) != 0)
-        tsd_ingest_reject(in, TSD_REASON_INFLUX, x->len, peer, err);
+        tsd_ingest_reject(in, m->reason_base + REASON_INFLUX, x->len, peer, err);
 }
 
-size_t tsd_mqtt_drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, size_t max_staged,
-                      int *more) {
-    if (!m)
-        return 0;
+/* Ingests up to max queued messages, stopping once max_staged samples wait in the
+ * engine; returns how many were read, *more set when some are left. */
+static size_t drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, size_t max_staged,
+                    int *more) {
     uint64_t v;
     if (read(m->efd, &v, sizeof v) < 0) { /* EAGAIN: nothing signalled; look anyway */
     }
@@ -187,3 +196,62 @@ size_t tsd_mqtt_drain(tsd_mqtt *m, tsd_ingest *in, tss_engine *e, size_t max, si
     }
     return n;
 }
+
+static int mqtt_open(void **self, const tsd_source_env *env, char *err, size_t errlen) {
+    tsd_mqtt *m = NULL;
+    const int rc = tsd_mqtt_share(&m, env->cfg, err, errlen);
+    if (m)
+        m->reason_base = env->reason_base;
+    *self = m;
+    return rc;
+}
+
+/* The queue's eventfd: messages wait. */
+static size_t mqtt_poll_items(void *self, zmq_pollitem_t *items) {
+    items[0] = (zmq_pollitem_t){.fd = ((tsd_mqtt *)self)->efd, .events = ZMQ_POLLIN};
+    return 1;
+}
+
+static size_t mqtt_drain(void *self, const tsd_source_ctx *c, const zmq_pollitem_t *items,
+                         size_t max, size_t max_staged, int *more) {
+    return items[0].revents & ZMQ_POLLIN ? drain(self, c->ingest, c->engine, max, max_staged, more)
+                                         : 0;
+}
+
+/* Disconnects (mqtt.h "Delivery"): the broker keeps what it has not delivered. */
+static void mqtt_stop(void *self) {
+    tsd_mqtt_stop_ingest(self);
+}
+
+/* What the broker delivered was acknowledged, so all of it goes into staging (the queue
+ * is bounded), whatever the deadline. */
+static size_t mqtt_finish(void *self, const tsd_source_ctx *c, uint64_t deadline, int *unread) {
+    size_t n = 0, got;
+    (void)deadline;
+    while ((got = drain(self, c->ingest, c->engine, FINISH_BATCH, SIZE_MAX, NULL)))
+        n += got;
+    *unread = 0;
+    return n;
+}
+
+static void mqtt_close(void *self) {
+    tsd_mqtt *m = self;
+    tsd_mqtt_unshare(&m);
+}
+
+static const char *const reasons[] = {
+    [REASON_JSON] = "json",     /* a JSON payload of the wrong shape (mqtt_payload.h) */
+    [REASON_INFLUX] = "influx", /* a line-protocol payload that does not parse */
+};
+
+const tsd_source_ops tsd_source_mqtt = {
+    .name = "mqtt",
+    .reasons = reasons,
+    .n_reasons = sizeof reasons / sizeof reasons[0],
+    .open = mqtt_open,
+    .poll_items = mqtt_poll_items,
+    .drain = mqtt_drain,
+    .stop = mqtt_stop,
+    .finish = mqtt_finish,
+    .close = mqtt_close,
+};

@@ -39,7 +39,8 @@ struct tsd_mqtt {
     uint64_t unacked;
     /* from the configuration */
     int qos;
-    int format; /* tsd_payload_format */
+    int format;      /* tsd_payload_format */
+    int reason_base; /* the number of its first rejection reason (source.h) */
     uint32_t strip_levels;
     char stream_prefix[64];
     char alerts_topic[128], state_topic[128];

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h" /* tsd_now_ns */
+
 #define TSD_PUB_BUCKETS (1u << 16)
 #define URGENT_SHARE    8 /* the urgent lane gets 1/URGENT_SHARE of the capacity */
 /* Bytes of entries sent between two returns of their room to the lane (a few hundred
@@ -38,18 +40,16 @@ typedef struct {
 
 struct tsd_publisher {
     pthread_mutex_t mu;
-    pthread_cond_t wake;    /* a lane became non-empty, or stop */
-    lane urgent, bulk;      /* under mu */
-    atomic_size_t urgent_n; /* urgent.n, read by the thread without mu between entries */
-    int stop;               /* under mu */
-    int held;               /* under mu: tsd_publisher_hold (tests) */
-    int asleep;             /* under mu: the thread waits on wake */
-    tsd_alert_sends sent;   /* under mu */
-    atomic_uint *in_bulk;   /* per bucket: bulk entries queued or being sent */
-    void *pub;              /* the thread's only */
-    tsd_alert_sink sinks[TSD_ALERT_SINKS]; /* after pub: Alertmanager, ... */
+    pthread_cond_t wake;           /* a lane became non-empty, or stop */
+    lane urgent, bulk;             /* under mu */
+    atomic_size_t urgent_n;        /* urgent.n, read by the thread without mu between entries */
+    int stop;                      /* under mu */
+    int held;                      /* under mu: tsd_publisher_hold (tests) */
+    int asleep;                    /* under mu: the thread waits on wake */
+    tsd_alert_sends sent;          /* under mu */
+    atomic_uint *in_bulk;          /* per bucket: bulk entries queued or being sent */
+    tsd_sink sinks[TSD_SINKS_MAX]; /* where the alerts go, in order */
     size_t nsinks;
-    tsd_ratelimit limit; /* the thread's only */
     pthread_t thread;
 };
 
@@ -78,8 +78,7 @@ static size_t send_entries(tsd_publisher *p, const lane *q, size_t *head, size_t
             continue;
         }
         const tsd_alert_rec *r = (const tsd_alert_rec *)(q->ring + *head + sizeof size);
-        tsd_alerts_send(p->pub, r, sent, &p->limit);
-        tsd_alert_sinks_call(p->sinks, p->nsinks, r);
+        tsd_sinks_offer(p->sinks, p->nsinks, r, sent);
         if (bulk)
             atomic_fetch_sub_explicit(&p->in_bulk[bucket(r->stream_id)], 1, memory_order_release);
         done += size;
@@ -140,8 +139,8 @@ static int lane_init(lane *q, size_t cap) {
     return q->ring ? 0 : -1;
 }
 
-int tsd_publisher_start(tsd_publisher **out, void *pub, const tsd_alert_sink *sinks, size_t nsinks,
-                        size_t capacity, uint32_t log_rate_per_s, char *err, size_t errlen) {
+int tsd_publisher_start(tsd_publisher **out, const tsd_sink *sinks, size_t nsinks, size_t capacity,
+                        char *err, size_t errlen) {
     *out = NULL;
     const size_t urgent = (capacity / URGENT_SHARE) & ~(size_t)7;
     tsd_publisher *p = calloc(1, sizeof *p);
@@ -155,10 +154,8 @@ int tsd_publisher_start(tsd_publisher **out, void *pub, const tsd_alert_sink *si
         snprintf(err, errlen, "publisher: out of memory for a queue of %zu bytes", capacity);
         return -1;
     }
-    p->pub = pub;
-    p->nsinks = nsinks < TSD_ALERT_SINKS ? nsinks : TSD_ALERT_SINKS;
+    p->nsinks = nsinks < TSD_SINKS_MAX ? nsinks : TSD_SINKS_MAX;
     memcpy(p->sinks, sinks, p->nsinks * sizeof *sinks);
-    tsd_ratelimit_init(&p->limit, log_rate_per_s);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
     int rc = pthread_create(&p->thread, NULL, run, p);

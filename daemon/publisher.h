@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* publisher.h - the thread that encodes and sends alerts (alerts.h, threaded mode), so
- * that the main loop only numbers and queues them.
+/* publisher.h - the thread that hands alerts to the sinks (sink.h; alerts.h, threaded
+ * mode), so that the main loop only numbers and queues them.
  *
  * Bounded queues of numbered alerts (rings of bytes: an alert takes about 80 bytes
  * plus its stream id) between one producer (the main thread) and the thread: push
@@ -11,19 +11,21 @@
  * so the low-latency alert never waits behind another stream's burst; each stream's
  * alerts still leave in the order they were queued (publisher.c says why). Across
  * streams the order, and so the order of alert_id, may differ from the queue's. Only
- * the thread uses the PUB socket while it runs. */
+ * the thread offers alerts to the sinks while it runs. */
 #ifndef TSD_PUBLISHER_H
 #define TSD_PUBLISHER_H
 
 #include <stddef.h>
 
-#include "alerts.h"
+#include "sink.h"
 
-/* Starts the thread on pub with a queue of capacity bytes; each alert then goes to the
- * nsinks sinks (copied; alerts.h tsd_alert_sink); log_rate_per_s bounds its log lines
- * about failed sends. 0, or -1 with a message in err. */
-int tsd_publisher_start(tsd_publisher **out, void *pub, const tsd_alert_sink *sinks, size_t nsinks,
-                        size_t capacity, uint32_t log_rate_per_s, char *err, size_t errlen);
+typedef struct tsd_publisher tsd_publisher;
+
+/* Starts the thread with a queue of capacity bytes; each alert then goes to the nsinks
+ * sinks (copied, at most TSD_SINKS_MAX; tsd_sinks_offer). 0, or -1 with a message in
+ * err. */
+int tsd_publisher_start(tsd_publisher **out, const tsd_sink *sinks, size_t nsinks, size_t capacity,
+                        char *err, size_t errlen);
 /* Queues copies of r[0..n) in order under one lock, waking the thread at most once;
  * returns how many were queued; the others found the queue full and are added to
  * refused[kind slot] (tsd_alert_slot). O(n). */

@@ -60,6 +60,8 @@ static int reload(tsd_daemon *d, char *msg, size_t msglen) {
 int tsd_daemon_reload(tsd_daemon *d, char *msg, size_t msglen) {
     d->reloads++;
     const int rc = reload(d, msg, msglen);
+    tsd_sources_reload(d->sources, d->nsources, &d->cfg); /* whatever became of the file */
+    tsd_sinks_reload(d->sinks, d->nsinks, &d->cfg);
     d->last_reload_ok = rc == 0;
     d->last_reload_ns = tsd_realtime_ns();
     if (d->runtime_dir[0] && tsd_reload_status_write(d->runtime_dir, d->reloads, rc == 0, msg) != 0)

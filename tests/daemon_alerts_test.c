@@ -21,6 +21,7 @@
 #include "calib.h" /* tss_tail */
 #include "engine_checkpoint.h"
 #include "publisher.h"
+#include "sink.h"
 #include "config.h"
 #include "sockets.h"
 #include "tsmine.pb-c.h"
@@ -89,6 +90,30 @@ static void wait_subscribed(void *pub, void *a, void *b) {
     }
 }
 
+extern const tsd_sink_ops tsd_sink_zmq; /* sink_zmq.c */
+
+/* The PUB sink on pub, opened as the daemon opens it; one at a time (the one opened
+ * before is closed), kept until the next. */
+static void *zmq_sink_on(void *pub, uint32_t log_rate) {
+    static void *open;
+    if (open)
+        tsd_sink_zmq.close(open);
+    tsc_config cfg;
+    tsc_defaults(&cfg);
+    cfg.log_rate_per_s = log_rate;
+    const tsd_sink_env env = {.cfg = &cfg, .pub = pub};
+    char err[256];
+    if (tsd_sink_zmq.open(&open, &env, err, sizeof err) != 0)
+        fail_msg("zmq sink: %s", err);
+    return open;
+}
+
+/* Alerts as the daemon publishes them: PUB first (the counted sink). */
+static void alerts_init(tsd_alerts *a, void *pub, uint32_t log_rate) {
+    tsd_alerts_init(a, log_rate);
+    assert_int_equal(tsd_alerts_add_sink(a, &tsd_sink_zmq, zmq_sink_on(pub, log_rate)), 0);
+}
+
 static void test_slow_subscriber_loses_only_its_own(void **state) {
     (void)state;
     static const tss_alert_kind kinds[] = {TSS_ALERT_ANOMALY, TSS_ALERT_DISCORD,
@@ -112,7 +137,7 @@ static void test_slow_subscriber_loses_only_its_own(void **state) {
     wait_subscribed(pub, fast, slow);
 
     tsd_alerts a;
-    tsd_alerts_init(&a, pub, 5);
+    alerts_init(&a, pub, 5);
     for (int k = 0; k < NALERTS; k++) {
         tss_alert al = {.kind = kinds[k % 4],
                         .start_seq = (uint64_t)k,
@@ -289,7 +314,7 @@ static void test_seq_per_stream_survives_checkpoint(void **state) {
     static const char *const ids[] = {"site/a", "site/b", "site/c"};
     uint64_t next[3] = {1, 1, 1};
     tsd_alerts a;
-    tsd_alerts_init(&a, pub, 5);
+    alerts_init(&a, pub, 5);
     tss_engine *e = gap_engine(&a);
     gaps(e, ids, 3, 0, 5);  /* 4 gaps per stream */
     gaps(e, ids, 2, 10, 3); /* 3 more for a and b only */
@@ -304,7 +329,7 @@ static void test_seq_per_stream_survives_checkpoint(void **state) {
         fail_msg("save: %s", err);
     tss_engine_destroy(&e);
     rewind(f);
-    tsd_alerts_init(&a, pub, 5);
+    alerts_init(&a, pub, 5);
     e = gap_engine(&a);
     if (tss_engine_load(e, f, err, sizeof err) != 0)
         fail_msg("load: %s", err);
@@ -333,7 +358,7 @@ static void test_publisher_thread_keeps_order(void **state) {
     static const char *const ids[] = {"site/a", "site/b", "site/c"};
     uint64_t next[3] = {1, 1, 1};
     tsd_alerts a;
-    tsd_alerts_init(&a, pub, 5);
+    alerts_init(&a, pub, 5);
     char err[256] = "";
     if (tsd_alerts_start(&a, 1 << 20, err, sizeof err) != 0)
         fail_msg("tsd_alerts_start: %s", err);
@@ -345,7 +370,7 @@ static void test_publisher_thread_keeps_order(void **state) {
     assert_int_equal(a.drops, 0);
     assert_int_equal(expect_consecutive(sub, ids, 3, next), 3 * 39);
 
-    tsd_alerts_init(&a, pub, 0);
+    alerts_init(&a, pub, 0);
     if (tsd_alerts_start(&a, 256, err, sizeof err) != 0)
         fail_msg("tsd_alerts_start: %s", err);
     tss_alert al = {.kind = TSS_ALERT_DISCORD, .length = 16, .distance = 3.5};
@@ -383,7 +408,7 @@ static void test_publisher_urgent_lane(void **state) {
     void *zctx = zmq_ctx_new(), *sub = NULL;
     void *pub = pub_with_subscriber(zctx, &sub);
     tsd_alerts a;
-    tsd_alerts_init(&a, pub, 5);
+    alerts_init(&a, pub, 5);
     char err[256] = "";
     if (tsd_alerts_start(&a, 1u << 20, err, sizeof err) != 0)
         fail_msg("tsd_alerts_start: %s", err);
@@ -450,7 +475,7 @@ static void test_counts_per_kind_add_up(void **state) {
     void *zctx = zmq_ctx_new(), *sub = NULL;
     void *pub = pub_with_subscriber(zctx, &sub);
     tsd_alerts a;
-    tsd_alerts_init(&a, pub, 0);
+    alerts_init(&a, pub, 0);
     char err[256] = "";
     if (tsd_alerts_start(&a, 8192, err, sizeof err) != 0) /* about 80 alerts */
         fail_msg("tsd_alerts_start: %s", err);
@@ -501,14 +526,18 @@ typedef struct {
     size_t n;
 } sink_log;
 
-static void record(void *user, const tsd_alert_rec *r) {
+static int record(void *user, const tsd_alert_rec *r) {
     sink_log *l = user;
     if (l->n < 4096)
         l->ids[l->n++] = r->alert_id;
+    return TSD_SINK_TAKEN;
 }
 
+static const tsd_sink_ops record_sink = {.name = "record", .offer = record};
+
 /* Sinks get every alert once, after the PUB send and in order, from the main thread
- * without a publisher thread and from the thread with one; a fifth sink is refused. */
+ * without a publisher thread and from the thread with one; a sink beyond
+ * TSD_SINKS_MAX is refused. */
 static void test_sinks_get_every_alert(void **state) {
     (void)state;
     void *zctx = zmq_ctx_new(), *sub = NULL;
@@ -518,9 +547,9 @@ static void test_sinks_get_every_alert(void **state) {
     for (int threaded = 0; threaded < 2; threaded++) {
         one.n = two.n = 0;
         tsd_alerts a;
-        tsd_alerts_init(&a, pub, 5);
-        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
-        assert_int_equal(tsd_alerts_add_sink(&a, record, &two), 0);
+        alerts_init(&a, pub, 5);
+        assert_int_equal(tsd_alerts_add_sink(&a, &record_sink, &one), 0);
+        assert_int_equal(tsd_alerts_add_sink(&a, &record_sink, &two), 0);
         char err[256] = "";
         if (threaded && tsd_alerts_start(&a, 1 << 20, err, sizeof err) != 0)
             fail_msg("tsd_alerts_start: %s", err);
@@ -539,9 +568,9 @@ static void test_sinks_get_every_alert(void **state) {
             last[one.ids[i] % 2] = one.ids[i], sum += one.ids[i];
         }
         assert_int_equal(sum, 1000 * 1001 / 2);
-        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
-        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), 0);
-        assert_int_equal(tsd_alerts_add_sink(&a, record, &one), -1); /* TSD_ALERT_SINKS */
+        for (size_t k = a.nsinks; k < TSD_SINKS_MAX; k++)
+            assert_int_equal(tsd_alerts_add_sink(&a, &record_sink, &one), 0);
+        assert_int_equal(tsd_alerts_add_sink(&a, &record_sink, &one), -1); /* TSD_SINKS_MAX */
     }
     zmq_close(sub);
     zmq_close(pub);
@@ -589,9 +618,8 @@ static void test_largest_alert_fits(void **state) {
                   TSS_MAX_ID + TSD_ALERT_PACKED_MAX);
     assert_true(need <= TSS_MAX_ID + TSD_ALERT_PACKED_MAX);
     tsd_alert_sends out = {0};
-    tsd_ratelimit limit;
-    tsd_ratelimit_init(&limit, 5);
-    tsd_alerts_send(pub, &r, &out, &limit);
+    const tsd_sink zs = {.ops = &tsd_sink_zmq, .self = zmq_sink_on(pub, 5)};
+    tsd_sinks_offer(&zs, 1, &r, &out);
     assert_int_equal(out.published[TSS_ALERT_ANOMALY_END], 1);
     assert_int_equal(out.dropped[TSS_ALERT_ANOMALY_END], 0);
     char topic[1024];

@@ -123,7 +123,7 @@ static void test_status_and_stream(void **state) {
     assert_int_equal(r->streams[1]->window, 64);
     assert_int_equal(counter(r->rejected, r->n_rejected, "decode"), 4);
     assert_int_equal(counter(r->rejected, r->n_rejected, "duplicate"), 0);
-    assert_int_equal(r->n_rejected, TSD_REASON_COUNT - 1);
+    assert_int_equal(r->n_rejected, tsd_reason_count() - 1);
     assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "LEFT_DISCORD"), 0);
     assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "ANOMALY"), 0);
     assert_int_equal(counter(r->alerts_by_kind, r->n_alerts_by_kind, "ANOMALY_END"), 0);

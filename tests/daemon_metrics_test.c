@@ -8,7 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alertmanager.h"
 #include "metrics.h"
+#include "mqtt.h"
+
+/* The number of a rejection reason by its name (the sources' are numbered by their
+ * registry, source.h). */
+static int reason(const char *name) {
+    for (int r = 1; r < tsd_reason_count(); r++)
+        if (strcmp(tsd_reason_name(r), name) == 0)
+            return r;
+    fail_msg("no reason \"%s\"", name);
+    return 0;
+}
 
 static tsd_metrics_snapshot sample_snapshot(void) {
     tsd_metrics_snapshot s;
@@ -49,20 +61,23 @@ static tsd_metrics_snapshot sample_snapshot(void) {
     s.busy_ns = 2500000000ull;
     s.phase_ns[TSD_PHASE_DECODE] = 250000000ull;
     s.phase_ns[TSD_PHASE_OTHER] = 1000;
-    s.am = (tsd_am_counters){.enabled = 1,
-                             .sent = 4,
-                             .resolved = 2,
-                             .failures = 3,
-                             .queue_drops = 1,
-                             .open = 2,
-                             .last_success_s = 1700000200.25};
-    s.rejected[TSD_REASON_JSON] = 4;
-    s.mqtt = (tsd_mqtt_counters){.enabled = 1,
-                                 .connected = 1,
-                                 .connects = 2,
-                                 .losses = 1,
-                                 .messages = 99,
-                                 .alerts_dropped = 3};
+    const tsd_am_counters am = {.enabled = 1,
+                                .sent = 4,
+                                .resolved = 2,
+                                .failures = 3,
+                                .queue_drops = 1,
+                                .open = 2,
+                                .last_success_s = 1700000200.25};
+    s.rejected[reason("json")] = 4;
+    const tsd_mqtt_counters mqtt = {.enabled = 1,
+                                    .connected = 1,
+                                    .connects = 2,
+                                    .losses = 1,
+                                    .messages = 99,
+                                    .alerts_dropped = 3};
+    /* the sinks' counters, as the open Alertmanager and MQTT sinks report them (sink.h) */
+    s.n_io_counters = tsd_am_counter_rows(&am, s.io_counters);
+    s.n_io_counters += tsd_mqtt_counter_rows(&mqtt, s.io_counters + s.n_io_counters);
     return s;
 }
 
