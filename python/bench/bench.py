@@ -20,6 +20,15 @@
       initial profile is not timed), and the largest difference of their profiles
       (P_ and left_P_) after the updates.
 
+  python bench/bench.py lag [--history 2000] [--updates 2000] [--m 100]
+      the lag of each profile, tsmine.stumpi and stumpy.stumpi side by side (egress
+      off): after each update, the newest subsequence's left_P_ and P_ as they stand,
+      against their values once every update is in. left_P_ is final when the
+      subsequence completes (lag 0 updates); P_ also looks right, so it keeps changing
+      while later subsequences come: how many updates until it stops (median, 90th
+      percentile, max) and the share that were final at once; with the wall time of all
+      the updates.
+
   python bench/bench.py gpu [--log2 17] [--m 100]
       tsmine.gpu_stump against tsmine.stump (the CPU backend) and, where stumpy runs on
       the GPU (numba's CUDA), stumpy.gpu_stump: times after an untimed first call (the
@@ -153,6 +162,44 @@ def stumpi(args):
             }), flush=True)
 
 
+def lag(args):
+    import stumpy
+
+    stumpy.stumpi(walk(64), 8, egress=False).update(0.5)  # Numba compiles, untimed
+    n = args.history[0]
+    T = walk(n + args.updates, seed=2)
+    for name, cls in (("tsmine", tsmine.stumpi), ("stumpy", stumpy.stumpi)):
+        obj = cls(T[:n], args.m, egress=False)
+        first = len(obj.P_)  # the index of the first subsequence an update completes
+        left_at, full_at = [], []
+        born = np.full(first + args.updates, -1)
+        changed = np.full(first + args.updates, -1)  # the last update that moved P_[i]
+        prev = obj.P_.copy()
+        seconds = 0.0
+        for k, t in enumerate(T[n:]):
+            dt, _ = timed(lambda: obj.update(t))
+            seconds += dt
+            P = obj.P_
+            j = len(P) - 1
+            born[j] = changed[j] = k
+            left_at.append(obj.left_P_[j])
+            full_at.append(P[j])
+            moved = np.flatnonzero(P[:j] != prev[:j])
+            changed[moved] = k
+            prev = P.copy()
+        new = np.arange(first, first + args.updates)
+        lags = changed[new] - born[new]
+        print(json.dumps({
+            "bench": "python_stumpi_lag", "backend": "cpu", "side": name, "n": n,
+            "m": args.m, "updates": args.updates, "seconds": round(seconds, 6),
+            "left_final_at_update": float(np.mean(np.asarray(left_at) == obj.left_P_[new])),
+            "full_final_at_update": float(np.mean(np.asarray(full_at) == obj.P_[new])),
+            "full_lag_updates_median": float(np.median(lags)),
+            "full_lag_updates_p90": float(np.percentile(lags, 90)),
+            "full_lag_updates_max": int(lags.max()),
+        }), flush=True)
+
+
 def gpu(args):
     try:
         import stumpy
@@ -201,12 +248,17 @@ def main():
     i.add_argument("--history", type=int, nargs="+", default=[2000, 20000],
                    help="values of the initial history (default 2000 20000)")
     i.add_argument("--updates", type=int, default=2000, help="updates timed (default 2000)")
-    for p in (o, s, g, i):
+    lg = sub.add_parser("lag")
+    lg.add_argument("--history", type=int, nargs=1, default=[2000],
+                    help="values of the initial history (default 2000)")
+    lg.add_argument("--updates", type=int, default=2000, help="updates (default 2000)")
+    for p in (o, s, g, i, lg):
         p.add_argument("--m", type=int, default=100)
         p.add_argument("--repeat", type=int, help="runs of each size (default 5; 1 from 2^20 on; "
                                                   "stumpi: 3)")
     args = ap.parse_args()
-    {"overhead": overhead, "stump": stump, "gpu": gpu, "stumpi": stumpi}[args.what](args)
+    {"overhead": overhead, "stump": stump, "gpu": gpu, "stumpi": stumpi,
+     "lag": lag}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -144,6 +144,27 @@ def test_long_run_against_the_batch_profile():
     assert_distances(s.left_P_, tsmine.profile(w, m, excl=excl, left=True, backend="cpu").distance)
 
 
+def test_left_profile_has_no_lag():
+    """The profile without the lag of a window (bench.py lag): a new subsequence's
+    left_P_ and left_I_ are final at the update that completes it (no later update
+    moves them), while its P_ only falls as neighbours arrive on its right."""
+    w = random_walk(1500, 9)
+    m = 30
+    s = tsmine.stumpi(w[:500], m, egress=False)
+    first = len(s.P_)
+    left_at, index_at, full_at = [], [], []
+    for t in w[500:]:
+        s.update(t)
+        left_at.append(s.left_P_[-1])
+        index_at.append(s.left_I_[-1])
+        full_at.append(s.P_[-1])
+    new = slice(first, len(s.P_))
+    assert np.array_equal(np.asarray(left_at), s.left_P_[new])
+    assert np.array_equal(np.asarray(index_at), s.left_I_[new])
+    assert np.all(s.P_[new] <= np.asarray(full_at))
+    assert np.any(s.P_[new] < np.asarray(full_at))  # the two-sided one did move
+
+
 def test_arguments():
     T = random_walk(100, 8)
     for kw in ({"normalize": False}, {"k": 2}, {"mp": np.zeros((91, 4))},
