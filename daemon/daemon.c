@@ -250,10 +250,11 @@ static int open_events(const tsd_daemon *d, tsd_open_events *ev, void **mem) {
  * goes on re-sending them), after apply_params (a new threshold may have closed some). */
 static void restore_sinks(tsd_daemon *d) {
     tsd_open_events ev;
-    void *mem;
-    for (size_t i = 0; open_events(d, &ev, &mem) == 0 && i < d->nsinks; i++)
-        if (d->sinks[i].ops->restore)
-            d->sinks[i].ops->restore(d->sinks[i].self, &ev);
+    void *mem = NULL;
+    if (open_events(d, &ev, &mem) == 0) /* once: every sink gets the same list */
+        for (size_t i = 0; i < d->nsinks; i++)
+            if (d->sinks[i].ops->restore)
+                d->sinks[i].ops->restore(d->sinks[i].self, &ev);
     free(mem);
 }
 
