@@ -7,8 +7,6 @@
 #include <string.h>
 #include <sysexits.h>
 
-#include "alert_msg.h"
-#include "ingest.h" /* TSD_SCHEMA_VERSION */
 #include "log.h"
 
 extern const tsd_sink_ops tsd_sink_zmq, tsd_sink_alertmanager, tsd_sink_mqtt, tsd_sink_alert_log;
@@ -20,17 +18,6 @@ static const tsd_sink_ops *const tsd_sink_table[] = {
     &tsd_sink_mqtt,
     &tsd_sink_alert_log,
 };
-
-void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
-    Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;
-    tsm_alert_msg_fill(&msg, &r->alert);
-    msg.schema_version = TSD_SCHEMA_VERSION;
-    msg.alert_id = r->alert_id;
-    msg.stream_id = (char *)r->stream_id;
-    msg.detected_at_ns = r->detected_at_ns;
-    msg.seq = r->seq;
-    *out = msg;
-}
 
 void tsd_sinks_offer(const tsd_sink *s, size_t n, const tsd_alert_rec *r, tsd_alert_sends *out) {
     const int slot = tsd_alert_slot(r->alert.kind);
