@@ -36,7 +36,7 @@ const char *tsd_phase_name(int phase) {
 /* What a row stands for. */
 enum {
     ROW_ONE,        /* one series */
-    ROW_EACH,       /* one series per index of a set (each_of) */
+    ROW_EACH,       /* one series per index of a set (each_name, each_range) */
     ROW_IO,         /* the open sources' and sinks' own rows (s->io_counters) */
     ROW_BUILD_INFO, /* tsmine_build_info: 1, labelled with the version and the backend */
 };
