@@ -14,6 +14,7 @@
 #include <zmq.h>
 
 #include "ckpt_job.h"
+#include "counters.h"
 #include "tsmine.pb-c.h"
 
 #ifndef TSMINE_VERSION
@@ -22,15 +23,19 @@
 
 /* Requests served per tsd_control_serve call. */
 #define CONTROL_BATCH 8
+/* The most counters a reply carries, over its fields. */
+#define STATUS_MAX 256
 
 /* A reply under construction; everything it points to lives here or in static
  * storage, and reply_free releases it. */
 typedef struct {
     Tsmine__V1__ControlReply msg;
     Tsmine__V1__StreamState *states, **state_ptrs;
-    Tsmine__V1__Counter counters[128], *counter_ptrs[128];
+    Tsmine__V1__Counter counters[STATUS_MAX];
     size_t n_counters;
-    char names[128][48];
+    Tsmine__V1__Counter *field[TSD_STATUS_FIELDS][STATUS_MAX]; /* the reply's fields */
+    size_t n_field[TSD_STATUS_FIELDS];
+    char names[STATUS_MAX][48];
     char error[512], message[2048];
 } reply_builder;
 
@@ -44,10 +49,8 @@ static void fail(reply_builder *b, const char *fmt, ...) {
     b->msg.error = b->error;
 }
 
-/* Adds a counter to one of the reply's repeated Counter fields: the fields take
- * consecutive slices of b->counters, so they must be filled one after the other. */
-static void counter(reply_builder *b, size_t *n_field, Tsmine__V1__Counter ***field,
-                    const char *name, uint64_t value) {
+/* Adds a counter to one of the reply's repeated Counter fields (TSD_STATUS_...). */
+static void counter(reply_builder *b, int field, const char *name, uint64_t value) {
     if (b->n_counters >= sizeof b->counters / sizeof b->counters[0])
         return;
     size_t i = b->n_counters++;
@@ -56,10 +59,7 @@ static void counter(reply_builder *b, size_t *n_field, Tsmine__V1__Counter ***fi
     snprintf(b->names[i], sizeof b->names[i], "%s", name);
     c->name = b->names[i];
     c->value = value;
-    b->counter_ptrs[i] = c;
-    if (*n_field == 0)
-        *field = &b->counter_ptrs[i];
-    (*n_field)++;
+    b->field[field][b->n_field[field]++] = c;
 }
 
 static void state_of(const tss_stream_info *in, Tsmine__V1__StreamState *s, char *id) {
@@ -125,122 +125,23 @@ static int all_streams(tsd_daemon *d, reply_builder *b) {
     return 0;
 }
 
-/* The daemon's counters into b (STATUS and COUNTERS). */
+/* One series of the counter table that has a STATUS key into b. */
+static void status_series(void *ctx, const tsd_series *x) {
+    if (x->status)
+        counter(ctx, x->field, x->status, x->status_value);
+}
+
+/* The daemon's counters into b (STATUS and COUNTERS): the counter table's (counters.h). */
 static void counters(tsd_daemon *d, reply_builder *b) {
     tsd_metrics_snapshot s;
     tsd_daemon_snapshot(d, &s);
-    for (int r = 1; r < tsd_reason_count(); r++)
-        counter(b, &b->msg.n_rejected, &b->msg.rejected, tsd_reason_name(r), s.rejected[r]);
-    for (int k = 0; k < TSS_ALERT_KINDS; k++) {
-        const ProtobufCEnumValue *v =
-            protobuf_c_enum_descriptor_get_value(&tsmine__v1__alert_kind__descriptor, k);
-        if (k != 0 && v)
-            counter(b, &b->msg.n_alerts_by_kind, &b->msg.alerts_by_kind, v->name, s.alerts[k]);
-    }
-    uint64_t published = 0, queued = 0;
-    for (int k = 0; k < TSS_ALERT_KINDS; k++)
-        published += s.alerts_published[k], queued += s.alerts_queued[k];
-    const struct {
-        const char *name;
-        uint64_t value;
-    } c[] = {
-        {"messages", s.messages},
-        {"bytes", s.bytes},
-        {"samples", s.samples},
-        {"batches_accepted", d->ingest.count.accepted},
-        {"alerts_published", published},
-        {"alert_drops", s.alert_drops},
-        {"alerts_queued", queued},
-        {"alert_errors", d->alerts.errors},
-        {"pass_failures", s.pass_failures},
-        {"streams", s.streams},
-        {"ring_samples", s.ring_samples},
-        {"ring_bytes", s.ring_bytes},
-        {"checkpoints", d->checkpoints},
-        {"checkpoint_failures", d->checkpoint_failures},
-        {"checkpoint_streams_dropped", d->checkpoint_streams_dropped},
-        {"checkpoint_duplicates", d->checkpoint_duplicates},
-        /* unix seconds of the last checkpoint that wrote every file (0: none yet) */
-        {"checkpoint_last_success_time", (uint64_t)(s.ckpt.last_success_ns / 1000000000)},
-        {"reloads", d->reloads},
-        {"reload_failures", d->reload_failures},
-        {"http_refused_per_host", s.http.refused_per_host},
-        {"http_refused_full", s.http.refused_full},
-        {"http_cut_slow", s.http.cut_slow},
-        {"control_requests", d->control_requests},
-        {"control_errors", d->control_errors},
-        {"control_reply_drops", d->control_reply_drops},
-        {"log_lines_dropped", s.log_dropped},
-        {"uptime_seconds", (tsd_now_ns() - d->started_ns) / 1000000000ull},
-        {"processed_samples", s.processed},
-        {"pending_samples", s.pending},
-        {"pending_passes", s.pending_passes},
-        {"ticks", s.ticks},
-        {"ns_busy", s.busy_ns},
-        {"thread_ns_discord", (uint64_t)(s.pass_seconds[TSD_PASS_DISCORD] * 1e9)},
-        {"thread_ns_motif", (uint64_t)(s.pass_seconds[TSD_PASS_MOTIF] * 1e9)},
-        {"thread_ns_publisher", s.publisher_ns},
-        {"streams_expired", s.streams_expired},
-        {"streams_evicted", s.streams_evicted},
-        {"streams_deleted", s.streams_deleted},
-        {"samples_dropped", s.samples_dropped},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
-        counter(b, &b->msg.n_counters, &b->msg.counters, c[i].name, c[i].value);
-    if (s.curve.enabled) { /* curve_handshakes, curve_rejected_REASON, curve_authorized_keys */
-        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_handshakes", s.curve.handshakes);
-        for (int r = 0; r < TSD_AUTH_REASONS; r++) {
-            char name[48];
-            snprintf(name, sizeof name, "curve_rejected_%s", tsd_auth_reason_name(r));
-            counter(b, &b->msg.n_counters, &b->msg.counters, name, s.curve.rejected[r]);
-        }
-        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_authorized_keys", s.curve.keys);
-        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_revoked_messages", s.curve.revoked);
-        counter(b, &b->msg.n_counters, &b->msg.counters, "curve_connections_cut", s.curve.cut);
-    }
-    for (size_t i = 0; i < s.n_io_counters; i++) /* the sources' and sinks' (source.h, sink.h) */
-        if (s.io_counters[i].status)
-            counter(b, &b->msg.n_counters, &b->msg.counters, s.io_counters[i].status,
-                    s.io_counters[i].value);
-    for (int k = 0; k < TSS_ALERT_KINDS; k++) { /* per kind: found = the three (alerts.h) */
-        static const char *const what[] = {"alerts_published_", "alert_drops_", "alerts_queued_"};
-        const uint64_t v[] = {s.alerts_published[k], s.alerts_dropped[k], s.alerts_queued[k]};
-        for (int w = 0; w < 3 && tsd_alert_kind_label(k); w++) {
-            char name[48];
-            snprintf(name, sizeof name, "%s%s", what[w], tsd_alert_kind_label(k));
-            counter(b, &b->msg.n_counters, &b->msg.counters, name, v[w]);
-        }
-    }
-    { /* memory and connections of peers (guard.h) */
-        const tsd_guard_counters *g = &s.guard;
-        const struct {
-            const char *name;
-            uint64_t value;
-        } m[] = {
-            {"resident_bytes", g->rss},
-            {"address_space_bytes", g->vm},
-            {"memory_budget_bytes", g->memory_budget},
-            {"memory_pressure", g->pressure},
-            {"memory_pressure_episodes", g->pressure_episodes},
-            {"peers_cut_memory", g->cut_memory},
-            {"peers_cut_connections", g->cut_connections},
-            {"descriptors_open", g->fds},
-        };
-        for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-            counter(b, &b->msg.n_counters, &b->msg.counters, m[i].name, m[i].value);
-        for (int k = 0; k < TSD_SOCK_KINDS; k++) {
-            char name[48];
-            snprintf(name, sizeof name, "connections_%s", tsd_sock_kind_name(k));
-            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->connections[k]);
-            snprintf(name, sizeof name, "connections_%s_max", tsd_sock_kind_name(k));
-            counter(b, &b->msg.n_counters, &b->msg.counters, name, g->max_peers[k]);
-        }
-    }
-    for (int p = 0; p < TSD_PHASES; p++) { /* ns_receive ... ns_other: ns_busy by phase */
-        char name[32];
-        snprintf(name, sizeof name, "ns_%s", tsd_phase_name(p));
-        counter(b, &b->msg.n_counters, &b->msg.counters, name, s.phase_ns[p]);
-    }
+    tsd_counters_walk(&s, status_series, b);
+    b->msg.rejected = b->field[TSD_STATUS_REJECTED];
+    b->msg.n_rejected = b->n_field[TSD_STATUS_REJECTED];
+    b->msg.alerts_by_kind = b->field[TSD_STATUS_ALERTS_BY_KIND];
+    b->msg.n_alerts_by_kind = b->n_field[TSD_STATUS_ALERTS_BY_KIND];
+    b->msg.counters = b->field[TSD_STATUS_COUNTERS];
+    b->msg.n_counters = b->n_field[TSD_STATUS_COUNTERS];
 }
 
 static void one_stream(tsd_daemon *d, const char *id, reply_builder *b) {

@@ -461,12 +461,14 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->samples = in->samples;
     s->bytes = in->bytes;
     s->messages = in->messages;
+    s->accepted = in->accepted;
     memcpy(s->rejected, in->rejected, sizeof s->rejected);
     memcpy(s->alerts, d->alerts.found, sizeof s->alerts);
     memcpy(s->alerts_published, d->alerts.published, sizeof s->alerts_published);
     memcpy(s->alerts_dropped, d->alerts.dropped, sizeof s->alerts_dropped);
     memcpy(s->alerts_queued, d->alerts.queued, sizeof s->alerts_queued);
     s->alert_drops = d->alerts.drops;
+    s->alert_errors = d->alerts.errors;
     s->busy_ns = d->ns_busy;
     s->publisher_ns = d->alerts.ns_send;
     uint64_t *ph = s->phase_ns;
@@ -492,7 +494,10 @@ void tsd_daemon_snapshot(const tsd_daemon *d, tsd_metrics_snapshot *s) {
     s->checkpoint_streams_dropped = d->checkpoint_streams_dropped;
     s->checkpoint_duplicates = d->checkpoint_duplicates;
     tsd_guard_counters_get(d->guard, &s->guard);
+    s->control_requests = d->control_requests;
+    s->control_errors = d->control_errors;
     s->control_reply_drops = d->control_reply_drops;
+    s->uptime_s = (tsd_now_ns() - d->started_ns) / 1000000000ull;
     s->n_io_counters =
         tsd_sources_counters(d->sources, d->nsources, s->io_counters, TSD_IO_COUNTERS);
     s->n_io_counters += tsd_sinks_counters(d->sinks, d->nsinks, s->io_counters + s->n_io_counters,

@@ -68,12 +68,14 @@ typedef struct {
     uint64_t samples;          /* accepted */
     uint64_t bytes;            /* ingest payload bytes received */
     uint64_t messages;         /* ingest messages received */
+    uint64_t accepted;         /* batches accepted */
     uint64_t rejected[TSD_REASON_COUNT];
     uint64_t alerts[TSS_ALERT_KINDS];           /* found, by kind (published + dropped + queued) */
     uint64_t alerts_published[TSS_ALERT_KINDS]; /* handed to ZeroMQ */
     uint64_t alerts_dropped[TSS_ALERT_KINDS];   /* not handed to ZeroMQ: no subscriber got them */
     uint64_t alerts_queued[TSS_ALERT_KINDS];    /* on their way to the publisher thread's send */
     uint64_t alert_drops;                       /* the sum of alerts_dropped */
+    uint64_t alert_errors;                      /* of the dropped, failures other than no room */
     uint64_t pass_failures;
     double pass_seconds[TSD_PASSES]; /* online: wall; discord, motif: over pass threads */
     uint64_t ring_samples, ring_bytes, streams;
@@ -94,7 +96,10 @@ typedef struct {
     uint64_t checkpoint_duplicates;      /* stream records set aside for a newer one */
     tsd_ckpt_stats ckpt;                 /* the checkpoints' work (ckpt_job.h) */
     tsd_guard_counters guard;            /* memory and connections of peers (guard.h) */
+    uint64_t control_requests;           /* control requests answered or refused */
+    uint64_t control_errors;             /* of them, refused; and messages without an envelope */
     uint64_t control_reply_drops;        /* replies to control clients gone or not reading */
+    uint64_t uptime_s;                   /* since the start, whole seconds */
     uint64_t log_dropped;                /* log lines over the process-wide budget (log.h) */
     tsd_counter io_counters[TSD_IO_COUNTERS]; /* the open sources' then sinks' (source.h, sink.h) */
     size_t n_io_counters;
