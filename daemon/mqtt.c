@@ -32,6 +32,11 @@ void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {
     pthread_mutex_unlock(&m->mu);
 }
 
+/* Starts the client (tsd_mqtt_share says what of), and stops and frees it; defined
+ * below, with and without libmosquitto. */
+static int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
+static void tsd_mqtt_close(tsd_mqtt **m_p);
+
 /* The connection tsd_mqtt_share hands out, and its references (main thread). */
 static tsd_mqtt *shared;
 static unsigned shared_refs;
@@ -84,7 +89,7 @@ size_t tsd_mqtt_counter_rows(const tsd_mqtt_counters *c, tsd_counter out[8]) {
 
 #ifndef TSMINE_HAVE_MQTT
 
-int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen) {
+static int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen) {
     *out = NULL;
     (void)err, (void)errlen;
     if (cfg->mqtt_broker[0])
@@ -97,7 +102,7 @@ void tsd_mqtt_stop_ingest(tsd_mqtt *m) {
     (void)m;
 }
 
-void tsd_mqtt_close(tsd_mqtt **m_p) {
+static void tsd_mqtt_close(tsd_mqtt **m_p) {
     *m_p = NULL;
 }
 
@@ -347,7 +352,7 @@ static int configure(tsd_mqtt *m, const tsc_config *cfg, char *err, size_t errle
     return 0;
 }
 
-int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen) {
+static int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen) {
     *out = NULL;
     if (!cfg->mqtt_broker[0])
         return 0;
@@ -412,7 +417,7 @@ void tsd_mqtt_stop_ingest(tsd_mqtt *m) {
     pthread_mutex_unlock(&m->mu);
 }
 
-void tsd_mqtt_close(tsd_mqtt **m_p) {
+static void tsd_mqtt_close(tsd_mqtt **m_p) {
     tsd_mqtt *m = *m_p;
     if (!m)
         return;

@@ -50,27 +50,22 @@ typedef struct {
     uint64_t alerts_dropped; /* not handed to the broker: not connected, too many unacknowledged */
 } tsd_mqtt_counters;
 
-/* Starts the client from cfg's mqtt group: *out NULL and 0 when cfg->mqtt_broker is ""
- * or the build has no libmosquitto (then with a warning when a broker is set). The
- * connection is made by the client's thread: an unreachable broker is retried, not an
- * error. Returns EX_CONFIG when a file it names cannot be read (password, TLS), or
- * EX_OSERR when the client or its thread cannot be created, with err. */
-int tsd_mqtt_open(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
-
 /* The process's one connection, which MQTT ingest and the MQTT alert sink share: the
- * first call opens it (tsd_mqtt_open), the others take a reference to it (cfg is the
- * first caller's). Main thread. */
+ * first call starts the client from cfg's mqtt group, the others take a reference to
+ * it (cfg is the first caller's). *out NULL and 0 when cfg->mqtt_broker is "" or the
+ * build has no libmosquitto (then with a warning when a broker is set). The connection
+ * is made by the client's thread: an unreachable broker is retried, not an error.
+ * Returns EX_CONFIG when a file it names cannot be read (password, TLS), or EX_OSERR
+ * when the client or its thread cannot be created, with err. Main thread. */
 int tsd_mqtt_share(tsd_mqtt **out, const tsc_config *cfg, char *err, size_t errlen);
-/* Gives a reference back; the last one closes the connection. *m_p = NULL. */
+/* Gives a reference back; the last one stops (if needed) and frees the client.
+ * *m_p = NULL. */
 void tsd_mqtt_unshare(tsd_mqtt **m_p);
 
 /* Disconnects and stops the client's thread (after it waits up to a second for the
  * broker to acknowledge the alerts in flight); the queue keeps what arrived. No-op on
  * NULL or when stopped. */
 void tsd_mqtt_stop_ingest(tsd_mqtt *m);
-
-/* Stops (if needed) and frees; *m_p = NULL. */
-void tsd_mqtt_close(tsd_mqtt **m_p);
 
 /* A consistent copy of the counters (any thread); zeros for NULL. */
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out);
