@@ -406,7 +406,7 @@ tsm_status tsm_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r
         return st;
 #ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
-        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, out, count, counters);
+        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, 0, 1, NULL, NULL, out, count, counters);
 #endif
     return range_cpu(ctx, s, excl, r, seglen, 0, 1, NULL, NULL, out, count, counters);
 }
@@ -423,8 +423,11 @@ tsm_status tsm_pd3_range_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, dou
     if (parts == 0 || part >= parts || (parts > 1 && !sync))
         return tsm_fail(ctx, TSM_EINVAL, "PD3: part %zu of %zu (with an exchange when several)",
                         part, parts);
+#ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA && parts > 1)
-        return tsm_fail(ctx, TSM_EBACKEND, "PD3 in parts runs on the CPU backend only");
+        return tsmi_pd3_range_cuda(ctx, s, excl, r, seglen, part, parts, sync, user, out, count,
+                                   counters);
+#endif
     if (parts == 1)
         return tsm_pd3_range(ctx, s, excl, r, seglen, out, count, counters);
     return range_cpu(ctx, s, excl, r, seglen, part, parts, sync, user, out, count, counters);

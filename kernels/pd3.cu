@@ -80,6 +80,7 @@ typedef struct {
     int slab, nslab;    /* rows per slab (a multiple of 32), slabs */
     const int *seglist; /* phase 2: listed segments, the first *nlist */
     const int *nlist;
+    int part, parts;               /* this part owns the segments seg = part mod parts */
     int *found;                    /* 1 where a survivor has a finite nn */
     unsigned long long *distances; /* counter */
 } pd3_args;
@@ -193,6 +194,8 @@ __global__ static void __launch_bounds__(PD3_MAX_LANES, PD3_MIN_BLOCKS) pd3_scan
     int seg;
     if (PHASE == 1) {
         seg = blockIdx.x;
+        if (seg % a.parts != a.part)
+            return; /* another part's rows (the whole block: no barrier is skipped) */
     } else {
         if ((int)blockIdx.x >= *a.nlist)
             return; /* the grid covers every segment; only the listed ones refine */
@@ -385,7 +388,8 @@ __global__ static void pd3_conjunction(pd3_args a, int *seg_flag) {
     const uint8_t v = a.subseq[i] & a.neighbor[i];
     a.subseq[i] = v;
     if (v) {
-        seg_flag[i / a.seglen] = 1; /* the same value from every writer */
+        if ((i / a.seglen) % a.parts == a.part) /* this part refines only its own */
+            seg_flag[i / a.seglen] = 1;         /* the same value from every writer */
         slab_min(a.slab_d2, a.slab_j, a.nslab, a.N, i, &a.nn_d2[i], &a.nn_j[i]);
     }
 }
@@ -408,7 +412,7 @@ __global__ static void pd3_list_segments(const int *flag, const int *pos, int ns
 __global__ static void pd3_finish(pd3_args a, pd3_summary *sum) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const bool in = i < a.N;
-    const bool alive = in && a.subseq[i];
+    const bool alive = in && a.subseq[i] && (i / a.seglen) % a.parts == a.part;
     int f = 0;
     if (alive) {
         double d2;
@@ -473,12 +477,14 @@ template <bool SMEM, int PHASE> static cudaError_t pd3_allow_smem(size_t bytes) 
 #define PD3_SLAB_BYTES ((size_t)1 << 30)
 
 extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
-                                          size_t seglen, tsm_discord **out, size_t *count,
-                                          tsm_pd3_stats *counters) {
+                                          size_t seglen, size_t part, size_t parts,
+                                          tsm_pd3_sync_fn sync, void *user, tsm_discord **out,
+                                          size_t *count, tsm_pd3_stats *counters) {
     tsm_status st = TSM_OK;
     cudaStream_t stream = tsmi_stream(ctx);
     char *ws = NULL;
     tsm_discord *host = NULL;
+    uint8_t *nb_host = NULL; /* parts: the Neighbor bitmap on its way through sync */
     pd3_summary sum = {0, 0, 0, 0};
     pd3_args a;
     size_t at = 0, cub_bytes = 0, cub_seg = 0, cub_all = 0, smem = 0, tp_len = 0;
@@ -580,6 +586,8 @@ extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size
     a.seglist = (const int *)(ws + o_list);
     a.nlist = &((pd3_summary *)(ws + o_sum))->nlist;
     a.found = (int *)(ws + o_found);
+    a.part = (int)part;
+    a.parts = (int)parts;
     a.distances = &((pd3_summary *)(ws + o_sum))->distances;
 
     TSM_CUDA_TRY(ctx, cudaMemsetAsync(ws + o_tp, 0, tp_len * sizeof(double), stream));
@@ -593,6 +601,22 @@ extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size
     /* phase 1: selection, a block per segment and slab */
     scan1<<<grid, threads, smem, stream>>>(a);
     TSM_CUDA_LAUNCHED(ctx);
+    if (sync) { /* the other parts' rows: Neighbor over all of them, through the host */
+        nb_host = (uint8_t *)malloc((size_t)N);
+        if (!nb_host) {
+            st = tsm_fail(ctx, TSM_ENOMEM, "out of memory for PD3's Neighbor bitmap (%d)", N);
+            goto done;
+        }
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(nb_host, a.neighbor, (size_t)N, cudaMemcpyDeviceToHost, stream));
+        TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+        if (sync(user, nb_host, (size_t)N) != 0) {
+            st = tsm_fail(ctx, TSM_EINTERNAL, "PD3: the exchange of the Neighbor bitmap failed");
+            goto done;
+        }
+        TSM_CUDA_TRY(
+            ctx, cudaMemcpyAsync(a.neighbor, nb_host, (size_t)N, cudaMemcpyHostToDevice, stream));
+    }
     pd3_conjunction<<<tsmi_blocks(N, 256), 256, 0, stream>>>(a, (int *)(ws + o_sflag));
     TSM_CUDA_LAUNCHED(ctx);
     if (tsmi_progress_on(ctx)) { /* half the pass (the launches are one each) */
@@ -643,6 +667,7 @@ extern "C" tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size
     }
 done:
     free(host);
+    free(nb_host);
     if (ws)
         cudaFree(ws);
     return st;

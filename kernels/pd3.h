@@ -48,12 +48,12 @@ tsm_status tsm_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
  * place (MPI_Allreduce with MPI_BAND); returns 0, or non-zero when it failed. */
 typedef int (*tsm_pd3_sync_fn)(void *user, uint8_t *neighbor, size_t N);
 
-/* Part `part` of `parts` of tsm_pd3_range on the CPU backend: both phases over the
- * segments seg = part mod parts, with sync called once between them (by every part:
- * it is collective). *out gets the range discords of its own segments, with the
+/* Part `part` of `parts` of tsm_pd3_range on either backend: both phases over the
+ * segments seg = part mod parts (on CUDA the device's segments), with sync called once between them
+ * (by every part: it is collective). *out gets the range discords of its own segments, with the
  * exact nn of tsm_pd3_range; the union over the parts, ordered by index, is
- * tsm_pd3_range's result, bit for bit. parts = 1 is tsm_pd3_range (any backend);
- * several parts on a CUDA ctx fail with TSM_EBACKEND. */
+ * tsm_pd3_range's result, bit for bit, when every part runs on the same backend.
+ * parts = 1 is tsm_pd3_range. */
 tsm_status tsm_pd3_range_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
                               size_t seglen, size_t part, size_t parts, tsm_pd3_sync_fn sync,
                               void *user, tsm_discord **out, size_t *count,
@@ -73,11 +73,14 @@ tsm_status tsm_discords_topk_by(tsm_ctx *ctx, const tsm_stats *s, size_t excl, s
 
 /* ---- internal: the CUDA backend (pd3.cu), not part of the library's interface ---- */
 #ifdef TSMINE_HAVE_CUDA
-/* tsm_pd3_range on the device for a CUDA ctx: same arguments, already validated by
- * tsm_pd3_range (seglen > 0, r finite and >= 0); s must carry its device copies
- * (s->dev). Results equal the CPU backend's. */
+/* tsm_pd3_range (parts = 1) or tsm_pd3_range_part on the device for a CUDA ctx: the
+ * arguments already validated (seglen > 0, r finite and >= 0); s must carry its device
+ * copies (s->dev). A part owns the device's segments seg = part mod parts (they are not
+ * the CPU's segments: the discords of all parts together are the same set); sync gets
+ * the Neighbor bitmap on the host between the phases. Results equal the CPU backend's. */
 tsm_status tsmi_pd3_range_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
-                               size_t seglen, tsm_discord **out, size_t *count,
+                               size_t seglen, size_t part, size_t parts, tsm_pd3_sync_fn sync,
+                               void *user, tsm_discord **out, size_t *count,
                                tsm_pd3_stats *counters);
 #endif
 

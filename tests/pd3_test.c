@@ -566,9 +566,10 @@ static int by_index(const void *x, const void *y) {
 }
 
 /* tsm_pd3_range in 2, 3 and 5 parts (segments dealt round-robin, the Neighbor bitmap
- * exchanged between the phases): the union of the parts' discords is the one-part
- * result bit for bit, on planted anomalies with NaN and constant stretches, for a
- * range that keeps a few discords and one that keeps many. */
+ * exchanged between the phases; on CUDA the device's segments, the bitmap through the
+ * host): the union of the parts' discords is the one-part result bit for bit, on planted anomalies
+ * with NaN and constant stretches, for a range that keeps a few discords and one that keeps many.
+ */
 static void test_parts_union(void **state) {
     (void)state;
     tu_case_seed(1301);
@@ -582,7 +583,6 @@ static void test_parts_union(void **state) {
     tsm_ctx *ctx = tu_ctx();
     tsm_stats *s = NULL;
     assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
-    const int cuda = tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA;
     part_sim sim = {malloc(s->N), 0};
     tsm_discord *all = malloc(s->N * sizeof *all);
     assert_true(sim.acc && all);
@@ -595,12 +595,6 @@ static void test_parts_union(void **state) {
         for (size_t parts = 2; parts <= 5; parts += parts == 3 ? 2 : 1) {
             tsm_discord *got = NULL;
             size_t ngot = 0, nall = 0;
-            if (cuda) {
-                assert_int_equal(tsm_pd3_range_part(ctx, s, m, ranges[q], seglen, 0, parts,
-                                                    sim_sync, &sim, &got, &ngot, NULL),
-                                 TSM_EBACKEND);
-                continue;
-            }
             memset(sim.acc, 1, s->N);
             for (sim.round = 0; sim.round < 2; sim.round++)
                 for (size_t part = 0; part < parts; part++) {

@@ -8,8 +8,8 @@
  * Why PD3 and not discords from the distributed profile: PD3 refutes most candidates
  * after a few rows, so a top-k search costs a small fraction of the profile's N^2 / 2
  * pairs (docs/performance.md has the measurement), and its distances are PD3's, so
- * the output is byte for byte the single-process one. Several parts need the CPU
- * backend; on CUDA rank 0 runs the whole search on its GPU and the others wait.
+ * the output is byte for byte the single-process one. On CUDA each rank's GPU runs
+ * its own share of the device's segments, the bitmap crossing through the host.
  *
  * Each rank holds the series and statistics, PD3's per-subsequence bitmaps and
  * minima (about 18 N bytes) and the gathered discords. */
@@ -106,26 +106,13 @@ static void report(const char *bench, tsm_ctx *ctx, const tsm_stats *s, size_t e
     dist_mpi_report(bench, ctx, s, excl, t, total, 0.0);
 }
 
-/* On a CUDA ctx: rank 0 searches alone on its GPU; the ranks agree on the status. */
-static int rank0_alone(const tsm_ctx *ctx) {
-    return tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA;
-}
-
 tsm_status dist_mpi_pd3_range(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double r,
                               size_t seglen, tsm_discord **out, size_t *count,
                               tsm_pd3_stats *counters, int verbose) {
     const double t0 = MPI_Wtime();
     g_comm = 0.0, g_own = 0;
     dist_mpi_joined();
-    tsm_status st;
-    if (rank0_alone(ctx)) {
-        *out = NULL, *count = 0;
-        st = dist_mpi_rank() == 0 ? tsm_pd3_range(ctx, s, excl, r, seglen, out, count, counters)
-                                  : TSM_OK;
-        st = dist_mpi_agree(ctx, st);
-    } else {
-        st = range_all(ctx, s, excl, r, seglen, NULL, out, count, counters);
-    }
+    tsm_status st = range_all(ctx, s, excl, r, seglen, NULL, out, count, counters);
     if (verbose)
         report("mpi_discord_range", ctx, s, excl, t0);
     return st;
@@ -137,15 +124,8 @@ tsm_status dist_mpi_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
     const double t0 = MPI_Wtime();
     g_comm = 0.0, g_own = 0;
     dist_mpi_joined();
-    tsm_status st;
-    if (rank0_alone(ctx)) {
-        *count = 0;
-        st = dist_mpi_rank() == 0 ? tsm_discords_topk(ctx, s, excl, k, seglen, out, count, counters)
-                                  : TSM_OK;
-        st = dist_mpi_agree(ctx, st);
-    } else {
-        st = tsm_discords_topk_by(ctx, s, excl, k, seglen, range_all, NULL, out, count, counters);
-    }
+    tsm_status st =
+        tsm_discords_topk_by(ctx, s, excl, k, seglen, range_all, NULL, out, count, counters);
     if (verbose)
         report("mpi_discord_topk", ctx, s, excl, t0);
     return st;
