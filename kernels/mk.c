@@ -79,6 +79,10 @@ TSMI_HOT static double mk_dist(const tsm_stats *s, size_t i, size_t j) {
     return sqrt(tsm_d2(s, a, b, tsm_dot(s->t + a, s->t + b, s->m)));
 }
 
+double tsmi_mk_dist(const tsm_stats *s, size_t i, size_t j) {
+    return mk_dist(s, i, j);
+}
+
 /* Safety margin added to bsf in every pruning test, in units of distance.
  *
  * Every distance here carries rounding error. We budget an absolute error of

@@ -8,6 +8,7 @@
 #ifndef TSM_MK_H
 #define TSM_MK_H
 
+#include "mp.h"
 #include "stats.h"
 
 #ifdef __cplusplus
@@ -64,6 +65,33 @@ tsm_status tsm_mk_motifs_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
                               uint64_t seed, size_t part, size_t parts, tsm_mk_sync_fn sync,
                               void *user, tsm_motif *out, size_t *count, tsm_mk_stats *counters);
 
+/* ---- Motifs by the profile's traversal (motif_scan.c): the scan path. ---- */
+
+/* Top-k motif pairs as tsm_mk_motifs defines them, each search one pass of
+ * tsm_mp_best_pair over all pairs of normal subsequences (no references, no bounds),
+ * whose pair then gets its distance exactly as MK computes it (the dot-product formula),
+ * and the pairs with constants by DESIGN 3's conventions in O(N). It costs about half a
+ * profile per motif whatever the data, where MK's cost depends on how well its bounds
+ * prune: on every series measured (docs/performance.md) it was the faster path. The
+ * pair is MK's except where two pairs' distances tie to rounding. counters: distances
+ * = pairs scanned (this part's), offsets and refs 0. */
+tsm_status tsm_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
+                           size_t *count, tsm_mk_stats *counters);
+
+/* The exchange after each search of part-wise scans (collective: every part calls it
+ * the same number of times): on entry *best is this part's best pair, on return it
+ * must be the best over all parts (tsm_mp_pair_beats). Returns 0, or non-zero when it
+ * failed. */
+typedef int (*tsm_scan_sync_fn)(void *user, tsm_mp_pair *best);
+
+/* Part `part` of `parts` of tsm_motifs_scan: each part scans a contiguous range of the
+ * bands holding about 1 / parts of the pairs, on its own backend, and sync merges the
+ * parts' pairs after every search, so every part returns tsm_motifs_scan's motifs.
+ * parts = 1 (sync may be NULL) is tsm_motifs_scan. */
+tsm_status tsm_motifs_scan_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                                size_t part, size_t parts, tsm_scan_sync_fn sync, void *user,
+                                tsm_motif *out, size_t *count, tsm_mk_stats *counters);
+
 /* ---- Internal (tsmi_ prefix): shared by the CPU (mk.c) and CUDA (mk.cu) backends, not
  * part of the library's interface. ------------------------------------------------------ */
 
@@ -82,6 +110,10 @@ static inline TSM_HD int tsmi_mk_before(double d, int64_t a, int64_t b, const ts
         return a < p->a;
     return b < p->b;
 }
+
+/* Distance of subsequences i and j as MK evaluates it exactly: sqrt of distance.h's d2
+ * from their dot product, always taken as (min, max). O(m). */
+double tsmi_mk_dist(const tsm_stats *s, size_t i, size_t j);
 
 /* Safety margin added to bsf in every pruning test, in units of distance (mk.c says
  * why it covers the rounding of D, of the exact distances and of the float bounds). */

@@ -34,6 +34,7 @@
 #include "mp.h"
 
 #include "dispatch.h"
+#include "mp_plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,20 +46,6 @@
 #if TSMI_HAVE_AVX512
 #include <immintrin.h>
 #endif
-
-#define MP_W 48   /* diagonals per tile: the SIMD lanes of a row */
-#define MP_H 4096 /* rows per tile: cov is recomputed exactly at every tile start */
-
-/* Read-only inputs of the traversal, padded with MP_W entries past the end so that
- * the lanes of diagonals running off the matrix read harmless values (inv = NaN). */
-typedef struct {
-    size_t N, m;
-    const double *t;   /* working series (n + MP_W) */
-    const double *mu;  /* means (N + MP_W) */
-    const double *df;  /* (t[k+m] - t[k]) / 2 */
-    const double *dg;  /* (t[k+m] - mu[k+1]) + (t[k] - mu[k]) */
-    const double *inv; /* inv of normal subsequences, NaN for the others */
-} mp_plan;
 
 /* One thread's partial results: best right neighbour of each row (rv: corr, ri:
  * index) and best left neighbour of each column (lv, li). */
@@ -84,20 +71,6 @@ static inline void merge_right(mp_best *b, size_t i, double v, int64_t idx) {
         b->rv[i] = v, b->ri[i] = idx;
 }
 
-/* cov(i, j + w) for w < MP_W, computed directly from centred values: O(m MP_W). */
-static void exact_cov(const mp_plan *p, size_t i, size_t j, double *out) {
-    const double *t = p->t, *mu = p->mu;
-    double muj[MP_W];
-    for (size_t w = 0; w < MP_W; w++)
-        out[w] = 0.0, muj[w] = mu[j + w];
-    for (size_t k = 0; k < p->m; k++) {
-        double a = t[i + k] - mu[i];
-        const double *tj = t + j + k;
-        for (size_t w = 0; w < MP_W; w++)
-            out[w] += a * (tj[w] - muj[w]);
-    }
-}
-
 #if TSMI_HAVE_AVX512
 /* Tile of diagonals k0..k0+MP_W-1, rows i0..i1-1, with AVX-512: O((i1 - i0) MP_W).
  * The column bests of the W columns a row touches live in registers: row i's lane w
@@ -111,7 +84,7 @@ TSMI_TARGET_AVX512 static void tile_avx512(const mp_plan *p, mp_best *b, size_t 
     enum { V = MP_W / 8 };
     const double *df = p->df, *dg = p->dg, *inv = p->inv;
     double init[MP_W];
-    exact_cov(p, i0, i0 + k0, init);
+    tsmi_mp_exact_cov(p, i0, i0 + k0, init);
 
     const __m512d ninf = _mm512_set1_pd(-INFINITY), one = _mm512_set1_pd(1.0);
     __m512d cov[V], colv[V];
@@ -183,7 +156,7 @@ TSMI_HOT static void tile_portable(const mp_plan *p, mp_best *b, size_t k0, size
                                    int rows) {
     const double *df = p->df, *dg = p->dg, *inv = p->inv;
     double cov[MP_W], corr[MP_W];
-    exact_cov(p, i0, i0 + k0, cov);
+    tsmi_mp_exact_cov(p, i0, i0 + k0, cov);
     size_t ncol = i1 - i0 + MP_W - 1;
     for (size_t c = 0; c < ncol; c++)
         b->cv[c] = -INFINITY, b->ci[c] = -1;
@@ -275,29 +248,6 @@ static void finish(const tsm_stats *s, const int64_t *next_c, const int64_t *nex
     *index = nb;
 }
 
-/* Builds the padded plan arrays in one allocation, which it returns (the caller
- * frees it; NULL when out of memory). O(n). */
-static double *make_plan(const tsm_stats *s, mp_plan *p) {
-    size_t n = s->n, m = s->m, N = s->N;
-    double *buf = malloc((n + MP_W + 4 * (N + MP_W)) * sizeof *buf);
-    if (!buf)
-        return NULL;
-    double *t = buf, *mu = t + n + MP_W, *df = mu + N + MP_W, *dg = df + N + MP_W,
-           *inv = dg + N + MP_W;
-    memcpy(t, s->t, n * sizeof *t);
-    memset(t + n, 0, MP_W * sizeof *t);
-    memcpy(mu, s->mu, N * sizeof *mu);
-    memset(mu + N, 0, MP_W * sizeof *mu);
-    for (size_t k = 0; k < N + MP_W; k++) {
-        int last = k + 1 >= N; /* no successor: the recurrence never leaves it */
-        df[k] = last ? 0.0 : (t[k + m] - t[k]) / 2;
-        dg[k] = last ? 0.0 : (t[k + m] - mu[k + 1]) + (t[k] - mu[k]);
-        inv[k] = k < N && s->kind[k] == TSM_SUB_NORMAL ? s->inv[k] : NAN;
-    }
-    *p = (mp_plan){N, m, t, mu, df, dg, inv};
-    return buf;
-}
-
 /* Both profiles of subsequence i from its best left (lc, lj) and right (rc, rj) normal
  * neighbours (corr = -inf when none); next holds next_of_kind for constants then
  * normals (NULL when the series has no constants). Left indices are smaller than
@@ -379,7 +329,7 @@ static tsm_status work_alloc(tsm_ctx *ctx, const tsm_stats *s, size_t nblk, mp_w
     memset(w, 0, sizeof *w);
     w->T = w->team = T;
     w->per = 2 * N + MP_H + MP_W; /* per thread: rv, lv, then the tile buffer */
-    w->plan_mem = make_plan(s, &w->p);
+    w->plan_mem = tsmi_mp_make_plan(s, NULL, &w->p);
     w->vals = malloc((size_t)T * w->per * sizeof *w->vals);
     w->idxs = malloc((size_t)T * w->per * sizeof *w->idxs);
     if (!w->plan_mem || !w->vals || !w->idxs) {
@@ -463,11 +413,6 @@ static void merge_threads(const mp_work *w, size_t N, size_t i, int rows, double
     }
 }
 
-/* Bands of the traversal of N subsequences with exclusion zone excl. */
-static size_t band_count(size_t N, size_t excl, size_t width) {
-    return excl < N ? (N - excl + width - 1) / width : 0;
-}
-
 tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int64_t *mpi,
                   double *lmp, int64_t *lmpi) {
     if (!s)
@@ -487,7 +432,7 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
 
     const size_t N = s->N;
     const int rows = mp != NULL;
-    const size_t nblk = band_count(N, excl, MP_W);
+    const size_t nblk = tsmi_mp_band_count(N, excl, MP_W);
     mp_work w;
     int64_t *next = make_next(ctx, s, &st);
     if (st != TSM_OK)
@@ -513,10 +458,10 @@ tsm_status tsm_mp(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *mp, int
 size_t tsm_mp_bands(const tsm_ctx *ctx, size_t N, size_t excl) {
 #ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
-        return band_count(N, excl, tsmi_mp_band_width_cuda());
+        return tsmi_mp_band_count(N, excl, tsmi_mp_band_width_cuda());
 #endif
     (void)ctx;
-    return band_count(N, excl, MP_W);
+    return tsmi_mp_band_count(N, excl, MP_W);
 }
 
 uint64_t tsm_mp_band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b) {

@@ -47,33 +47,11 @@
  * depends only on the fixed work grid, and the merges keep the (corr, -index) maximum. */
 #include "cuda_util.cuh"
 #include "mp.h"
+#include "mp_tile.cuh"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#define MPG_D 4   /* diagonals per thread */
-#define MPG_U 4   /* rows per register block */
-#define MPG_B 256 /* threads per block */
-#ifndef MPG_H
-#define MPG_H 256 /* rows per sub-tile (one fill of shared memory) */
-#endif
-#ifndef MPG_S
-#define MPG_S 2048 /* rows per work item: covariances are exact at each item's start */
-#endif
-#define MPG_NW    (MPG_B / 32)                      /* warps per block */
-#define MPG_W     (MPG_B * MPG_D)                   /* diagonals per band */
-#define MPG_CW    (MPG_H + 32 * MPG_D)              /* column slots per warp */
-#define MPG_FULL  0xffffffffu                       /* all lanes */
-#define MPG_NONE  0x7fffffff                        /* index of an empty slot */
-#define MPG_FLOOR (-2.0)                            /* below every correlation of normal pairs */
-#define MPG_CHUNK (1ll << 30)                       /* work items per launch at most */
-#define MPG_STEPS 100                               /* launches when progress is reported */
-#define MPG_MAX_N ((size_t)0x7fffffff - (1u << 16)) /* indices are int on the device */
-
-static_assert(MPG_D == 4 && MPG_U == 4, "the 16-byte loads and slot merges assume 4 x 4 blocks");
-static_assert(MPG_H % MPG_U == 0 && MPG_S % MPG_H == 0, "tiles must nest");
-static_assert(MPG_B % 32 == 0, "whole warps");
 
 /* Kernel arguments (device pointers). */
 typedef struct {
@@ -85,23 +63,6 @@ typedef struct {
     unsigned long long *key;     /* best left (0..N-1) and right (N..2N-1): ordered corr */
     int *idx, *lock;             /* its index, and the entry's lock */
 } mpg_args;
-
-/* Order-preserving map of a non-NaN double to 64 bits: a < b iff key(a) < key(b),
- * with -0 and +0 one key. Key 0 lies below every double and means "none". */
-__device__ static inline unsigned long long corr_key(double v) {
-    if (v == 0.0)
-        v = 0.0;
-    const unsigned long long b = (unsigned long long)__double_as_longlong(v);
-    return (b >> 63) ? ~b : b | 0x8000000000000000ull;
-}
-
-/* Inverse of corr_key; -inf for "none". */
-__device__ static inline double key_corr(unsigned long long k) {
-    if (k == 0)
-        return -INFINITY;
-    const unsigned long long b = (k >> 63) ? k & 0x7fffffffffffffffull : ~k;
-    return __longlong_as_double((long long)b);
-}
 
 /* Merges candidate (corr v, index j) into global entry e: a larger correlation wins,
  * then the smaller index. The key only grows, so reading it without the lock is a
@@ -123,44 +84,6 @@ __device__ static void merge_global(const mpg_args &a, int e, double v, int j) {
     }
     __threadfence();
     atomicExch(a.lock + e, 0);
-}
-
-/* Thread p < P (the padded length): df, dg of mp.c's make_plan (0 where k + 1 >= N:
- * the recurrence never leaves those), and inv, NaN for subsequences that are not
- * normal and for the padding. */
-__global__ static void prep_kernel(const double *__restrict__ t, const double *__restrict__ mu,
-                                   const double *__restrict__ inv, const uint8_t *__restrict__ kind,
-                                   size_t N, size_t m, size_t P, double *__restrict__ df,
-                                   double *__restrict__ dg, double *__restrict__ ninv) {
-    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= P)
-        return;
-    const bool last = k + 1 >= N;
-    df[k] = last ? 0.0 : (t[k + m] - t[k]) / 2;
-    dg[k] = last ? 0.0 : (t[k + m] - mu[k + 1]) + (t[k] - mu[k]);
-    ninv[k] = k < N && kind[k] == TSM_SUB_NORMAL ? inv[k] : NAN;
-}
-
-/* cov(i, j + d), d < MPG_D, directly from centred values: O(m MPG_D). Diagonals past
- * the matrix (j + d >= N) get 0; all their pairs are masked. */
-__device__ static void exact_cov(const mpg_args &a, int i, int j, double cov[MPG_D]) {
-    const int nd = a.N - j; /* diagonals of this thread inside the matrix, if < MPG_D */
-    const double mi = a.mu[i];
-    double mj[MPG_D];
-#pragma unroll
-    for (int d = 0; d < MPG_D; d++) {
-        cov[d] = 0.0;
-        mj[d] = d < nd ? a.mu[j + d] : 0.0;
-    }
-    if (nd <= 0)
-        return;
-    for (int q = 0; q < a.m; q++) {
-        const double x = a.t[i + q] - mi;
-#pragma unroll
-        for (int d = 0; d < MPG_D; d++)
-            if (d < nd)
-                cov[d] = fma(x, a.t[j + d + q] - mj[d], cov[d]);
-    }
 }
 
 /* A row's candidates reached the warp's best of that row in some lane: the warp's
@@ -192,11 +115,6 @@ __device__ static void row_hit(const double c[MPG_D], double T, int j0, double *
         *sv = v, *si = j;
 }
 
-/* Column data (df, dg, inv) of four consecutive columns of a register block. */
-typedef struct {
-    double df[4], dg[4], inv[4];
-} mpg_cols;
-
 /* A sub-tile as one thread sees it: the shared arrays, its warp's slots, and where
  * its first diagonal lies. */
 typedef struct {
@@ -208,17 +126,9 @@ typedef struct {
     int lane;
 } mpg_tile;
 
-/* Columns c .. c + 3 of the sub-tile into x, with 16-byte loads (c is even). */
+/* Columns c .. c + 3 of the sub-tile into x (mp_tile.cuh). */
 __device__ __forceinline__ static void load_cols(const mpg_tile &tl, int c, mpg_cols &x) {
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const double2 f = *(const double2 *)(tl.cdf + c + 2 * h);
-        const double2 g = *(const double2 *)(tl.cdg + c + 2 * h);
-        const double2 v = *(const double2 *)(tl.cinv + c + 2 * h);
-        x.df[2 * h] = f.x, x.df[2 * h + 1] = f.y;
-        x.dg[2 * h] = g.x, x.dg[2 * h + 1] = g.y;
-        x.inv[2 * h] = v.x, x.inv[2 * h + 1] = v.y;
-    }
+    mpg_load_cols(tl.cdf, tl.cdg, tl.cinv, c, x);
 }
 
 /* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals.
@@ -246,7 +156,7 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
 #pragma unroll
         for (int d = 0; d < MPG_D; d++) {
             const int e = u + d;
-            const double v = cov[d] * rinv * MPG_X(inv, e);
+            const double v = cov[d] * rinv * MPG_X(v, e);
             c[d] = v;
             hit |= v >= T; /* unclamped: T <= 1, so the same test; NaN never hits */
             const double vc = v > 1.0 ? 1.0 : v; /* NaN stays NaN */
@@ -316,17 +226,8 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const long long item = a.item0 + blockIdx.x;
-    if (tid == 0) { /* the band: largest b with first[b] <= item */
-        int bl = 0, bh = a.nb - 1;
-        while (bl < bh) {
-            const int mid = (bl + bh + 1) / 2;
-            if (a.first[mid] <= item)
-                bl = mid;
-            else
-                bh = mid - 1;
-        }
-        s_band = bl;
-    }
+    if (tid == 0)
+        s_band = mpg_item_band(a.first, a.nb, item);
     __syncthreads();
     const int band = s_band;
     const int k0 = a.excl + (a.band0 + band) * MPG_W;
@@ -339,7 +240,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
     tl.lo = MPG_D * tid, tl.so = MPG_D * lane, tl.lane = lane;
 
     double cov[MPG_D];
-    exact_cov(a, i0, i0 + k0 + tl.lo, cov);
+    mpg_exact_cov(a.t, a.mu, a.N, a.m, i0, i0 + k0 + tl.lo, cov);
 
     for (int ri = i0; ri < i1; ri += MPG_H) {
         const int nr = min(MPG_H, i1 - ri), cbase = ri + k0;
@@ -436,21 +337,18 @@ static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
                              bool rows, double *lc, int64_t *lj, double *rc, int64_t *rj) {
     tsm_status st = TSM_OK;
     cudaStream_t stream = tsmi_stream(ctx);
-    const size_t n = s->n, N = s->N, m = s->m, P = N + MPG_W + MPG_H;
+    const size_t N = s->N, m = s->m, P = N + MPG_W + MPG_H;
     const size_t nb = b1 - b0;
     const size_t smem =
         (3 * (MPG_W + MPG_H) + 4 * MPG_H + MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) *
             sizeof(double) +
         (MPG_NW * MPG_CW + (rows ? MPG_NW * MPG_H : 0)) * sizeof(int);
-    double *up_t = NULL, *up_mu = NULL, *up_inv = NULL; /* uploads when s has no device copy */
-    uint8_t *up_kind = NULL;
+    mpg_inputs in = {};
     double *plan = NULL, *corr = NULL;
     long long *first = NULL, *h_first = NULL;
     unsigned long long *key = NULL;
     int *idx = NULL, *lock = NULL;
     int64_t *nbr = NULL;
-    const double *t, *mu, *inv;
-    const uint8_t *kind;
     long long items = 0;
     mpg_args a;
 
@@ -458,34 +356,14 @@ static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
         return tsm_fail(ctx, TSM_EINVAL,
                         "tsm_mp: %zu subsequences is more than the CUDA backend's %zu", N,
                         MPG_MAX_N);
-    if (s->dev) {
-        t = s->dev->t, mu = s->dev->mu, inv = s->dev->inv, kind = s->dev->kind;
-    } else { /* statistics made on a CPU ctx: upload what the kernels read */
-        TSM_CUDA_ALLOC(ctx, up_t, n * sizeof(double));
-        TSM_CUDA_ALLOC(ctx, up_mu, N * sizeof(double));
-        TSM_CUDA_ALLOC(ctx, up_inv, N * sizeof(double));
-        TSM_CUDA_ALLOC(ctx, up_kind, N);
-        TSM_CUDA_TRY(
-            ctx, cudaMemcpyAsync(up_t, s->t, n * sizeof(double), cudaMemcpyHostToDevice, stream));
-        TSM_CUDA_TRY(
-            ctx, cudaMemcpyAsync(up_mu, s->mu, N * sizeof(double), cudaMemcpyHostToDevice, stream));
-        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(up_inv, s->inv, N * sizeof(double),
-                                          cudaMemcpyHostToDevice, stream));
-        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(up_kind, s->kind, N, cudaMemcpyHostToDevice, stream));
-        t = up_t, mu = up_mu, inv = up_inv, kind = up_kind;
-    }
-
-    /* Work items: band b (diagonals excl + b MPG_W + [0, MPG_W)) has N - k0 rows. */
+    if ((st = mpg_inputs_get(ctx, s, stream, &in)) != TSM_OK)
+        goto done;
     h_first = (long long *)malloc((nb + 1) * sizeof *h_first);
     if (!h_first) {
         st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp: out of host memory for %zu subsequences", N);
         goto done;
     }
-    for (size_t b = 0; b < nb; b++) {
-        h_first[b] = items;
-        items += (long long)((N - excl - (b0 + b) * MPG_W + MPG_S - 1) / MPG_S);
-    }
-    h_first[nb] = items;
+    items = mpg_items(N, excl, b0, nb, h_first);
 
     TSM_CUDA_ALLOC(ctx, plan, 3 * P * sizeof(double));
     TSM_CUDA_ALLOC(ctx, first, (nb + 1) * sizeof(long long));
@@ -499,11 +377,11 @@ static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
     TSM_CUDA_TRY(ctx, cudaMemsetAsync(key, 0, 2 * N * sizeof(unsigned long long), stream));
     TSM_CUDA_TRY(ctx, cudaMemsetAsync(idx, 0, 2 * N * sizeof(int), stream));
     TSM_CUDA_TRY(ctx, cudaMemsetAsync(lock, 0, 2 * N * sizeof(int), stream));
-    prep_kernel<<<tsmi_blocks(P, 256), 256, 0, stream>>>(t, mu, inv, kind, N, m, P, plan, plan + P,
-                                                         plan + 2 * P);
+    mpg_prep_kernel<<<tsmi_blocks(P, 256), 256, 0, stream>>>(in.t, in.mu, in.inv, in.kind, NULL, N,
+                                                             m, P, plan, plan + P, plan + 2 * P);
     TSM_CUDA_LAUNCHED(ctx);
 
-    a.t = t, a.mu = mu, a.df = plan, a.dg = plan + P, a.inv = plan + 2 * P;
+    a.t = in.t, a.mu = in.mu, a.df = plan, a.dg = plan + P, a.inv = plan + 2 * P;
     a.first = first, a.nb = (int)nb, a.band0 = (int)b0, a.N = (int)N, a.m = (int)m;
     a.excl = (int)excl, a.key = key, a.idx = idx, a.lock = lock;
     if (items > 0) {
@@ -548,7 +426,7 @@ static tsm_status bests_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size
 done:
     if (st != TSM_OK && st != TSM_EDEVICE)
         cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */
-    cudaFree(up_t), cudaFree(up_mu), cudaFree(up_inv), cudaFree(up_kind);
+    mpg_inputs_free(&in);
     cudaFree(plan), cudaFree(first), cudaFree(key), cudaFree(idx), cudaFree(lock);
     cudaFree(corr), cudaFree(nbr);
     free(h_first);

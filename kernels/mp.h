@@ -56,6 +56,31 @@ static inline int tsm_mp_beats(double v, int64_t idx, double best, int64_t best_
     return v > best || (v == best && idx < best_idx);
 }
 
+/* ---- The best pair: the same traversal keeping only the pair (a, b), a < b,
+ * b - a >= excl, of normal subsequences with the largest correlation (clamped at 1),
+ * ties to the smaller a, then the smaller b. Each pair's correlation is the one the
+ * profile computes from the same tiles; a filter per column (cov inv_a >= T / inv_b,
+ * with a relative 1e-12 to spare) skips the bookkeeping of pairs that cannot reach
+ * the best so far T, so a pair costs about half of what it costs the profile. The
+ * motifs' scan path (mk.h). ---- */
+
+typedef struct {
+    double corr;  /* -inf when none */
+    int64_t a, b; /* -1 when none */
+} tsm_mp_pair;
+
+/* Whether x comes before y: larger correlation, then smaller a, then smaller b. */
+static inline int tsm_mp_pair_beats(const tsm_mp_pair *x, const tsm_mp_pair *y) {
+    if (x->corr != y->corr)
+        return x->corr > y->corr;
+    return x->a != y->a ? x->a < y->a : x->b < y->b;
+}
+
+/* The best pair on bands b0 .. b1-1 (tsm_mp_bands), leaving out the subsequences with
+ * mask[k] != 0 (mask may be NULL). O(pairs) work, O(n) memory. */
+tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const uint8_t *mask,
+                            size_t b0, size_t b1, tsm_mp_pair *best);
+
 /* ---- Internal (tsmi_): the backends of tsm_mp; not part of the library's interface. ---- */
 
 /* The CUDA backend of tsm_mp (mp.cu), called by tsm_mp after it validated the
@@ -68,6 +93,9 @@ tsm_status tsmi_mp_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, double *m
 tsm_status tsmi_mp_part_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
                              double *lc, int64_t *lj, double *rc, int64_t *rj);
 size_t tsmi_mp_band_width_cuda(void);
+/* tsm_mp_best_pair on the CUDA backend (mp_pair.cu). */
+tsm_status tsmi_mp_best_pair_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
+                                  const uint8_t *mask, size_t b0, size_t b1, tsm_mp_pair *best);
 #endif
 
 /* The O(N) last pass shared by both backends (mp.c): from the best normal left

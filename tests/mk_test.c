@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mk_test.c - MK exact motifs (kernels/mk) against the brute-force reference.
+/* mk_test.c - exact motifs (kernels/mk) against the brute-force reference: MK
+ * (tsm_mk_motifs) and the scan path (tsm_motifs_scan, motif_scan.c), which run the same
+ * cases (two groups, "mk" and "motif_scan").
  *
- * Every case runs tsm_mk_motifs on the backend of tu_ctx() and compares with
+ * Every case runs the search on the backend of tu_ctx() and compares with
  * ref_topk_motifs through tu_check_motifs: the same number of pairs, distances within
  * TU_D2_TOL(m) on d2, and the same members unless the reference says the other pair
  * is tied within that tolerance. Where ties are exact (constant plateaus, d = 0) the
@@ -24,7 +26,11 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-/* Runs MK on t[0..n-1] (failing the test on any error); motifs to got[0..*count). */
+/* Whether the cases run the scan path instead of MK (the second group). */
+static int g_scan;
+
+/* Runs MK (or the scan path) on t[0..n-1] (failing the test on any error); motifs to
+ * got[0..*count). */
 static void run_mk(const double *t, size_t n, size_t m, size_t excl, size_t k, size_t refs,
                    uint64_t seed, int threads, tsm_motif *got, size_t *count, tsm_mk_stats *cs) {
     tsm_ctx *ctx = tu_ctx();
@@ -33,9 +39,10 @@ static void run_mk(const double *t, size_t n, size_t m, size_t excl, size_t k, s
     tsm_status st = tsm_stats_new(ctx, t, n, m, &s);
     if (st != TSM_OK)
         fail_msg("seed %llu: tsm_stats_new: %s", (unsigned long long)tu_seed, tsm_ctx_error(ctx));
-    st = tsm_mk_motifs(ctx, s, excl, k, refs, seed, got, count, cs);
+    st = g_scan ? tsm_motifs_scan(ctx, s, excl, k, got, count, cs)
+                : tsm_mk_motifs(ctx, s, excl, k, refs, seed, got, count, cs);
     if (st != TSM_OK)
-        fail_msg("seed %llu: tsm_mk_motifs: %s: %s", (unsigned long long)tu_seed,
+        fail_msg("seed %llu: motif search: %s: %s", (unsigned long long)tu_seed,
                  tsm_status_name(st), tsm_ctx_error(ctx));
     tsm_stats_destroy(&s);
     tsm_ctx_destroy(&ctx);
@@ -60,8 +67,15 @@ static size_t check_mk(const double *t, size_t n, size_t m, size_t excl, size_t 
                      "%lld) d=%.17g",
                      (unsigned long long)tu_seed, q + 1, (long long)got[q].a, (long long)got[q].b,
                      got[q].distance, (long long)want[q].a, (long long)want[q].b, want[q].distance);
-    /* Counters: at least the R x N matrix, references as asked (or all finite ones). */
     size_t N = n - m + 1, finite = 0;
+    if (g_scan) { /* every search scans the same pairs: no references, no offsets */
+        if (cs.refs != 0 || cs.offsets != 0 || (count > 0 && cs.distances == 0))
+            fail_msg("seed %llu: scan counters: %zu references, %llu offsets, %llu pairs",
+                     (unsigned long long)tu_seed, cs.refs, (unsigned long long)cs.offsets,
+                     (unsigned long long)cs.distances);
+        return count;
+    }
+    /* Counters: at least the R x N matrix, references as asked (or all finite ones). */
     for (size_t i = 0; i < N; i++)
         finite += ref_kind(t, m, i) != TSM_SUB_NONFINITE;
     size_t want_refs = refs ? refs : TSM_MK_REFS_DEFAULT;
@@ -294,6 +308,29 @@ static void assert_same(const tsm_motif *x, size_t nx, const tsm_motif *y, size_
                      x[q].distance, (long long)y[q].a, (long long)y[q].b, y[q].distance);
 }
 
+/* The top-1 motif against the matrix profile of the same ctx (beyond the reference's
+ * reach): its distance is the profile's minimum within TU_D2_TOL on d2, and its
+ * members are the profile's nearest pair unless that pair ties within the tolerance. */
+static void check_profile_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
+                               const tsm_motif *got) {
+    const size_t N = s->N;
+    double *mp = malloc(N * sizeof *mp);
+    int64_t *mpi = malloc(N * sizeof *mpi);
+    assert_true(mp && mpi);
+    assert_int_equal(tsm_mp(ctx, s, excl, mp, mpi, NULL, NULL), TSM_OK);
+    size_t best = 0;
+    for (size_t i = 1; i < N; i++)
+        if (mp[i] < mp[best])
+            best = i;
+    const double d2 = got->distance * got->distance, want = mp[best] * mp[best];
+    if (!(fabs(d2 - want) <= TU_D2_TOL(s->m)))
+        fail_msg("seed %llu: motif (%lld, %lld) d=%.17g, the profile's minimum %.17g at %zu -> "
+                 "%lld",
+                 (unsigned long long)tu_seed, (long long)got->a, (long long)got->b, got->distance,
+                 mp[best], best, (long long)mpi[best]);
+    free(mp), free(mpi);
+}
+
 /* The answer is the minimum over all pairs, so neither the references (seed, count)
  * nor the thread count may change it, down to the last bit. Checked against the
  * reference on a small series and, beyond the reference's reach, between runs. */
@@ -324,6 +361,21 @@ static void test_seeds_and_threads(void **state) {
     tsm_mk_stats c1, c2;
     size_t n1, n2;
     tsm_ctx_set_threads(ctx, 1);
+    if (g_scan) { /* 1, 2 and 3 threads, and the profile's nearest pair */
+        assert_int_equal(tsm_motifs_scan(ctx, s, 64, 3, base, &n1, &c1), TSM_OK);
+        for (int th = 2; th <= 3; th++) {
+            tsm_ctx_set_threads(ctx, th);
+            assert_int_equal(tsm_motifs_scan(ctx, s, 64, 3, got, &n2, &c2), TSM_OK);
+            assert_same(base, n1, got, n2, "scan: more threads vs 1");
+            assert_true(c1.distances == c2.distances);
+        }
+        assert_int_equal(n1, 3);
+        check_profile_pair(ctx, s, 64, &base[0]);
+        tsm_stats_destroy(&s);
+        tsm_ctx_destroy(&ctx);
+        free(t);
+        return;
+    }
     assert_int_equal(tsm_mk_motifs(ctx, s, 64, 3, 0, 1, base, &n1, &c1), TSM_OK);
     tsm_ctx_set_threads(ctx, 2);
     assert_int_equal(tsm_mk_motifs(ctx, s, 64, 3, 0, 1, got, &n2, &c2), TSM_OK);
@@ -496,6 +548,144 @@ static void test_invalid(void **state) {
     free(t);
 }
 
+/* ---- the scan path in parts (tsm_motifs_scan_part) ------------------------------------ */
+
+/* The exchange of the scan's parts between threads: the best of the posted pairs. */
+typedef struct {
+    pthread_barrier_t bar;
+    size_t parts;
+    tsm_mp_pair best[PARTS_MAX];
+} scan_sim;
+
+typedef struct {
+    scan_sim *sim;
+    size_t part, excl, k;
+    const tsm_stats *s;
+    tsm_motif out[K_MAX];
+    size_t count;
+    tsm_status st;
+} scan_part_run;
+
+static int scan_sync(void *user, tsm_mp_pair *best) {
+    scan_part_run *r = user;
+    scan_sim *m = r->sim;
+    m->best[r->part] = *best;
+    pthread_barrier_wait(&m->bar);
+    tsm_mp_pair b = m->best[0];
+    for (size_t q = 1; q < m->parts; q++)
+        if (tsm_mp_pair_beats(&m->best[q], &b))
+            b = m->best[q];
+    pthread_barrier_wait(&m->bar); /* everyone has read the others' pairs */
+    *best = b;
+    return 0;
+}
+
+static void *run_scan_part(void *arg) {
+    scan_part_run *r = arg;
+    tsm_ctx *ctx = tu_ctx();
+    tsm_ctx_set_threads(ctx, 1);
+    r->st = tsm_motifs_scan_part(ctx, r->s, r->excl, r->k, r->part, r->sim->parts, scan_sync, r,
+                                 r->out, &r->count, NULL);
+    tsm_ctx_destroy(&ctx);
+    return NULL;
+}
+
+/* The scan in 2, 3 and 4 parts running at once, each on a ctx of the test's backend,
+ * gives the one-process motifs bit for bit (top-3 on a walk with a planted pair and a
+ * constant stretch); parts out of range are refused. */
+static void test_scan_parts(void **state) {
+    (void)state;
+    tu_case_seed(110);
+    const size_t n = tu_quick() ? 3000 : 9000, m = 32, k = 3;
+    double *t = tu_series(n);
+    tu_fill(t, n / 2, 50, 1.0);
+    for (size_t q = 0; q < m; q++)
+        t[n / 5 + q] = t[n - 400 + q] + 1e-3 * tu_normal();
+    tsm_ctx *ctx = tu_ctx();
+    tsm_stats *s = NULL;
+    assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
+    tsm_motif want[K_MAX];
+    size_t nwant = 0;
+    assert_int_equal(tsm_motifs_scan(ctx, s, m, k, want, &nwant, NULL), TSM_OK);
+    assert_int_equal(nwant, k);
+    for (size_t parts = 2; parts <= 4; parts++) {
+        scan_sim sim = {.parts = parts};
+        scan_part_run runs[PARTS_MAX];
+        pthread_t th[PARTS_MAX];
+        pthread_barrier_init(&sim.bar, NULL, (unsigned)parts);
+        for (size_t p = 0; p < parts; p++) {
+            runs[p] = (scan_part_run){.sim = &sim, .part = p, .excl = m, .k = k, .s = s};
+            assert_int_equal(pthread_create(&th[p], NULL, run_scan_part, &runs[p]), 0);
+        }
+        for (size_t p = 0; p < parts; p++)
+            pthread_join(th[p], NULL);
+        pthread_barrier_destroy(&sim.bar);
+        for (size_t p = 0; p < parts; p++) {
+            assert_int_equal(runs[p].st, TSM_OK);
+            assert_int_equal(runs[p].count, nwant);
+            assert_memory_equal(runs[p].out, want, nwant * sizeof *want);
+        }
+    }
+    assert_int_equal(tsm_motifs_scan_part(ctx, s, m, k, 2, 2, scan_sync, NULL, want, &nwant, NULL),
+                     TSM_EINVAL);
+    assert_int_equal(tsm_motifs_scan_part(ctx, s, m, k, 0, 2, NULL, NULL, want, &nwant, NULL),
+                     TSM_EINVAL);
+    tsm_stats_destroy(&s);
+    tsm_ctx_destroy(&ctx);
+    free(t);
+}
+
+/* The best pair of bands b0 .. b1-1 against a brute force over the same bands: the
+ * pairs (i, i + k) with k in the bands' diagonals, correlation by distance.h. Its
+ * correlation within 1e-9, and its members unless tied within that. Covers every
+ * band cut of a series longer than a CPU tile's rows and a GPU band. */
+static void test_best_pair_bands(void **state) {
+    (void)state;
+    tu_case_seed(111);
+    const size_t n = tu_quick() ? 2600 : 5200, m = 20, excl = 20;
+    double *t = tu_series(n);
+    tu_fill(t, 700, 40, NAN);
+    tsm_ctx *ctx = tu_ctx();
+    tsm_stats *s = NULL;
+    assert_int_equal(tsm_stats_new(ctx, t, n, m, &s), TSM_OK);
+    const size_t N = s->N, nb = tsm_mp_bands(ctx, N, excl);
+    const size_t cuts[][2] = {{0, nb}, {0, 1}, {nb / 2, nb}, {nb - 1, nb}, {1, nb > 2 ? 2 : 1}};
+    /* The band width (48 on the CPU, 1024 on CUDA) from band 0's pairs. */
+    const uint64_t p0 = nb ? tsm_mp_band_pairs(ctx, N, excl, 0) : 0;
+    size_t W = 0;
+    for (uint64_t acc = 0; acc < p0; W++)
+        acc += N - (excl + W);
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        const size_t b0 = cuts[c][0], b1 = cuts[c][1];
+        tsm_mp_pair got;
+        assert_int_equal(tsm_mp_best_pair(ctx, s, excl, NULL, b0, b1, &got), TSM_OK);
+        const size_t k0 = excl + b0 * W, k1 = excl + b1 * W < N ? excl + b1 * W : N;
+        tsm_mp_pair want = {-INFINITY, -1, -1};
+        for (size_t k = k0; k < k1; k++)
+            for (size_t i = 0; i + k < N; i++) {
+                if (s->kind[i] != TSM_SUB_NORMAL || s->kind[i + k] != TSM_SUB_NORMAL)
+                    continue;
+                double d2 = ref_d2(t, m, i, i + k), corr = 1.0 - d2 / (2.0 * (double)m);
+                tsm_mp_pair x = {corr, (int64_t)i, (int64_t)(i + k)};
+                if (tsm_mp_pair_beats(&x, &want))
+                    want = x;
+            }
+        if (!(fabs(got.corr - want.corr) <= 1e-9) ||
+            ((got.a != want.a || got.b != want.b) &&
+             !(fabs(1.0 - ref_d2(t, m, (size_t)got.a, (size_t)got.b) / (2.0 * m) - want.corr) <=
+               1e-9)))
+            fail_msg("seed %llu: bands [%zu, %zu): (%lld, %lld) corr %.17g, want (%lld, %lld) "
+                     "%.17g",
+                     (unsigned long long)tu_seed, b0, b1, (long long)got.a, (long long)got.b,
+                     got.corr, (long long)want.a, (long long)want.b, want.corr);
+    }
+    tsm_mp_pair none;
+    assert_int_equal(tsm_mp_best_pair(ctx, s, excl, NULL, 0, nb + 1, &none), TSM_EINVAL);
+    tsm_stats_destroy(&s);
+    tsm_ctx_destroy(&ctx);
+    free(t);
+}
+
 int main(void) {
     enum { NWALK = sizeof walk_cases / sizeof walk_cases[0] };
     struct CMUnitTest tests[NWALK + 9];
@@ -518,5 +708,11 @@ int main(void) {
         tests[nt++] = fixed[i];
     if (!tu_backend_available())
         return 0;
-    return _cmocka_run_group_tests("mk", tests, nt, NULL, NULL);
+    int failed = _cmocka_run_group_tests("mk", tests, nt, NULL, NULL);
+    /* The scan path on the same cases (not MK's own: invalid arguments, its parts). */
+    g_scan = 1;
+    nt -= 2; /* test_invalid and test_parts are MK's */
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_scan_parts);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_best_pair_bands);
+    return failed + _cmocka_run_group_tests("motif_scan", tests, nt, NULL, NULL);
 }

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # mpi_test.sh TSMINE MPIEXEC - the batch commands under MPI (issue 21, tools/cli/dist.h)
 # give byte for byte the single-process output: profile, discord (top-k and range),
-# motif.
+# motif (the scan, and MK with --method mk). The backend is tsmine's default: CUDA where
+# a GPU is (every rank on the GPUs it sees: all on one GPU of a one-GPU machine, which
+# proves the split and its exactness), else the CPU.
 #
 # Generates series with python3 (standard library only): a random walk whose length
 # the ranks do not divide, one with planted anomalies, one with NaN, Inf and constant
@@ -123,8 +125,11 @@ for s in walk planted gaps; do
     f=$tmp/$s.txt
     check "motif -k 3 $s" motif -m 32 -k 3 "$f"
 done
-check "motif --refs 3 --excl 10 walk" motif -m 20 --refs 3 --excl 10 -k 2 "$tmp/walk.txt"
+check "motif --excl 10 walk" motif -m 20 --excl 10 -k 2 "$tmp/walk.txt"
 check "motif short" motif -m 8 -k 2 "$tmp/short.txt"
+check "motif --method mk -k 3 planted" motif --method mk -m 32 -k 3 "$tmp/planted.txt"
+check "motif --method mk --refs 3 --excl 10 walk" motif --method mk -m 20 --refs 3 --excl 10 \
+    -k 2 "$tmp/walk.txt"
 
 # Standard input reaches rank 0 only: refused by every rank at once, not left to hang
 # (rank 0 waiting for the others, or on MPICH the others blocked on their stdin pipe).

@@ -250,6 +250,7 @@ enum {
     KEY_SEED,
     KEY_KEY_WIDTH,
     KEY_PROGRESS,
+    KEY_METHOD,
 };
 
 #define CLI_OPT_TEXT_FORMAT (1u << 29) /* --format json|csv: series commands without arrays */
@@ -267,6 +268,8 @@ static const cli_option options[] = {
      "subsequences per PD3 segment (default " STR(TSM_PD3_SEGLEN_DEFAULT) ")"},
     {"refs", KEY_REFS, 1, "R", CLI_OPT_REFS,
      "reference subsequences for MK (default " STR(TSM_MK_REFS_DEFAULT) ")"},
+    {"method", KEY_METHOD, 1, "auto|scan|mk", CLI_OPT_METHOD,
+     "scan every pair, or MK's bounds (default auto: scan)"},
     {"seed", KEY_SEED, 1, "S", CLI_OPT_SEED,
      "seed for choosing the references at random (default fixed)"},
     {"output", 'o', 1, "OUT", CLI_OPT_OUTPUT,
@@ -453,6 +456,13 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
     case CLI_KEY_COLUMN:
     case CLI_KEY_DELIMITER:
     case CLI_KEY_DECIMAL_COMMA: return cli_apply_input(t, o, arg, &a->input);
+    case KEY_METHOD:
+        if (strcmp(arg, "auto") && strcmp(arg, "scan") && strcmp(arg, "mk")) {
+            cli_error("%s: --method: unknown method '%s' (auto, scan or mk)", t->command, arg);
+            return EX_USAGE;
+        }
+        a->mk = strcmp(arg, "mk") == 0;
+        return 0;
     case KEY_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) != 0) {
             cli_error("%s: --backend: unknown backend '%s' (auto, cpu or cuda)", t->command, arg);

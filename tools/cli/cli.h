@@ -125,15 +125,16 @@ int cli_auto_m(const char *command, tsm_ctx *ctx, const double *v, size_t n, siz
 /* Options a command may accept beyond the common ones (-m, --excl, --format,
  * --backend, --input-format, --threads, -v, --help). */
 enum {
-    CLI_OPT_K = 1u << 0,      /* -k K */
-    CLI_OPT_R = 1u << 1,      /* -r R */
-    CLI_OPT_LEFT = 1u << 2,   /* --left */
-    CLI_OPT_SEGLEN = 1u << 3, /* --seglen L */
-    CLI_OPT_REFS = 1u << 4,   /* --refs R */
-    CLI_OPT_SEED = 1u << 5,   /* --seed S */
-    CLI_OPT_OUTPUT = 1u << 6, /* -o, --output FILE */
-    CLI_OPT_WIDTH = 1u << 7,  /* --key-width 32|64 */
-    CLI_OPT_ARRAYS = 1u << 9, /* --format npy|f64 with -o OUT: results as binary arrays */
+    CLI_OPT_K = 1u << 0,       /* -k K */
+    CLI_OPT_R = 1u << 1,       /* -r R */
+    CLI_OPT_LEFT = 1u << 2,    /* --left */
+    CLI_OPT_SEGLEN = 1u << 3,  /* --seglen L */
+    CLI_OPT_REFS = 1u << 4,    /* --refs R */
+    CLI_OPT_SEED = 1u << 5,    /* --seed S */
+    CLI_OPT_OUTPUT = 1u << 6,  /* -o, --output FILE */
+    CLI_OPT_WIDTH = 1u << 7,   /* --key-width 32|64 */
+    CLI_OPT_ARRAYS = 1u << 9,  /* --format npy|f64 with -o OUT: results as binary arrays */
+    CLI_OPT_METHOD = 1u << 10, /* --method auto|scan|mk (motif) */
     /* Not an option: the command does not read a series. It takes none of -m, --excl,
      * --format, --input-format; its operands (cli_command.operands of them) are left
      * in cli_args.operand for it to read. */
@@ -157,6 +158,7 @@ typedef struct {
     int auto_m, excl_is_m;
     uint32_t period;
     uint64_t seed;
+    int mk; /* --method mk: MK rather than the scan (motif) */
     tsm_backend backend;
     emit_format format;
     series_options input; /* --input-format, --column, --delimiter, --decimal-comma */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_motif.c - `tsmine motif`: top-k motif pairs by MK (tsm_mk_motifs; over MPI ranks
- * through dist.h). */
+/* cmd_motif.c - `tsmine motif`: top-k motif pairs by the scan of every pair
+ * (tsm_motifs_scan, the default) or by MK (tsm_mk_motifs, --method mk); over MPI ranks
+ * through dist.h. */
 #include "cli.h"
 #include "commands.h"
 #include "dist.h"
@@ -25,16 +26,23 @@ static int run(const cli_args *a, cli_session *s) {
     }
     tsm_mk_stats counters = {0};
     size_t count = 0;
-    tsm_status st = dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found, &count,
-                                   &counters, a->verbose);
+    tsm_status st = a->mk ? dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found,
+                                           &count, &counters, a->verbose)
+                          : dist_motifs_scan(s->ctx, s->stats, a->excl, k, found, &count, &counters,
+                                             a->verbose);
     if (st != TSM_OK || dist_rank() != 0) { /* under MPI (dist.h), rank 0 alone prints */
         free(found);
         return st != TSM_OK ? cli_fail_status(s->ctx, st) : 0;
     }
     cli_progress_end(s);
-    if (a->verbose)
-        cli_error("motif: %zu found, %" PRIu64 " distances, %" PRIu64 " offsets, %zu references",
+    if (a->verbose && a->mk)
+        cli_error("motif: MK: %zu found, %" PRIu64 " distances, %" PRIu64
+                  " offsets, %zu references",
                   count, counters.distances, counters.offsets, counters.refs);
+    else if (a->verbose) /* the scan: auto's choice, faster than MK on every series measured */
+        cli_error("motif: scan of every pair (--method auto; --method mk for MK's bounds): %zu "
+                  "found, %" PRIu64 " pairs",
+                  count, counters.distances);
 
     if (count == 0)
         cli_say_empty("motif", a, s, "motif pairs", "no two subsequences without a missing value");
@@ -64,7 +72,14 @@ const cli_command cmd_motif = {
         "Prints the K closest pairs of subsequences of length M (|a-b| >= E), best first,\n"
         "each pair non-overlapping with the pairs before it. One line per pair:\n"
         "{\"rank\":1,\"a\":I,\"b\":J,\"distance\":D} with I < J, and \"a_timestamp\" and\n"
-        "\"b_timestamp\" when the input has a timestamp column.",
-    .options = CLI_OPT_K | CLI_OPT_REFS | CLI_OPT_SEED,
+        "\"b_timestamp\" when the input has a timestamp column.\n"
+        "\n"
+        "--method scan (the default, auto) scans every pair as the matrix profile does,\n"
+        "keeping only the best pair: about half a profile per motif whatever the data.\n"
+        "--method mk runs MK (Mueen-Keogh), whose cost depends on how well its bounds\n"
+        "from --refs reference subsequences prune; it was slower on every series\n"
+        "measured (docs/performance.md). Both give the same motifs (but for pairs tied to\n"
+        "rounding), their distances by the same formula.",
+    .options = CLI_OPT_K | CLI_OPT_REFS | CLI_OPT_SEED | CLI_OPT_METHOD,
     .run = run,
 };

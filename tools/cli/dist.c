@@ -107,3 +107,13 @@ tsm_status dist_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t 
     (void)verbose;
     return tsm_mk_motifs(ctx, s, excl, k, refs, seed, out, count, counters);
 }
+
+tsm_status dist_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
+                            size_t *count, tsm_mk_stats *counters, int verbose) {
+#ifdef TSMINE_HAVE_MPI
+    if (dist_mpi_active())
+        return dist_mpi_motifs_scan(ctx, s, excl, k, out, count, counters, verbose);
+#endif
+    (void)verbose;
+    return tsm_motifs_scan(ctx, s, excl, k, out, count, counters);
+}

@@ -63,6 +63,11 @@ tsm_status dist_discords_topk(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
 
 /* tsm_mk_motifs (same arguments; verbose as above): MK's offset loop shared by the
  * ranks, the same motifs with the same distances. Every rank gets the result. */
+/* tsm_motifs_scan (same arguments; verbose as above): the bands of each search dealt
+ * to the ranks, on their own backends, the best pair merged after each: the same
+ * motifs with the same distances. Every rank gets the result. */
+tsm_status dist_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
+                            size_t *count, tsm_mk_stats *counters, int verbose);
 tsm_status dist_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                           uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
                           int verbose);

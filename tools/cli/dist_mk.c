@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dist_mk.c - `tsmine motif` over MPI ranks (dist.h): MK's offset loop with the
+/* dist_mk.c - `tsmine motif` over MPI ranks (dist.h), both paths.
+ *
+ * The scan (the default): each rank scans the bands holding about 1 / ranks of the
+ * pairs on its own backend (its GPU on CUDA: tsm_motifs_scan_part), and after each
+ * search the best pair is merged over the ranks by one MPI_Allreduce, so every rank
+ * takes the same greedy step and the motifs are the single-process ones, byte for byte.
+ *
+ * MK (--method mk): MK's offset loop with the
  * chunks of each batch cut into one contiguous range per rank (tsm_mk_motifs_part),
  * and after every batch the best pair merged over the ranks (MPI_Allreduce with the
  * motif order) and the live list gathered (MPI_Allgatherv), so that every chunk
  * starts every batch from the bsf it has in one process: the same motifs, the same
  * distances, byte for byte.
  *
- * Why MK and not the motif from the distributed profile: MK evaluates the exact
- * distance of about 1% of the pairs and bounds about 10-20% (mk.c), the profile all
- * N^2 / 2; its distances are the single-process ones; and top-k motifs (each pair
- * non-overlapping with the earlier ones) do not follow from a profile. Several parts
- * need the CPU backend; on CUDA rank 0 runs the whole search on its GPU.
+ * MK in several parts needs the CPU backend; on CUDA rank 0 runs MK's whole search
+ * on its GPU.
  *
  * Each rank holds the series and statistics, MK's R x N distances (R doubles and R
  * floats per subsequence) and its N-sized index arrays, as one process does. */
 #include "dist_mpi.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +111,62 @@ tsm_status dist_mpi_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
         const double total = MPI_Wtime() - t0;
         double t[5] = {(double)local.distances, total - g_comm, 0.0, g_comm, dist_mpi_device()};
         dist_mpi_report("mpi_motif", ctx, s, excl, t, total, 0.0);
+    }
+    return st;
+}
+
+/* ---- The scan path (tsm_motifs_scan_part) ---------------------------------------- */
+
+/* MPI_Op: inout[k] = the better pair of in[k] and inout[k] (tsm_mp_pair_beats). */
+static void pair_max(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    const tsm_mp_pair *a = in;
+    tsm_mp_pair *b = inout;
+    for (int k = 0; k < *len; k++)
+        if (tsm_mp_pair_beats(&a[k], &b[k]))
+            b[k] = a[k];
+}
+
+/* tsm_scan_sync_fn over MPI_COMM_WORLD: one MPI_Allreduce of the pair. */
+static int sync_pair(void *user, tsm_mp_pair *best) {
+    (void)user;
+    static MPI_Datatype type = MPI_DATATYPE_NULL;
+    static MPI_Op op;
+    const double t0 = MPI_Wtime();
+    if (type == MPI_DATATYPE_NULL) {
+        int len[3] = {1, 1, 1};
+        MPI_Aint at[3] = {offsetof(tsm_mp_pair, corr), offsetof(tsm_mp_pair, a),
+                          offsetof(tsm_mp_pair, b)};
+        MPI_Datatype types[3] = {MPI_DOUBLE, MPI_INT64_T, MPI_INT64_T}, raw;
+        MPI_Type_create_struct(3, len, at, types, &raw);
+        MPI_Type_create_resized(raw, 0, sizeof(tsm_mp_pair), &type);
+        MPI_Type_free(&raw);
+        MPI_Type_commit(&type);
+        MPI_Op_create(pair_max, 1, &op);
+    }
+    tsm_mp_pair mine = *best;
+    const int rc = MPI_Allreduce(&mine, best, 1, type, op, MPI_COMM_WORLD);
+    g_comm += MPI_Wtime() - t0;
+    return rc != MPI_SUCCESS;
+}
+
+tsm_status dist_mpi_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                                tsm_motif *out, size_t *count, tsm_mk_stats *counters,
+                                int verbose) {
+    const double t0 = MPI_Wtime();
+    g_comm = 0.0;
+    dist_mpi_joined();
+    tsm_mk_stats local = {0, 0, 0};
+    tsm_status st =
+        tsm_motifs_scan_part(ctx, s, excl, k, (size_t)dist_mpi_rank(), (size_t)dist_mpi_size(),
+                             sync_pair, NULL, out, count, &local);
+    st = dist_mpi_agree(ctx, st);
+    if (counters)
+        *counters = local;
+    if (verbose) {
+        const double total = MPI_Wtime() - t0;
+        double t[5] = {(double)local.distances, total - g_comm, 0.0, g_comm, dist_mpi_device()};
+        dist_mpi_report("mpi_motif_scan", ctx, s, excl, t, total, 0.0);
     }
     return st;
 }

@@ -39,6 +39,10 @@ tsm_status dist_mpi_mk_motifs(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
                               uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
                               int verbose);
 
+/* dist_motifs_scan under a launcher (dist_mk.c). */
+tsm_status dist_mpi_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k,
+                                tsm_motif *out, size_t *count, tsm_mk_stats *counters, int verbose);
+
 /* ---- Shared by the distributed commands (dist_mpi.c) ---- */
 
 /* The worst status over the ranks (collective), so that all fail together; a rank

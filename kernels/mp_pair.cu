@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mp_pair.cu - the best pair of the matrix profile's traversal on the GPU (mp.h,
+ * tsm_mp_best_pair; the CPU twin, mp_pair.c, explains the filter).
+ *
+ * The work grid, the covariance starts and the update are mp.cu's (mp_tile.cuh), so
+ * every pair's correlation is the profile's. What a pair costs differs: the profile
+ * keeps per-warp bests of every row and column it touches (two multiplications, the
+ * clamp, a row test and a column compare-select, about 23 issued instructions a pair),
+ * the best pair only the thread's own (corr, pair). Per sub-tile the block reads the
+ * best so far T from the global entry and puts cut = T / inv (less a relative 1e-12)
+ * beside each column's df and dg in shared memory; a pair is then w = cov inv_i, one
+ * comparison w >= cut, and its two fused updates (4 fp64 instructions). The rare pair
+ * that passes is evaluated as the profile evaluates it and kept when it beats the
+ * thread's best in the pair order (larger correlation, then smaller a, then smaller
+ * b). At the end of each sub-tile the warp's best goes to the global entry (a 64-bit
+ * key ordered like the correlation and the pair (a << 32 | b) written together under
+ * a lock; the key is read without it as a filter, since it only grows), so T tightens
+ * for every block.
+ *
+ * The first blocks start from T = -inf, where every pair passes and is evaluated in
+ * full until their first sub-tile ends: a few hundred thousand pairs of the N^2 / 2. */
+#include "cuda_util.cuh"
+#include "mp.h"
+#include "mp_tile.cuh"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks per multiprocessor that the launch bounds ask for. The kernel needs 112
+ * registers; with 3 (80 registers) it spills and ran slower (docs/performance.md). */
+#define MPP_BLOCKS 2
+#define MPP_NOPAIR 0xffffffffffffffffull
+
+/* Kernel arguments (device pointers). */
+typedef struct {
+    const double *t, *mu;        /* working series, means */
+    const double *df, *dg, *inv; /* per subsequence, padded with MPG_W + MPG_H entries */
+    const long long *first;      /* first work item of each band (nb + 1 entries) */
+    long long item0;             /* work item of blockIdx.x 0 (launches in chunks) */
+    int nb, band0, N, excl, m;   /* bands band0 .. band0 + nb - 1 */
+    unsigned long long *key;     /* the best pair: corr_key of its correlation (0: none), */
+    unsigned long long *pair;    /* (a << 32) | b, */
+    int *lock;                   /* and the lock that writes both together */
+} mpp_args;
+
+/* Merges the candidate (corr v, pair p) into the global best: larger key, then the
+ * smaller pair. */
+__device__ static void merge_pair(const mpp_args &a, double v, unsigned long long p) {
+    const unsigned long long k = corr_key(v);
+    volatile unsigned long long *vk = a.key, *vp = a.pair;
+    if (k < *vk)
+        return;
+    while (atomicCAS(a.lock, 0, 1) != 0)
+        __nanosleep(64);
+    __threadfence();
+    const unsigned long long cur = *vk;
+    if (k > cur || (k == cur && p < *vp)) {
+        *vp = p;
+        *vk = k;
+    }
+    __threadfence();
+    atomicExch(a.lock, 0);
+}
+
+/* Pair (i, j) that passed the filter with w = cov inv_i: its correlation as the
+ * profile computes it, kept in (bv, bp) when it beats them. */
+__device__ __forceinline__ static void offer(double w, double invj, int i, int j, double &bv,
+                                             unsigned long long &bp) {
+    double c = w * invj;
+    c = c > 1.0 ? 1.0 : c; /* NaN stays NaN and never wins */
+    const unsigned long long p = ((unsigned long long)i << 32) | (unsigned)j;
+    if (c > bv || (c == bv && p < bp))
+        bv = c, bp = p;
+}
+
+/* A sub-tile as one thread sees it. */
+typedef struct {
+    const double *cdf, *cdg, *ccut, *cinv, *rowd;
+    int ri, cbase, lo; /* first row and column (global), this thread's first column in it */
+} mpp_tile;
+
+/* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals
+ * (mp.cu's reg_block without the bests: entry e = u + d of the column window, whose
+ * first four are x0 and last four x1, loaded here). The filter's outcome is gathered
+ * over the block's 16 pairs, so the hot path has no branch per row; in the rare block
+ * where some pair passed, the block runs again from its starting covariances (the
+ * same operations, so the same values) and offers the pairs that pass. */
+__device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, double cov[MPG_D],
+                                                  const mpg_cols &x0, mpg_cols &x1, double &bv,
+                                                  unsigned long long &bp) {
+#define MPP_X(field, e) ((e) < 4 ? x0.field[(e)] : x1.field[(e)-4])
+    mpg_load_cols(tl.cdf, tl.cdg, tl.ccut, r + tl.lo + 4, x1);
+    double c0[MPG_D];
+    bool pass = false;
+#pragma unroll
+    for (int d = 0; d < MPG_D; d++)
+        c0[d] = cov[d];
+#pragma unroll
+    for (int u = 0; u < MPG_U; u++) {
+        const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
+        const double rinv = tl.rowd[4 * (r + u) + 2];
+#pragma unroll
+        for (int d = 0; d < MPG_D; d++) {
+            const int e = u + d;
+            pass |= cov[d] * rinv >= MPP_X(v, e); /* NaN (not normal) never passes */
+            cov[d] = fma(rdfg.x, MPP_X(dg, e), cov[d]);
+            cov[d] = fma(rdfg.y, MPP_X(df, e), cov[d]);
+        }
+    }
+    if (pass) {
+#pragma unroll
+        for (int u = 0; u < MPG_U; u++) {
+            const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
+            const double rinv = tl.rowd[4 * (r + u) + 2];
+#pragma unroll
+            for (int d = 0; d < MPG_D; d++) {
+                const int e = u + d;
+                const double w = c0[d] * rinv;
+                if (w >= MPP_X(v, e))
+                    offer(w, tl.cinv[r + tl.lo + e], tl.ri + r + u, tl.cbase + r + tl.lo + e, bv,
+                          bp);
+                c0[d] = fma(rdfg.x, MPP_X(dg, e), c0[d]);
+                c0[d] = fma(rdfg.y, MPP_X(df, e), c0[d]);
+            }
+        }
+    }
+#undef MPP_X
+}
+
+/* The traversal of one work item (mp.cu's tile_kernel grid). Shared memory per
+ * sub-tile of rows [ri, ri + MPG_H): cdf, cdg, ccut, cinv of columns ri + k0 + [0,
+ * MPG_W + MPG_H) and rowd of the rows as {df, dg, inv, 0} (inv NaN past i1). */
+__global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args a) {
+    extern __shared__ double2 mpp_smem[];
+    double *cdf = (double *)mpp_smem, *cdg = cdf + MPG_W + MPG_H, *ccut = cdg + MPG_W + MPG_H;
+    double *cinv = ccut + MPG_W + MPG_H, *rowd = cinv + MPG_W + MPG_H;
+    __shared__ int s_band;
+    __shared__ double s_best;
+
+    const int tid = threadIdx.x, lane = tid & 31;
+    const long long item = a.item0 + blockIdx.x;
+    if (tid == 0)
+        s_band = mpg_item_band(a.first, a.nb, item);
+    __syncthreads();
+    const int band = s_band;
+    const int k0 = a.excl + (a.band0 + band) * MPG_W;
+    const int i0 = (int)(item - a.first[band]) * MPG_S;
+    const int i1 = min(i0 + MPG_S, a.N - k0);
+    mpp_tile tl = {cdf, cdg, ccut, cinv, rowd, 0, 0, MPG_D * tid};
+
+    double cov[MPG_D];
+    mpg_exact_cov(a.t, a.mu, a.N, a.m, i0, i0 + k0 + tl.lo, cov);
+    double bv = -INFINITY;
+    unsigned long long bp = MPP_NOPAIR;
+
+    for (int ri = i0; ri < i1; ri += MPG_H) {
+        const int nr = min(MPG_H, i1 - ri), cbase = ri + k0;
+        const int nru = (nr + MPG_U - 1) / MPG_U * MPG_U;
+        tl.ri = ri, tl.cbase = cbase;
+        __syncthreads(); /* the previous sub-tile is done with shared memory */
+        if (tid == 0)
+            s_best = key_corr(*(volatile unsigned long long *)a.key);
+        __syncthreads();
+        const double T = s_best;
+        for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
+            const double v = a.inv[cbase + q], x = T / v;
+            cdf[q] = a.df[cbase + q];
+            cdg[q] = a.dg[cbase + q];
+            cinv[q] = v;
+            ccut[q] = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
+        }
+        for (int q = tid; q < MPG_H; q += MPG_B) {
+            const int i = ri + q;
+            rowd[4 * q] = a.df[i];
+            rowd[4 * q + 1] = a.dg[i];
+            rowd[4 * q + 2] = i < i1 ? a.inv[i] : NAN;
+            rowd[4 * q + 3] = 0.0;
+        }
+        __syncthreads();
+
+        mpg_cols xa, xb;
+        mpg_load_cols(cdf, cdg, ccut, tl.lo, xa);
+        for (int r = 0; r < nru; r += 2 * MPG_U) {
+            pair_block(tl, r, cov, xa, xb, bv, bp);
+            if (r + MPG_U < nru)
+                pair_block(tl, r + MPG_U, cov, xb, xa, bv, bp);
+        }
+
+        /* The warp's best to the global entry, so that T tightens for everyone. */
+        double v = bv;
+        unsigned long long p = bp;
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            const double v2 = __shfl_xor_sync(MPG_FULL, v, off);
+            const unsigned long long p2 = __shfl_xor_sync(MPG_FULL, p, off);
+            if (v2 > v || (v2 == v && p2 < p))
+                v = v2, p = p2;
+        }
+        if (lane == 0 && p != MPP_NOPAIR)
+            merge_pair(a, v, p);
+    }
+}
+
+extern "C" tsm_status tsmi_mp_best_pair_cuda(tsm_ctx *ctx, const tsm_stats *s, size_t excl,
+                                             const uint8_t *mask, size_t b0, size_t b1,
+                                             tsm_mp_pair *best) {
+    tsm_status st = TSM_OK;
+    cudaStream_t stream = tsmi_stream(ctx);
+    const size_t N = s->N, m = s->m, P = N + MPG_W + MPG_H, nb = b1 - b0;
+    const size_t smem = (4 * (MPG_W + MPG_H) + 4 * MPG_H) * sizeof(double);
+    mpg_inputs in = {};
+    double *plan = NULL;
+    uint8_t *d_mask = NULL;
+    long long *first = NULL, *h_first = NULL;
+    unsigned long long *keypair = NULL, h_keypair[2];
+    int *lock = NULL;
+    long long items = 0;
+    mpp_args a;
+
+    if (N > MPG_MAX_N)
+        return tsm_fail(ctx, TSM_EINVAL,
+                        "tsm_mp_best_pair: %zu subsequences is more than the CUDA backend's %zu", N,
+                        MPG_MAX_N);
+    if (nb == 0)
+        return TSM_OK;
+    if ((st = mpg_inputs_get(ctx, s, stream, &in)) != TSM_OK)
+        goto done;
+    h_first = (long long *)malloc((nb + 1) * sizeof *h_first);
+    if (!h_first) {
+        st = tsm_fail(ctx, TSM_ENOMEM, "tsm_mp_best_pair: out of host memory for %zu bands", nb);
+        goto done;
+    }
+    items = mpg_items(N, excl, b0, nb, h_first);
+    TSM_CUDA_ALLOC(ctx, plan, 3 * P * sizeof(double));
+    TSM_CUDA_ALLOC(ctx, first, (nb + 1) * sizeof(long long));
+    TSM_CUDA_ALLOC(ctx, keypair, 2 * sizeof(unsigned long long));
+    TSM_CUDA_ALLOC(ctx, lock, sizeof(int));
+    if (mask) {
+        TSM_CUDA_ALLOC(ctx, d_mask, N);
+        TSM_CUDA_TRY(ctx, cudaMemcpyAsync(d_mask, mask, N, cudaMemcpyHostToDevice, stream));
+    }
+    TSM_CUDA_TRY(ctx, cudaMemcpyAsync(first, h_first, (nb + 1) * sizeof(long long),
+                                      cudaMemcpyHostToDevice, stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(keypair, 0, sizeof(unsigned long long), stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(keypair + 1, 0xff, sizeof(unsigned long long), stream));
+    TSM_CUDA_TRY(ctx, cudaMemsetAsync(lock, 0, sizeof(int), stream));
+    mpg_prep_kernel<<<tsmi_blocks(P, 256), 256, 0, stream>>>(in.t, in.mu, in.inv, in.kind, d_mask,
+                                                             N, m, P, plan, plan + P, plan + 2 * P);
+    TSM_CUDA_LAUNCHED(ctx);
+    a.t = in.t, a.mu = in.mu, a.df = plan, a.dg = plan + P, a.inv = plan + 2 * P;
+    a.first = first, a.nb = (int)nb, a.band0 = (int)b0, a.N = (int)N, a.m = (int)m;
+    a.excl = (int)excl, a.key = keypair, a.pair = keypair + 1, a.lock = lock;
+    TSM_CUDA_TRY(ctx, cudaFuncSetAttribute(pair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem));
+    { /* launches as mp.cu's: about 100 with a progress hook, else as few as fit */
+        const int prog = tsmi_progress_on(ctx);
+        long long chunk = prog ? (items + MPG_STEPS - 1) / MPG_STEPS : MPG_CHUNK;
+        chunk = chunk < 1 ? 1 : chunk > MPG_CHUNK ? MPG_CHUNK : chunk;
+        for (long long base = 0; base < items; base += chunk) {
+            const unsigned grid = (unsigned)(items - base < chunk ? items - base : chunk);
+            a.item0 = base;
+            pair_kernel<<<grid, MPG_B, smem, stream>>>(a);
+            TSM_CUDA_LAUNCHED(ctx);
+            if (prog) {
+                TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+                tsmi_progress(ctx, "motif", (uint64_t)(base + grid), (uint64_t)items);
+            }
+        }
+    }
+    TSM_CUDA_TRY(
+        ctx, cudaMemcpyAsync(h_keypair, keypair, sizeof h_keypair, cudaMemcpyDeviceToHost, stream));
+    TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+    if (h_keypair[0] != 0) {
+        /* the host's view of key_corr */
+        const unsigned long long k = h_keypair[0];
+        const unsigned long long bits = (k >> 63) ? k & 0x7fffffffffffffffull : ~k;
+        double c;
+        memcpy(&c, &bits, sizeof c);
+        *best =
+            tsm_mp_pair{c, (int64_t)(h_keypair[1] >> 32), (int64_t)(h_keypair[1] & 0xffffffffull)};
+    }
+done:
+    if (st != TSM_OK && st != TSM_EDEVICE)
+        cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */
+    mpg_inputs_free(&in);
+    cudaFree(plan), cudaFree(d_mask), cudaFree(first), cudaFree(keypair), cudaFree(lock);
+    free(h_first);
+    return st;
+}
