@@ -134,6 +134,8 @@ tsm_status tsm_motifs_scan_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, s
     tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
     if (st != TSM_OK)
         return st;
+    if (k < 1)
+        return tsm_fail(ctx, TSM_EINVAL, "number of motifs k = %zu must be at least 1", k);
     scan_state c = {ctx, s, excl, 0, 0, 0, parts > 1 ? sync : NULL, user, NULL};
     c.pairs = part_bands(ctx, s->N, excl, part, parts, &c.b0, &c.b1);
     if (s->n_constant > 0 && !(c.next = malloc(2 * (s->N + 1) * sizeof *c.next)))

@@ -630,6 +630,9 @@ static void test_scan_parts(void **state) {
                      TSM_EINVAL);
     assert_int_equal(tsm_motifs_scan_part(ctx, s, m, k, 0, 2, NULL, NULL, want, &nwant, NULL),
                      TSM_EINVAL);
+    assert_int_equal(tsm_motifs_scan(ctx, s, m, 0, want, &nwant, NULL), TSM_EINVAL);
+    assert_int_equal(tsm_motifs_scan(ctx, s, m, 1, NULL, &nwant, NULL), TSM_EINVAL);
+    assert_int_equal(tsm_motifs_scan(ctx, s, 0, 1, want, &nwant, NULL), TSM_EINVAL);
     tsm_stats_destroy(&s);
     tsm_ctx_destroy(&ctx);
     free(t);

@@ -171,9 +171,15 @@ def test_motifs_topk(seed):
     assert got.dtype == tsmine.MOTIF_DTYPE
     assert [(int(a), int(b)) for a, b in zip(got["a"], got["b"])] == [(a, b) for _, a, b in want]
     assert_distances(got["distance"], np.array([d for d, _, _ in want]))
-    # the references' seed changes the work, never the pairs
-    again = tsmine.motifs(T, m, k=k, seed=12345, refs=4)
-    assert again["a"].tolist() == got["a"].tolist() and again["b"].tolist() == got["b"].tolist()
+    # MK finds the same pairs; its references' seed changes the work, never the pairs
+    for again in (
+        tsmine.motifs(T, m, k=k, method="mk"),
+        tsmine.motifs(T, m, k=k, method="mk", seed=12345, refs=4),
+    ):
+        assert again["a"].tolist() == got["a"].tolist()
+        assert again["b"].tolist() == got["b"].tolist()
+    with pytest.raises(ValueError, match="method"):
+        tsmine.motifs(T, m, method="brute")
 
 
 # ---- m="auto" and the results against the `tsmine` command -----------------------------

@@ -60,9 +60,10 @@ def test_discords_motifs(name):
     r = float(c["distance"][-1]) * (1 - REL)
     g, c = (tsmine.range_discords(T, 64, r, backend=b) for b in ("cuda", "cpu"))
     assert g["index"].tolist() == c["index"].tolist()
-    g, c = tsmine.motifs(T, 64, k=3, backend="cuda"), tsmine.motifs(T, 64, k=3, backend="cpu")
-    assert g[["a", "b"]].tolist() == c[["a", "b"]].tolist()
-    close(g["distance"], c["distance"])
+    for method in ("scan", "mk"):
+        g, c = (tsmine.motifs(T, 64, k=3, method=method, backend=b) for b in ("cuda", "cpu"))
+        assert g[["a", "b"]].tolist() == c[["a", "b"]].tolist()
+        close(g["distance"], c["distance"])
 
 
 def test_gpu_stump():

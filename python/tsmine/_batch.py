@@ -303,11 +303,13 @@ def range_discords(T, m, r, *, excl=None, seglen=0, backend="auto", threads=None
     return _records(raw, DISCORD_DTYPE, m, excl, used)
 
 
-def motifs(T, m, k=1, *, excl=None, refs=0, seed=None, backend="auto", threads=None):
+def motifs(
+    T, m, k=1, *, excl=None, method="auto", refs=0, seed=None, backend="auto", threads=None
+):
     """The top-k motifs: the closest pairs of non-overlapping subsequences.
 
-    Found exactly by MK (DESIGN 4.3), as ``tsmine motif -k K`` does: the closest pair
-    first, each next pair at least ``excl`` from every member of those before it.
+    Found exactly, as ``tsmine motif -k K`` does: the closest pair first, each next pair
+    at least ``excl`` from every member of those before it.
 
     Parameters
     ----------
@@ -319,6 +321,12 @@ def motifs(T, m, k=1, *, excl=None, refs=0, seed=None, backend="auto", threads=N
         How many pairs.
     excl : int, optional
         Exclusion zone, default ``m``.
+    method : {"auto", "scan", "mk"}, default "auto"
+        ``"scan"`` (what ``"auto"`` takes) scans every pair along the diagonals as
+        :func:`profile` does, keeping the best; ``"mk"`` runs MK (DESIGN 4.3), whose
+        bounds from reference subsequences prune a data-dependent share of the pairs
+        (slower on every series measured). The same pairs but for distances tied to
+        rounding.
     refs : int, default 0
         Reference subsequences of MK; 0 for the default (10).
     seed : int, optional
@@ -338,8 +346,18 @@ def motifs(T, m, k=1, *, excl=None, refs=0, seed=None, backend="auto", threads=N
     seed = _tsmine.MK_SEED_DEFAULT if seed is None else _index(seed, "seed")
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in [0, 2**64), not {seed}")
+    if method not in ("auto", "scan", "mk"):
+        raise ValueError(f"method must be 'auto', 'scan' or 'mk', not {method!r}")
     raw, used = _tsmine._motifs(
-        t, m, excl, _index(k, "k"), _index(refs, "refs"), seed, backend, _threads(threads)
+        t,
+        m,
+        excl,
+        _index(k, "k"),
+        _index(refs, "refs"),
+        seed,
+        backend,
+        _threads(threads),
+        method == "mk",
     )
     return _records(raw, MOTIF_DTYPE, m, excl, used)
 
