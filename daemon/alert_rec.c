@@ -4,7 +4,7 @@
  * registry names, do not call back into it. */
 #include "sink.h"
 
-#include "alert_msg.h"
+#include "lib/alert_msg.h"
 #include "ingest.h" /* TSD_SCHEMA_VERSION */
 
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {

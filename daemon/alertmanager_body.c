@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "alert_json.h" /* tsm_alert_view_name */
+#include "lib/alert_json.h" /* tsm_alert_view_name */
 #include "text_buf.h"
 #include "alertmanager.h"
 

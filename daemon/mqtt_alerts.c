@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_alerts.c - alerts out over MQTT (mqtt.h): every alert as the JSON of `tsmine
- * alerts` (tools/lib/alert_json.h) to ALERTS_TOPIC/STREAM, and at ANOMALY / ANOMALY_END
+ * alerts` (lib/alert_json.h) to ALERTS_TOPIC/STREAM, and at ANOMALY / ANOMALY_END
  * the stream's state, retained, to STATE_TOPIC/STREAM:
  *   {"state":"anomaly","alert":{...the ANOMALY...}}
  *   {"state":"normal","alert":{...the ANOMALY_END...}}
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alert_json.h"
+#include "lib/alert_json.h"
 
 /* PREFIX/STREAM into topic (size TSS_MAX_ID + 130), wildcards of the id as '_'. */
 static void stream_topic(char *topic, size_t len, const char *prefix, const char *stream_id) {

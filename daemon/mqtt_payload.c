@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_payload.c - JSON and InfluxDB line protocol payloads -> sample batches
- * (mqtt_payload.h). The JSON tree comes from tools/lib/json.c, the tool's reader. */
+ * (mqtt_payload.h). The JSON tree comes from lib/json.c, the tool's reader. */
 #include "mqtt_payload.h"
 
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "engine.h" /* TSS_MAX_ID */
-#include "json.h"
+#include "lib/json.h"
 
 int tsd_payload_format_parse(const char *name) {
     static const char *const names[] = {"auto", "protobuf", "json", "influx"};

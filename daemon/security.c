@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "curve_key.h"
+#include "lib/curve_key.h"
 #include "log.h"
 
 /* A stable option of libzmq >= 4.3 that its header still lists under the draft API. */

@@ -32,7 +32,7 @@
  * reload that removes keys every alert subscriber's connection is cut (a PUB socket
  * cannot tell its subscribers apart), the allowed ones reconnect and pass ZAP again.
  * With stream_owners on, a batch is admitted only when its stream id matches a
- * pattern of its key's file (curve_key.h, metadata streams).
+ * pattern of its key's file (lib/curve_key.h, metadata streams).
  *
  * Threads: open/apply/start/reload/close, admit, set_stream_owners and counters_get
  * are called from the main thread; the handler thread touches only its sockets, the
@@ -67,7 +67,7 @@ typedef struct tsd_security tsd_security;
 /* Reads the server's secret key file (NAME.key_secret) and the allow-list directory,
  * and binds the ZAP handler's socket in zctx (requests wait there until
  * tsd_security_start). Every regular file of the directory whose name does not start
- * with "." must be a public key file (curve_key.h); subdirectories are ignored, and so
+ * with "." must be a public key file (lib/curve_key.h); subdirectories are ignored, and so
  * is what is not a regular file (a FIFO, a socket, a device: logged, never opened in a
  * way that blocks); a "*_secret" file, a malformed one, one key in two files with
  * different streams, an unreadable or empty directory are errors.

@@ -42,7 +42,7 @@ static inline int tsd_alert_slot(int kind) {
 #define TSD_ALERT_PACKED_MAX 256
 
 /* The Alert message of a numbered alert (its stream_id points into r): the engine's
- * fields (tools/lib/alert_msg.h) with the alert's number, stream and time. */
+ * fields (lib/alert_msg.h) with the alert's number, stream and time. */
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *msg);
 
 /* What offer did with an alert. */

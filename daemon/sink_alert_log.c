@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sink_alert_log.c - the alert log sink (sink.h): one JSON line per alert, the fields of
- * `tsmine alerts` (tools/lib/alert_json.h), appended to alert_log.path ("" = off), for
+ * `tsmine alerts` (lib/alert_json.h), appended to alert_log.path ("" = off), for
  * tail -F, jq or a log shipper.
  *
  * The publisher thread formats the line and copies it into a bounded queue of
@@ -21,7 +21,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "alert_json.h"
+#include "lib/alert_json.h"
 #include "log.h"
 
 /* Bytes of lines waiting for the writer: about 10,000 alerts. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_security_test.c - CURVE key files (daemon/curve_key.h) and the daemon's CURVE
+/* daemon_security_test.c - CURVE key files (lib/curve_key.h) and the daemon's CURVE
  * authentication (daemon/security.h): the reader's verdict on good and malformed
  * files, the allow-list's start errors, and real libzmq sockets on loopback: an
  * allowed client gets through, an unknown key and a plain client do not and are
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "curve_key.h"
+#include "lib/curve_key.h"
 #include "security.h"
 
 static char tmp[256];

@@ -10,7 +10,7 @@
  * go in batches of at most `batch` samples with a tick after each, then a flush. The
  * alerts and scored subsequences the engine hands to its callbacks are kept in C
  * arrays while it runs without the GIL, then become what `tsmine detect` prints: each
- * alert a dict with the keys and values of its JSON line (tools/lib/alert_json.c:
+ * alert a dict with the keys and values of its JSON line (lib/alert_json.c:
  * alert_id numbered from 1 per engine, detected_at_ns the wall clock, event_start_seq
  * and event_end_seq for ANOMALY and ANOMALY_END only, tail when FAR or NEAR, the views
  * for an alert that has one, None for a number that is not finite), each score line a
@@ -292,7 +292,7 @@ static int params_for(void *user, const char *stream_id, tss_params *out) {
 
 /* ---- records -> Python ------------------------------------------------------------- */
 
-static const char *kind_name(int kind) { /* tools/lib/alert_json.c, tsm_alert_kind_name */
+static const char *kind_name(int kind) { /* lib/alert_json.c, tsm_alert_kind_name */
     switch (kind) {
     case TSS_ALERT_DISCORD: return "DISCORD";
     case TSS_ALERT_LEFT_DISCORD: return "LEFT_DISCORD";

@@ -14,7 +14,7 @@
 #include "bench_shapelet.h"
 
 #include "shapelet.h"
-#include "ucr_io.h"
+#include "lib/ucr_io.h"
 
 #include <getopt.h>
 #include <stdint.h>

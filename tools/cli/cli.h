@@ -18,9 +18,9 @@
 #ifndef TSMINE_CLI_H
 #define TSMINE_CLI_H
 
-#include "emit.h"
-#include "progress.h"
-#include "series_io.h"
+#include "lib/emit.h"
+#include "lib/progress.h"
+#include "lib/series_io.h"
 #include "stats.h"
 #include "tsm.h"
 

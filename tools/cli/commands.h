@@ -24,7 +24,7 @@ int detect_main(int argc, char **argv);
 #endif
 
 #ifdef TSMINE_HAVE_CLIENT
-#include "client.h"
+#include "lib/client.h"
 
 extern const client_command cmd_replay;
 extern const client_command cmd_alerts;

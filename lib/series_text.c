@@ -18,7 +18,7 @@
  * Every row must have as many fields as the first. Blank rows inside the data are
  * missing values (NaN); blank rows before and after it are ignored. An empty field or
  * nan is NaN. CRLF line ends are accepted. */
-#include "series_input.h"
+#include "lib/series_input.h"
 
 #include <ctype.h>
 #include <errno.h>

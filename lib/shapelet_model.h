@@ -17,7 +17,7 @@
 #ifndef TSMINE_SHAPELET_MODEL_H
 #define TSMINE_SHAPELET_MODEL_H
 
-#include "series_io.h"
+#include "lib/series_io.h"
 #include "shapelet_tree.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alert_msg.c - the engine's alert as a tsmine.v1.Alert (alert_msg.h). */
-#include "alert_msg.h"
+#include "lib/alert_msg.h"
 
 #include "calib.h" /* tss_tail */
 

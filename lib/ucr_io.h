@@ -12,7 +12,7 @@
 #ifndef TSMINE_UCR_IO_H
 #define TSMINE_UCR_IO_H
 
-#include "series_io.h"
+#include "lib/series_io.h"
 
 #include <stdarg.h>
 #include <stddef.h>

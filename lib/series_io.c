@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* series_io.c - reading series from text, .npy and raw float64 files. */
-#include "series_input.h"
+#include "lib/series_input.h"
 
 #include <ctype.h>
 #include <errno.h>

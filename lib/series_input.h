@@ -4,7 +4,7 @@
 #ifndef TSMINE_SERIES_INPUT_H
 #define TSMINE_SERIES_INPUT_H
 
-#include "series_io.h"
+#include "lib/series_io.h"
 
 #include <stdio.h>
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* shapelet_model.c - writing and reading model files (shapelet_model.h). Reading goes
  * through the tool's JSON reader (json.h). */
-#include "shapelet_model.h"
+#include "lib/shapelet_model.h"
 
-#include "emit.h"
-#include "json.h"
-#include "ucr_io.h"
+#include "lib/emit.h"
+#include "lib/json.h"
+#include "lib/ucr_io.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* emit.c - JSON-lines and CSV output of result rows. */
-#include "emit.h"
+#include "lib/emit.h"
 
 #include <errno.h>
 #include <inttypes.h>

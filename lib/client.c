@@ -2,12 +2,12 @@
 /* client.c - the option table and help of the daemon companions (replay, alerts,
  * status; parsed by cli_getopt), and the sockets and message helpers they share with
  * tsmine-loadgen. */
-#include "client.h"
+#include "lib/client.h"
 
-#include "alert_json.h"
+#include "lib/alert_json.h"
 #include "cli.h"
-#include "curve_key.h"
-#include "emit.h"
+#include "lib/curve_key.h"
+#include "lib/emit.h"
 
 #include <errno.h>
 #include <getopt.h> /* optind */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ucr_io.c - UCR .tsv and sktime/aeon .ts readers (ucr_io.h). The whole file is read
  * at once (series_read_bytes) and parsed line by line in place. */
-#include "ucr_io.h"
+#include "lib/ucr_io.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* array_out.c - result arrays as .npy or raw float64 files, written in large blocks. */
-#include "array_out.h"
+#include "lib/array_out.h"
 
 #include <errno.h>
 #include <stdio.h>

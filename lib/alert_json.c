@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alert_json.c - an Alert as one JSON object (alert_json.h). */
-#include "alert_json.h"
+#include "lib/alert_json.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "emit.h" /* emit_double, emit_json_char */
-#include "textbuf.h"
+#include "lib/emit.h" /* emit_double, emit_json_char */
+#include "lib/textbuf.h"
 
 const char *tsm_alert_kind_name(int kind) {
     switch (kind) {

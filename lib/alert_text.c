@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alert_text.c - alerts, times and durations for a person (alert_text.h). */
-#include "alert_text.h"
+#include "lib/alert_text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "alert_json.h" /* tsm_alert_kind_name */
-#include "textbuf.h"
+#include "lib/alert_json.h" /* tsm_alert_kind_name */
+#include "lib/textbuf.h"
 
 size_t tsm_time_text(char *buf, size_t len, int64_t ns, int local) {
     tsm_text t = tsm_text_of(buf, len);

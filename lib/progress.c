@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* progress.c - a progress line with an ETA on stderr. */
-#include "progress.h"
+#include "lib/progress.h"
 
 #include <stdio.h>
 #include <string.h>

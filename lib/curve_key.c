@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* curve_key.c - reading and writing CURVE key files (zcert format, curve_key.h). */
-#include "curve_key.h"
+#include "lib/curve_key.h"
 
 #include <czmq.h>
 #include <errno.h>

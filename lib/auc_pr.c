@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* auc_pr.c - the area under the precision-recall curve of a ranking (auc_pr.h). */
-#include "auc_pr.h"
+#include "lib/auc_pr.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* json.c - the JSON reader of json.h: a recursive-descent parser over the whole text,
  * values into a tree. */
-#include "json.h"
+#include "lib/json.h"
 
 #include <ctype.h>
 #include <errno.h>

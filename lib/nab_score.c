@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nab_score.c - the scoring rules of the Numenta Anomaly Benchmark (nab_score.h). */
-#include "nab_score.h"
+#include "lib/nab_score.h"
 
 #include <math.h>
 #include <stdlib.h>

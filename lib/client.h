@@ -11,7 +11,7 @@
 #ifndef TSMINE_CLIENT_H
 #define TSMINE_CLIENT_H
 
-#include "series_io.h"
+#include "lib/series_io.h"
 #include "tsmine.pb-c.h"
 
 #include <stddef.h>
@@ -49,7 +49,7 @@ typedef enum {
 } client_timestamps;
 
 /* CURVE keys of a client (--curve-key NAME.key_secret --server-key S.key), Z85 text as
- * daemon/curve_key.h reads them. */
+ * lib/curve_key.h reads them. */
 typedef struct {
     int on; /* 0: a plain (NULL mechanism) client */
     char public_key[41], secret_key[41], server_key[41];
