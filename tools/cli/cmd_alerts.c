@@ -4,7 +4,7 @@
  * readable line (alert_text.h; --format, display.h). */
 #include "lib/alert_text.h"
 #include "cli.h"
-#include "lib/client.h"
+#include "companion.h"
 #include "commands.h"
 #include "display.h"
 

@@ -4,7 +4,7 @@
  * checkpoint` (DESIGN 6).
  * Each sends one ControlRequest and prints the daemon's one-line answer. */
 #include "cli.h"
-#include "lib/client.h"
+#include "companion.h"
 #include "commands.h"
 
 #include <stdlib.h>

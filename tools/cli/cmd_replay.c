@@ -20,7 +20,7 @@
  * timestamps it had the first time. */
 #include "lib/alert_text.h"
 #include "cli.h"
-#include "lib/client.h"
+#include "companion.h"
 #include "commands.h"
 
 #include <errno.h>

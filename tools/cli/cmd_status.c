@@ -5,7 +5,7 @@
  * display.h). */
 #include "lib/alert_text.h"
 #include "cli.h"
-#include "lib/client.h"
+#include "companion.h"
 #include "commands.h"
 #include "display.h"
 #include "lib/emit.h"

@@ -24,7 +24,7 @@ int detect_main(int argc, char **argv);
 #endif
 
 #ifdef TSMINE_HAVE_CLIENT
-#include "lib/client.h"
+#include "companion.h"
 
 extern const client_command cmd_replay;
 extern const client_command cmd_alerts;

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "lib/client.h"
+#include "companion.h"
 
 typedef enum { DISPLAY_JSON, DISPLAY_TEXT } display_format;
 
