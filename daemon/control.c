@@ -13,7 +13,7 @@
 
 #include <zmq.h>
 
-#include "ckpt_job.h"
+#include "daemon/state/ckpt_job.h"
 #include "counters.h"
 #include "tsmine.pb-c.h"
 

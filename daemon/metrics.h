@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ckpt_job.h"
+#include "daemon/state/ckpt_job.h"
 #include "engine.h"
 #include "guard.h"
 #include "ingest.h"

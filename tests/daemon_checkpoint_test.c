@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "daemon/state/state_files.h"
 #include "engine_checkpoint.h"
 
 static char dir[256];

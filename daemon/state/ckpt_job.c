@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ckpt_job.c - incremental checkpoints: the main loop's steps and the writer thread
  * (see ckpt_job.h). */
-#include "ckpt_job.h"
+#include "daemon/state/ckpt_job.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "daemon/state/state_files.h"
 #include "engine_checkpoint.h"
 
 #define UNTOUCHED INT64_MIN /* outcome of a group this checkpoint did not write */

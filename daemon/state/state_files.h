@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* checkpoint.h - crash-safe checkpoint files (DESIGN 5.4; hardening issue item 2).
+/* state_files.h - crash-safe checkpoint files (DESIGN 5.4; hardening issue item 2).
  *
  * Writing: the content goes to a temporary file in the same directory, which is
  * flushed and fsync'ed, renamed over the final name, and then the directory is
@@ -12,8 +12,8 @@
  * followed) may hide a good checkpoint: it is left in place and reported, and the daemon
  * refuses to start rather than overwrite it later. The content format is the engine's
  * (tss_engine_save/load). */
-#ifndef TSD_CHECKPOINT_H
-#define TSD_CHECKPOINT_H
+#ifndef TSD_STATE_FILES_H
+#define TSD_STATE_FILES_H
 
 #include <stddef.h>
 #include <stdio.h>

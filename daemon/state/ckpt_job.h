@@ -4,7 +4,7 @@
  *
  * The state directory holds one file per group of streams (tss_ckpt_group,
  * tsd_ckpt_group_name), each written crash-safely on its own (temporary file, fsync,
- * rename; checkpoint.h). A checkpoint rewrites only the groups in which a stream
+ * rename; state_files.h). A checkpoint rewrites only the groups in which a stream
  * changed since its last checkpoint or which lost a stream, so an idle daemon writes
  * nothing. The main loop looks at the streams and serialises the changed ones in steps
  * of TSD_CKPT_STEP_S (tss_ckpt_walk) between its other work; a writer thread of its own

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* checkpoint.c - atomic checkpoint files: temp + fsync + rename + fsync(dir). */
+/* state_files.c - atomic checkpoint files: temp + fsync + rename + fsync(dir). */
 #define _GNU_SOURCE /* mkostemp */
-#include "checkpoint.h"
+#include "daemon/state/state_files.h"
 
 #include <dirent.h>
 #include <errno.h>
