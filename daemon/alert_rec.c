@@ -5,7 +5,7 @@
 #include "sink.h"
 
 #include "lib/alert_msg.h"
-#include "ingest.h" /* TSD_SCHEMA_VERSION */
+#include "daemon/source/decode.h" /* TSD_SCHEMA_VERSION */
 
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;

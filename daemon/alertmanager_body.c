@@ -12,7 +12,7 @@
 #include "alertmanager.h"
 
 /* s as a JSON string: quotes, backslashes and control characters escaped; bytes of
- * 0x80 and more (never in a stream id, ingest.c valid_id) as U+FFFD so that the body
+ * 0x80 and more (never in a stream id, decode.c valid_id) as U+FFFD so that the body
  * stays valid UTF-8 whatever the caller gives. */
 static void jstring(tsd_text *t, const char *s) {
     tsd_text_put(t, "\"");

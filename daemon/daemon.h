@@ -19,14 +19,14 @@
 #include "engine.h"
 #include "engine_checkpoint.h" /* tss_load_report */
 #include "guard.h"
-#include "ingest.h"
+#include "daemon/source/decode.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
 #include "resources.h"
 #include "sink.h"
 #include "sockets.h"
-#include "source.h"
+#include "daemon/source/source.h"
 
 typedef struct {
     tsc_config cfg;        /* in force; a reload swaps in the keys that apply live */

@@ -14,7 +14,7 @@
 #include "daemon/state/ckpt_job.h"
 #include "engine.h"
 #include "guard.h"
-#include "ingest.h"
+#include "daemon/source/decode.h"
 #include "security.h"
 #include "sink.h"
 

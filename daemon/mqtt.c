@@ -21,7 +21,7 @@
 #endif
 
 #include "log.h"
-#include "mqtt_payload.h"
+#include "daemon/source/mqtt_payload.h"
 
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {
     memset(out, 0, sizeof *out);

@@ -9,7 +9,7 @@
  * TLS handshake or a DNS lookup never holds the main loop or its watchdog. Received
  * messages are copied into a bounded queue (mqtt_ingest.c); the main thread, which
  * owns the engine, drains it when the queue's eventfd (the source's poll item, polled
- * beside the ZeroMQ sockets) says so, through the ingest path of ZeroMQ (ingest.h), with the same
+ * beside the ZeroMQ sockets) says so, through the ingest path of ZeroMQ (decode.h), with the same
  * per-reason counters. A full queue makes the receiving thread wait, so that TCP and
  * the broker hold the rest: nothing is dropped for want of room. Alerts are published
  * from the alert publisher thread (publisher.h) with mosquitto_publish, which is
@@ -32,7 +32,7 @@
 
 #include "config.h"
 #include "engine.h"
-#include "ingest.h"
+#include "daemon/source/decode.h"
 #include "sink.h"
 
 typedef struct tsd_mqtt tsd_mqtt;

@@ -45,7 +45,7 @@
 
 #include <zmq.h>
 
-#include "ingest.h" /* tsd_sender, the reasons admit returns */
+#include "daemon/source/decode.h" /* tsd_sender, the reasons admit returns */
 
 /* Reasons of refused handshakes (status counters curve_rejected_NAME). */
 enum { TSD_AUTH_KEY, TSD_AUTH_PROTOCOL, TSD_AUTH_OTHER, TSD_AUTH_REASONS };
@@ -100,7 +100,7 @@ int tsd_security_reload(tsd_security *s, char *msg, size_t msglen);
  * {NULL, -1, NULL} when s is NULL (CURVE off). */
 tsd_sender tsd_security_sender(const tsd_security *s, zmq_msg_t *msg);
 
-/* The ingest admit hook (ingest.h; ctx: the tsd_security) and the control socket's
+/* The ingest admit hook (decode.h; ctx: the tsd_security) and the control socket's
  * check. stream_id NULL: TSS_OK when from's key is in the allow-list in force, else
  * TSD_REASON_REVOKED: counted (revoked), logged at the rate limit, and the connection
  * cut (once per descriptor, when it is still one our sockets accepted from that host).

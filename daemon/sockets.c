@@ -115,7 +115,7 @@ int tsd_sockets_open(tsd_sockets *s, const tsc_config *cfg, char *err, size_t er
         return TSD_SOCKETS_EKEYS;
     }
     /* Messages up to max_message_size are decoded; those up to twice that still arrive and
-     * are counted as oversized (ingest.c), so a sender learns nothing new but the operator
+     * are counted as oversized (decode.c), so a sender learns nothing new but the operator
      * sees them; libzmq itself disconnects a peer that announces more than twice the
      * limit, before allocating the message, which bounds the memory a hostile sender can
      * pin to 2 * max_message_size per connection. */

@@ -14,7 +14,7 @@
  *            [timestamp_ns]". Each numeric field (float, 12i, 12u) is one sample of
  *            the stream "SERIES/FIELD", SERIES being the measurement and tags as
  *            written; strings and booleans are skipped. No sequence numbers.
- *   protobuf the SampleBatch of the ZeroMQ path (ingest.h decodes it).
+ *   protobuf the SampleBatch of the ZeroMQ path (decode.h decodes it).
  *
  * tsd_payload_detect tells them apart for format "auto": a payload holding a control
  * byte (below 0x20 but tab, CR and LF, or 0x7f) is protobuf (every SampleBatch holds

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ingest.c - decode -> validate -> apply for one ingest message, and its counters. */
-#include "ingest.h"
+/* decode.c - decode -> validate -> apply for one ingest message, and its counters. */
+#include "daemon/source/decode.h"
 
 #include <math.h>
 #include <stdlib.h>

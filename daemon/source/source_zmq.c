@@ -3,7 +3,7 @@
  * bound at ingest.endpoints, and on the SUB socket connected to ingest.subscribe when
  * it is set (a message there may carry a topic frame before the batch). The sockets
  * are the daemon's (sockets.h); this file reads them. */
-#include "source.h"
+#include "daemon/source/source.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ingest.h - one ingest message through three stages, each a separate function so
+/* decode.h - one ingest message through three stages, each a separate function so
  * that a fuzzer or a unit test can drive any prefix of the pipeline:
  *
  *   tsd_decode    bytes -> SampleBatch (protobuf-c, under a memory budget)
@@ -10,8 +10,8 @@
  * tsd_ingest_message runs all three and counts the outcome. Every refusal has a
  * reason with a stable snake_case name (tsd_reason_name): the engine's own reasons
  * (tss_reject, same values, names from tss_reject_name) followed by the daemon's. */
-#ifndef TSD_INGEST_H
-#define TSD_INGEST_H
+#ifndef TSD_DECODE_H
+#define TSD_DECODE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * table and exports nothing else, and one row of the registry (source.c) lists it. The
  * main loop (loop.c) polls the sources' items beside the control socket and calls
  * only the ops; optional hooks are NULL when unused. Every source hands what it reads
- * to the one ingest path (ingest.h), whose counters are shared; a source's own
+ * to the one ingest path (decode.h), whose counters are shared; a source's own
  * rejection reasons are declared in its row (reasons) and numbered by the registry
  * from TSD_REASON_SOURCES on, so that STATUS and /metrics list them whether it is open
  * or not.
@@ -25,7 +25,7 @@
 #include "config.h"
 #include "engine.h"
 #include "guard.h"
-#include "ingest.h"
+#include "daemon/source/decode.h"
 #include "security.h"
 #include "sink.h" /* tsd_counter */
 #include "sockets.h"

@@ -2,7 +2,7 @@
 /* source.c - the registry of sample sources (source.h) and the numbers of their own
  * rejection reasons. Adding a source: its file, which fills one tsd_source_ops, and its
  * row below. */
-#include "source.h"
+#include "daemon/source/source.h"
 
 #include <stdio.h>
 #include <sysexits.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_payload.c - JSON and InfluxDB line protocol payloads -> sample batches
  * (mqtt_payload.h). The JSON tree comes from lib/json.c, the tool's reader. */
-#include "mqtt_payload.h"
+#include "daemon/source/mqtt_payload.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mqtt_ingest.c - MQTT messages into the engine (mqtt.h): the bounded queue between
  * the client's thread and the main loop, the topic-to-stream rule, and each payload
- * through the ingest path of ZeroMQ (ingest.h), counted per reason.
+ * through the ingest path of ZeroMQ (decode.h), counted per reason.
  *
  * Sequence numbers: a protobuf batch carries its own (first_seq, epoch); a JSON
  * payload's "seq" is used when present; otherwise (JSON without "seq", line protocol)
@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "mqtt_payload.h"
-#include "source.h"
+#include "daemon/source/mqtt_payload.h"
+#include "daemon/source/source.h"
 
 /* Its own rejection reasons (source.h), from m->reason_base on. */
 enum { REASON_JSON, REASON_INFLUX };
