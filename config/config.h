@@ -85,7 +85,7 @@ typedef struct {
     char am_password_file[512];
     char am_bearer_token_file[512];
     char am_ca_file[512]; /* CA bundle for https URLs ("" = the system's) */
-    /* MQTT ingest and alerts (issue 20, daemon/mqtt.h): broker "" = off */
+    /* MQTT ingest and alerts (issue 20, daemon/mqtt/mqtt.h): broker "" = off */
     char mqtt_broker[256];                       /* HOST:PORT */
     char mqtt_client_id[128];                    /* the persistent session's name */
     char mqtt_subscribe[TSC_MAX_ENDPOINTS][256]; /* topic filters */

@@ -195,7 +195,7 @@ const tsci_setting tsci_settings[] = {
     {"alertmanager.password_file", TSCI_STRING,  CFG(am_password_file),      0, 0, 0,             0,       "",                     check_path,     1},
     {"alertmanager.bearer_token_file", TSCI_STRING, CFG(am_bearer_token_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"alertmanager.ca_file",       TSCI_STRING,  CFG(am_ca_file),            0, 0, 0,             0,       "",                     check_path,     1},
-    /* MQTT ingest and alerts (issue 20; daemon/mqtt.h): off while broker is "" */
+    /* MQTT ingest and alerts (issue 20; daemon/mqtt/mqtt.h): off while broker is "" */
     {"mqtt.broker",                TSCI_STRING,  CFG(mqtt_broker),           0, 0, 0,             0,       "",                     check_listen,   1},
     {"mqtt.client_id",             TSCI_STRING,  CFG(mqtt_client_id),        0, 0, 0,             0,       "tsmined",              check_client_id, 1},
     {"mqtt.subscribe",             TSCI_STRINGS, CFG_LIST(mqtt_subscribe, n_mqtt_subscribe),             0, TSC_MAX_ENDPOINTS, 0, "",                   check_topic_filter, 1},

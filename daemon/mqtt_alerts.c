@@ -10,7 +10,7 @@
  *
  * A sink (sink.h) on the connection MQTT ingest shares (tsd_mqtt_share): open while a
  * broker is set, and it reports the connection's counters. */
-#include "mqtt_int.h"
+#include "daemon/mqtt/mqtt_int.h"
 
 #include <stdio.h>
 #include <string.h>

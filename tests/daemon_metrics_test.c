@@ -10,7 +10,7 @@
 
 #include "alertmanager.h"
 #include "metrics.h"
-#include "mqtt.h"
+#include "daemon/mqtt/mqtt.h"
 
 /* The number of a rejection reason by its name (the sources' are numbered by their
  * registry, source.h). */

@@ -12,7 +12,7 @@
  *
  * A source (source.h) on the connection the MQTT alert sink shares (tsd_mqtt_share):
  * open while a broker is set; its own rejection reasons are json and influx. */
-#include "mqtt_int.h"
+#include "daemon/mqtt/mqtt_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

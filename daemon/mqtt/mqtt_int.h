@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mqtt_int.h - what mqtt.c (connection), mqtt_ingest.c (queue, payloads) and
- * mqtt_alerts.c (alert topics) share; internal to those three (mqtt.h is the
- * interface). */
+/* mqtt_int.h - what mqtt.c (connection), daemon/source/mqtt_ingest.c (queue, payloads)
+ * and daemon/sink/mqtt_alerts.c (alert topics) share; internal to those three (mqtt.h is
+ * the interface). */
 #ifndef TSD_MQTT_INT_H
 #define TSD_MQTT_INT_H
 
 #include <pthread.h>
 #include <stdint.h>
 
-#include "mqtt.h"
+#include "daemon/mqtt/mqtt.h"
 
 /* One received message, as the queue keeps it: topic and payload in one block. */
 typedef struct tsd_mqtt_msg {

@@ -5,7 +5,7 @@
  * TLS or protocol error and cannot be told how long to back off from the first
  * attempt; here every failure is retried, 1 s doubling up to reconnect_max, and the
  * stop is ours to order (mqtt.h, "Delivery"). */
-#include "mqtt_int.h"
+#include "daemon/mqtt/mqtt_int.h"
 
 #include <errno.h>
 #include <stdio.h>
