@@ -73,7 +73,7 @@ typedef struct {
     char curve_authorized_keys[512];
     int curve_stream_owners; /* 1: a client key writes only the streams its key file names */
 
-    /* Alertmanager (daemon/alertmanager.h): no url = off */
+    /* Alertmanager (daemon/sink/alertmanager.h): no url = off */
     char am_urls[TSC_MAX_AM_URLS][256]; /* http(s)://HOST:PORT[/PREFIX] */
     size_t n_am_urls;
     uint32_t am_resend_interval_s; /* open events re-sent this often (default 60) */

@@ -184,7 +184,7 @@ const tsci_setting tsci_settings[] = {
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
     /* issue 17: stream ids bound to client keys (daemon/security.h); live */
     {"security.curve.stream_owners",   TSCI_BOOL,   CFG(curve_stream_owners),   0, 0, 1,          0,       NULL,                   NULL,           0},
-    /* Alertmanager (daemon/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
+    /* Alertmanager (daemon/sink/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
     {"alertmanager.urls",          TSCI_STRINGS, CFG_LIST(am_urls, n_am_urls), 0, TSC_MAX_AM_URLS, 0, "",              check_http_url, 1},
     {"alertmanager.resend_interval", TSCI_U32,   CFG(am_resend_interval_s),  0, 1, 86400,         60,      NULL,                   NULL,           1},
     {"alertmanager.timeout",       TSCI_U32,     CFG(am_timeout_s),          0, 1, 300,           10,      NULL,                   NULL,           1},
@@ -213,7 +213,7 @@ const tsci_setting tsci_settings[] = {
     {"mqtt.tls.key_file",          TSCI_STRING,  CFG(mqtt_tls_key_file),     0, 0, 0,             0,       "",                     check_path,     1},
     {"mqtt.alerts_topic",          TSCI_STRING,  CFG(mqtt_alerts_topic),     0, 0, 0,             0,       "tsmine/alerts",        check_topic_prefix, 1},
     {"mqtt.state_topic",           TSCI_STRING,  CFG(mqtt_state_topic),      0, 0, 0,             0,       "tsmine/state",         check_topic_prefix, 1},
-    /* the alert log (daemon/sink_alert_log.c): one JSON line per alert; "" = off */
+    /* the alert log (daemon/sink/sink_alert_log.c): one JSON line per alert; "" = off */
     {"alert_log.path",             TSCI_STRING,  CFG(alert_log_path),        0, 0, 0,             0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */

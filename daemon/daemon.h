@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sysexits.h>
 
-#include "alerts.h"
+#include "daemon/sink/alerts.h"
 #include "config.h"
 #include "engine.h"
 #include "engine_checkpoint.h" /* tss_load_report */
@@ -24,7 +24,7 @@
 #include "metrics.h"
 #include "notify.h"
 #include "resources.h"
-#include "sink.h"
+#include "daemon/sink/sink.h"
 #include "sockets.h"
 #include "daemon/source/source.h"
 

@@ -16,7 +16,7 @@
 #include "guard.h"
 #include "daemon/source/decode.h"
 #include "security.h"
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alert_msg.h - the engine's alert (stream/engine.h tss_alert) as a tsmine.v1.Alert:
- * what tsmined publishes (daemon/alerts.c) and what `tsmine detect` prints, filled in
+ * what tsmined publishes (daemon/sink/alerts.c) and what `tsmine detect` prints, filled in
  * one place so that a field the engine gains reaches both. */
 #ifndef TSMINE_ALERT_MSG_H
 #define TSMINE_ALERT_MSG_H

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alertmanager.h"
+#include "daemon/sink/alertmanager.h"
 #include "metrics.h"
 #include "daemon/mqtt/mqtt.h"
 

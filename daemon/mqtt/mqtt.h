@@ -12,7 +12,7 @@
  * beside the ZeroMQ sockets) says so, through the ingest path of ZeroMQ (decode.h), with the same
  * per-reason counters. A full queue makes the receiving thread wait, so that TCP and
  * the broker hold the rest: nothing is dropped for want of room. Alerts are published
- * from the alert publisher thread (publisher.h) with mosquitto_publish, which is
+ * from the alert publisher thread (alert_publisher.h) with mosquitto_publish, which is
  * thread-safe (mosquitto_threaded_set).
  *
  * Delivery. libmosquitto acknowledges a QoS 1 message (PUBACK) before it hands it over,
@@ -33,7 +33,7 @@
 #include "config.h"
 #include "engine.h"
 #include "daemon/source/decode.h"
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 typedef struct tsd_mqtt tsd_mqtt;
 

@@ -27,7 +27,7 @@
 #include "guard.h"
 #include "daemon/source/decode.h"
 #include "security.h"
-#include "sink.h" /* tsd_counter */
+#include "daemon/sink/sink.h" /* tsd_counter */
 #include "sockets.h"
 
 /* What a source may use to open. */

@@ -10,7 +10,7 @@
  * logrotate (its postrotate sends SIGHUP); a reopen that fails keeps the file open
  * before. Counters: alert_log_lines, alert_log_drops, alert_log_errors (STATUS),
  * tsmine_alert_log_*_total (/metrics). */
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

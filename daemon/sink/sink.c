@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sink.c - the registry of alert sinks (sink.h) and the one loop that hands an alert to
  * them. Adding a sink: its file, which fills one tsd_sink_ops, and its row below. */
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /* alert_rec.c - the Alert message of a numbered alert (sink.h tsd_alert_rec_msg): what
  * every sink sends, apart from the registry (sink.c) so that the sinks, which the
  * registry names, do not call back into it. */
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 #include "lib/alert_msg.h"
 #include "daemon/source/decode.h" /* TSD_SCHEMA_VERSION */

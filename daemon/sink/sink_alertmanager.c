@@ -3,14 +3,14 @@
  * (alertmanager.h): ANOMALY and ANOMALY_END as alerts; the events open in the checkpoint
  * re-sent at start (restore); every resend_interval, the events the engine has open, so
  * that those whose ANOMALY_END will never come are resolved (periodic). */
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
 
-#include "alertmanager.h"
+#include "daemon/sink/alertmanager.h"
 #include "log.h"
 
 typedef struct {

@@ -24,7 +24,7 @@
  *
  * Two modes. Without a publisher thread (tsd_alerts_start not called, or stopped),
  * tsd_alerts_publish hands the alert to the sinks on the caller's thread. With one
- * (publisher.h), tsd_alerts_publish only numbers the alert (alert_id, detected_at_ns;
+ * (alert_publisher.h), tsd_alerts_publish only numbers the alert (alert_id, detected_at_ns;
  * seq comes with the alert from the engine) and queues it; the thread hands it to the
  * sinks in queue order, so each stream's alerts keep their order and seq. The counters below
  * are the caller's thread's: tsd_alerts_sync folds in what the thread counted. */
@@ -35,7 +35,7 @@
 
 #include "engine.h"
 #include "log.h"
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 typedef struct tsd_publisher tsd_publisher;
 
@@ -71,7 +71,7 @@ void tsd_alerts_init(tsd_alerts *a, uint32_t log_rate_per_s);
  * starts). 0, or -1 when TSD_SINKS_MAX are taken. */
 int tsd_alerts_add_sink(tsd_alerts *a, const tsd_sink_ops *ops, void *self);
 
-/* Starts the publisher thread with a queue of capacity bytes (publisher.h); from then on
+/* Starts the publisher thread with a queue of capacity bytes (alert_publisher.h); from then on
  * only that thread offers alerts to the sinks, until tsd_alerts_stop. 0, or -1 with a message in
  * err (the alerts stay synchronous). */
 int tsd_alerts_start(tsd_alerts *a, size_t capacity, char *err, size_t errlen);

@@ -6,7 +6,7 @@
  *
  * Life cycle (daemon.c): open every row at start (a row whose settings leave it off
  * opens to NULL and takes no part), then alerts reach every open sink through offer,
- * in each stream's order, on the sending thread (the publisher thread, publisher.h, or
+ * in each stream's order, on the sending thread (the publisher thread, alert_publisher.h, or
  * the main thread without one); restore once after the checkpoint's restore; periodic
  * when it asks; reload at every SIGHUP or RELOAD; counters whenever STATUS or /metrics
  * look; close at the end, after the publisher thread has stopped.

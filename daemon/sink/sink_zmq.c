@@ -3,7 +3,7 @@
  * (topic) then a packed tsmine.v1.Alert (DESIGN 5.2). Plain PUB semantics (alerts.h):
  * a send never blocks, and a subscriber whose queue is full loses its own copy without
  * the publisher knowing. Its outcome is the alert counters' (counted). */
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 #include <errno.h>
 #include <stdio.h>

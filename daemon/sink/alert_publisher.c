@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* publisher.c - the alert publisher thread and its bounded queues (publisher.h).
+/* alert_publisher.c - the alert publisher thread and its bounded queues (alert_publisher.h).
  *
  * Each queue is a ring of bytes holding variable-size entries, so that short stream
  * ids take little room: an entry is a uint64_t size (the entry's bytes, a multiple of
@@ -16,7 +16,7 @@
  * one queued after an urgent one of its stream waits for the urgent lane to drain.
  * Streams are told apart by a hash of their id into TSD_PUB_BUCKETS counters of bulk
  * entries in flight; a collision only sends an alert by the bulk lane (in order). */
-#include "publisher.h"
+#include "daemon/sink/alert_publisher.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* alerts.c - Alert numbering and queueing (alerts.h); the thread that hands them to the
- * sinks is publisher.c, the sinks are sink.h's. */
-#include "alerts.h"
+ * sinks is alert_publisher.c, the sinks are sink.h's. */
+#include "daemon/sink/alerts.h"
 
 #include <string.h>
 
-#include "publisher.h"
+#include "daemon/sink/alert_publisher.h"
 
 void tsd_alerts_init(tsd_alerts *a, uint32_t log_rate_per_s) {
     memset(a, 0, sizeof *a);

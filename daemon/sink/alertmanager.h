@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 typedef struct tsd_am tsd_am;
 

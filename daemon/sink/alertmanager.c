@@ -10,7 +10,7 @@
  * retried after the backoff. Re-sending an open event is the same thing: every
  * resend_interval a URL's acknowledgements of open events are cleared. A resolved
  * event leaves the table once every URL acknowledged it. */
-#include "alertmanager.h"
+#include "daemon/sink/alertmanager.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* publisher.h - the thread that hands alerts to the sinks (sink.h; alerts.h, threaded
+/* alert_publisher.h - the thread that hands alerts to the sinks (sink.h; alerts.h, threaded
  * mode), so that the main loop only numbers and queues them.
  *
  * Bounded queues of numbered alerts (rings of bytes: an alert takes about 80 bytes
@@ -9,15 +9,15 @@
  * lanes: LEFT_DISCORD and GAP alerts of a stream with nothing in the bulk lane go
  * ahead of the bulk lane (DISCORD and MOTIF, which come in bursts from the passes),
  * so the low-latency alert never waits behind another stream's burst; each stream's
- * alerts still leave in the order they were queued (publisher.c says why). Across
+ * alerts still leave in the order they were queued (alert_publisher.c says why). Across
  * streams the order, and so the order of alert_id, may differ from the queue's. Only
  * the thread offers alerts to the sinks while it runs. */
-#ifndef TSD_PUBLISHER_H
-#define TSD_PUBLISHER_H
+#ifndef TSD_ALERT_PUBLISHER_H
+#define TSD_ALERT_PUBLISHER_H
 
 #include <stddef.h>
 
-#include "sink.h"
+#include "daemon/sink/sink.h"
 
 typedef struct tsd_publisher tsd_publisher;
 
