@@ -21,7 +21,7 @@
 #include "guard.h"
 #include "daemon/source/decode.h"
 #include "log.h"
-#include "metrics.h"
+#include "daemon/ops/metrics.h"
 #include "notify.h"
 #include "resources.h"
 #include "daemon/sink/sink.h"

@@ -25,7 +25,7 @@
 
 #include <zmq.h>
 
-#include "control.h"
+#include "daemon/ops/control.h"
 #include "daemon.h"
 #include "signals.h"
 

@@ -2,7 +2,7 @@
 /* metrics_text.c - the Prometheus text format of a metrics snapshot (pure): the series
  * of the counter table (counters.h) that have a family. */
 #include "text_buf.h"
-#include "counters.h"
+#include "daemon/ops/counters.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* metrics_http.c - GET /metrics over libmicrohttpd, answered from the latest snapshot
  * (see metrics.h for the threading). Compiled to stubs without TSMINE_HAVE_METRICS. */
-#include "metrics.h"
+#include "daemon/ops/metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>

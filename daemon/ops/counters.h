@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "metrics.h"
+#include "daemon/ops/metrics.h"
 
 /* The repeated Counter field of the STATUS reply a series goes to. */
 enum {

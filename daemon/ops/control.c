@@ -2,7 +2,7 @@
 /* control.c - ControlRequest -> ControlReply on the control socket, a ROUTER serving REQ
  * clients: the envelope (routing id, empty delimiter) is handled here (sockets.c: why
  * not REP). */
-#include "control.h"
+#include "daemon/ops/control.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,7 +14,7 @@
 #include <zmq.h>
 
 #include "daemon/state/ckpt_job.h"
-#include "counters.h"
+#include "daemon/ops/counters.h"
 #include "tsmine.pb-c.h"
 
 #ifndef TSMINE_VERSION

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* process_stats.c - the process_* figures of /metrics (metrics.h). Linux. */
-#include "metrics.h"
+#include "daemon/ops/metrics.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /* counters.c - the table of tsmined's counters (counters.h) and its walk. Adding a
  * counter: its field in tsd_metrics_snapshot (metrics.h), filled by
  * tsd_daemon_snapshot, and its row below. */
-#include "counters.h"
+#include "daemon/ops/counters.h"
 
 #include <stddef.h>
 #include <stdio.h>
