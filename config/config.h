@@ -56,7 +56,7 @@ typedef struct {
     char when_full[16];             /* "evict_idle" (default) or "refuse" */
     uint32_t evict_min_idle_s;      /* evict_idle takes streams idle this long (default 60) */
 
-    /* memory and descriptors of hostile peers (issue 17, daemon/guard.h) */
+    /* memory and descriptors of hostile peers (issue 17, daemon/guard/guard.h) */
     uint64_t peer_buffer;     /* bytes one peer may have queued in the daemon: sets the ingest
                                * ZMQ_RCVHWM; a peer holding more unread bytes is cut off */
     uint64_t memory_budget;   /* resident bytes above which peers are shed and new streams

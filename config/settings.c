@@ -176,13 +176,13 @@ const tsci_setting tsci_settings[] = {
     {"limits.stream_idle_expiry",  TSCI_U32,     CFG(stream_idle_expiry_s),  0, 0, 315360000,     604800,  NULL,                   NULL,           0},
     {"limits.when_full",           TSCI_STRING,  CFG(when_full),             0, 0, 0,             0,       "evict_idle",           check_when_full, 0},
     {"limits.evict_min_idle",      TSCI_U32,     CFG(evict_min_idle_s),      0, 0, 315360000,     60,      NULL,                   NULL,           0},
-    /* memory and descriptors of hostile peers (issue 17; daemon/guard.h) */
+    /* memory and descriptors of hostile peers (issue 17; daemon/guard/guard.h) */
     {"limits.peer_buffer",         TSCI_U64,     CFG(peer_buffer),           0, 1 << 20, 1ull << 40, 1 << 25, NULL,                  NULL,           1},
     {"limits.memory_budget",       TSCI_U64,     CFG(memory_budget),         0, 0, 1ull << 46,    0,       NULL,                   NULL,           1},
     {"limits.max_connections",     TSCI_U32,     CFG(max_connections),       0, 0, 10000000,      0,       NULL,                   NULL,           1},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
-    /* issue 17: stream ids bound to client keys (daemon/security.h); live */
+    /* issue 17: stream ids bound to client keys (daemon/guard/security.h); live */
     {"security.curve.stream_owners",   TSCI_BOOL,   CFG(curve_stream_owners),   0, 0, 1,          0,       NULL,                   NULL,           0},
     /* Alertmanager (daemon/sink/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
     {"alertmanager.urls",          TSCI_STRINGS, CFG_LIST(am_urls, n_am_urls), 0, TSC_MAX_AM_URLS, 0, "",              check_http_url, 1},

@@ -18,14 +18,14 @@
 #include "config.h"
 #include "engine.h"
 #include "engine_checkpoint.h" /* tss_load_report */
-#include "guard.h"
+#include "daemon/guard/guard.h"
 #include "daemon/source/decode.h"
 #include "log.h"
 #include "daemon/ops/metrics.h"
 #include "notify.h"
-#include "resources.h"
+#include "daemon/guard/resources.h"
 #include "daemon/sink/sink.h"
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 #include "daemon/source/source.h"
 
 typedef struct {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_alerts_test.c - alert publishing (daemon/sink/alerts.h) on the daemon's own PUB
- * socket (daemon/sockets.h, inproc endpoints): the two frames and their content,
+ * socket (daemon/guard/sockets.h, inproc endpoints): the two frames and their content,
  * increasing alert ids, and plain PUB semantics: a subscriber that does not read
  * loses its own alerts beyond its high-water mark while another subscriber receives
  * every one, and the publisher counts no drop (per-subscriber drops are invisible to
@@ -23,7 +23,7 @@
 #include "daemon/sink/alert_publisher.h"
 #include "daemon/sink/sink.h"
 #include "config.h"
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 #include "tsmine.pb-c.h"
 
 #define ENDPOINT "inproc://daemon-alerts-test"

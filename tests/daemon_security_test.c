@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_security_test.c - CURVE key files (lib/curve_key.h) and the daemon's CURVE
- * authentication (daemon/security.h): the reader's verdict on good and malformed
+ * authentication (daemon/guard/security.h): the reader's verdict on good and malformed
  * files, the allow-list's start errors, and real libzmq sockets on loopback: an
  * allowed client gets through, an unknown key and a plain client do not and are
  * counted, a socket without a ZAP handler in its context refuses, and a reload keeps
@@ -15,7 +15,7 @@
 #include <zmq.h>
 
 #include "lib/curve_key.h"
-#include "security.h"
+#include "daemon/guard/security.h"
 
 static char tmp[256];
 

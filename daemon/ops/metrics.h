@@ -13,9 +13,9 @@
 
 #include "daemon/state/ckpt_job.h"
 #include "engine.h"
-#include "guard.h"
+#include "daemon/guard/guard.h"
 #include "daemon/source/decode.h"
-#include "security.h"
+#include "daemon/guard/security.h"
 #include "daemon/sink/sink.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };

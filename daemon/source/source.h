@@ -24,11 +24,11 @@
 
 #include "config.h"
 #include "engine.h"
-#include "guard.h"
+#include "daemon/guard/guard.h"
 #include "daemon/source/decode.h"
-#include "security.h"
+#include "daemon/guard/security.h"
 #include "daemon/sink/sink.h" /* tsd_counter */
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 
 /* What a source may use to open. */
 typedef struct {

@@ -11,7 +11,7 @@
 #include <sysexits.h>
 
 #include "log.h"
-#include "peers.h"
+#include "daemon/guard/peers.h"
 
 /* Messages read from one socket between two looks at the clock, at the stop. */
 #define FINISH_BATCH 1024

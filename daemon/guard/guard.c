@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* guard.c - the guard thread (guard.h): memory and descriptor budgets enforced by
  * cutting peers. */
-#include "guard.h"
+#include "daemon/guard/guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "peers.h"
+#include "daemon/guard/peers.h"
 
 #define MIB (1ull << 20)
 /* A scan of the connections at least this often, and at once when the resident size grew

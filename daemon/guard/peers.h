@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 
 /* One accepted connection. */
 typedef struct {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sockets.c - creation, options and binding of tsmined's ZeroMQ sockets. */
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <zmq.h>
 
 #include "log.h"
-#include "security.h"
+#include "daemon/guard/security.h"
 
 const char *tsd_sock_kind_name(int kind) {
     static const char *const names[TSD_SOCK_KINDS] = {"ingest", "alerts", "control"};

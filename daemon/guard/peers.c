@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* peers.c - the daemon's accepted connections from /proc/self/fd and the socket API
  * (peers.h). */
-#include "peers.h"
+#include "daemon/guard/peers.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* resources.c - process limits and the guard's budgets (resources.h). */
 #define _GNU_SOURCE /* pthread_setattr_default_np */
-#include "resources.h"
+#include "daemon/guard/resources.h"
 
 #include <errno.h>
 #include <malloc.h>

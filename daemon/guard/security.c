@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* security.c - CURVE on tsmined's sockets: key files, the allow-list, the ZAP handler
  * thread and the handshake counters (security.h). */
-#include "security.h"
+#include "daemon/guard/security.h"
 
 #include <czmq.h>
 #include <dirent.h>

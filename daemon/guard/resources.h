@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "guard.h"
-#include "sockets.h"
+#include "daemon/guard/guard.h"
+#include "daemon/guard/sockets.h"
 
 typedef struct {
     uint64_t nofile;                  /* RLIMIT_NOFILE in force (soft) */

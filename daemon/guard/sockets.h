@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "security.h"
+#include "daemon/guard/security.h"
 
 /* Largest control request accepted (ControlRequest is a command and a stream id). */
 #define TSD_CONTROL_MAX_MSG 65536

@@ -40,7 +40,7 @@
 
 #include <zmq.h>
 
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
 
 /* How often the thread looks at the process's memory and descriptors. */
 #define TSD_GUARD_TICK_NS 5000000ull
