@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/guard/peers.h"
 
 #define MIB (1ull << 20)

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 #define MIB (1ull << 20)
 /* The descriptor limit the soft limit is raised to, at most: beyond it the kernel's

@@ -23,7 +23,7 @@
 #include <zmq.h>
 
 #include "lib/curve_key.h"
-#include "log.h"
+#include "daemon/core/log.h"
 
 /* A stable option of libzmq >= 4.3 that its header still lists under the draft API. */
 #ifndef ZMQ_ZAP_ENFORCE_DOMAIN

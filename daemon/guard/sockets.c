@@ -9,7 +9,7 @@
 
 #include <zmq.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/guard/security.h"
 
 const char *tsd_sock_kind_name(int kind) {

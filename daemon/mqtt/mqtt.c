@@ -20,7 +20,7 @@
 #include <mosquitto.h>
 #endif
 
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/source/mqtt_payload.h"
 
 void tsd_mqtt_counters_get(tsd_mqtt *m, tsd_mqtt_counters *out) {

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon.h"
+#include "daemon/core/daemon.h"
 
 /* Answers one request of len bytes: *reply (malloc'ed, caller frees) of *replylen
  * bytes. Returns 0, or -1 when even the reply could not be built (out of memory).

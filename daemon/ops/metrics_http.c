@@ -16,7 +16,7 @@
 #include <stdarg.h>
 #include <sys/socket.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 /* libmicrohttpd's own messages per second (accept errors come at the rate of a busy
  * loop when descriptors run out: 1.5 million lines in 8.5 s before, issue 17). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* metrics_text.c - the Prometheus text format of a metrics snapshot (pure): the series
  * of the counter table (counters.h) that have a family. */
-#include "text_buf.h"
+#include "daemon/core/text_buf.h"
 #include "daemon/ops/counters.h"
 
 #include <string.h>

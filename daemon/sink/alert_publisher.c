@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h" /* tsd_now_ns */
+#include "daemon/core/log.h" /* tsd_now_ns */
 
 #define TSD_PUB_BUCKETS (1u << 16)
 #define URGENT_SHARE    8 /* the urgent lane gets 1/URGENT_SHARE of the capacity */

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 #ifdef TSMINE_HAVE_ALERTMANAGER
 #include <curl/curl.h>

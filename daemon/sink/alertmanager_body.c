@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "lib/alert_json.h" /* tsm_alert_view_name */
-#include "text_buf.h"
+#include "daemon/core/text_buf.h"
 #include "daemon/sink/alertmanager.h"
 
 /* s as a JSON string: quotes, backslashes and control characters escaped; bytes of

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "engine.h"
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/sink/sink.h"
 
 typedef struct tsd_publisher tsd_publisher;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sysexits.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 extern const tsd_sink_ops tsd_sink_zmq, tsd_sink_alertmanager, tsd_sink_mqtt, tsd_sink_alert_log;
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "lib/alert_json.h"
-#include "log.h"
+#include "daemon/core/log.h"
 
 /* Bytes of lines waiting for the writer: about 10,000 alerts. */
 #define QUEUE_BYTES (4u << 20)

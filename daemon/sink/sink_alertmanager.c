@@ -11,7 +11,7 @@
 #include <sysexits.h>
 
 #include "daemon/sink/alertmanager.h"
-#include "log.h"
+#include "daemon/core/log.h"
 
 typedef struct {
     tsd_am *am;

@@ -13,7 +13,7 @@
 
 #include <zmq.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 typedef struct {
     void *pub;           /* not owned */

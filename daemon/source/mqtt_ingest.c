@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/source/mqtt_payload.h"
 #include "daemon/source/source.h"
 

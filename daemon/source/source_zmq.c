@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <sysexits.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/guard/peers.h"
 
 /* Messages read from one socket between two looks at the clock, at the stop. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log.c - stderr logging with priority prefixes and the per-reason rate limiter. */
-#include "log.h"
+#include "daemon/core/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
 /* signals.c - flag-setting handlers. A signal that arrives while the loop sleeps in
  * zmq_poll interrupts it (EINTR, handlers installed without SA_RESTART); one that
  * arrives just before is seen at the latest after one poll timeout (tick_ms). */
-#include "signals.h"
+#include "daemon/core/signals.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reload.c - SIGHUP and the RELOAD control command: re-read the configuration file,
  * apply what can change live, report what needs a restart. */
-#include "daemon.h"
-#include "reload_status.h"
+#include "daemon/core/daemon.h"
+#include "daemon/core/reload_status.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -20,9 +20,9 @@
 #include "engine_checkpoint.h" /* tss_load_report */
 #include "daemon/guard/guard.h"
 #include "daemon/source/decode.h"
-#include "log.h"
+#include "daemon/core/log.h"
 #include "daemon/ops/metrics.h"
-#include "notify.h"
+#include "daemon/core/notify.h"
 #include "daemon/guard/resources.h"
 #include "daemon/sink/sink.h"
 #include "daemon/guard/sockets.h"

@@ -26,8 +26,8 @@
 #include <zmq.h>
 
 #include "daemon/ops/control.h"
-#include "daemon.h"
-#include "signals.h"
+#include "daemon/core/daemon.h"
+#include "daemon/core/signals.h"
 
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024

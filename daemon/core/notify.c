@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* notify.c - sd_notify calls, compiled out without libsystemd. */
-#include "notify.h"
+#include "daemon/core/notify.h"
 
 #ifdef TSMINE_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* text_buf.c - bounded text appends (text_buf.h). */
-#include "text_buf.h"
+#include "daemon/core/text_buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

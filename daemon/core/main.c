@@ -7,9 +7,9 @@
 #include <sysexits.h>
 
 #include "config.h"
-#include "daemon.h"
-#include "reload_status.h"
-#include "signals.h"
+#include "daemon/core/daemon.h"
+#include "daemon/core/reload_status.h"
+#include "daemon/core/signals.h"
 
 #ifndef TSMINE_VERSION
 #define TSMINE_VERSION "unknown"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reload_status.c - see reload_status.h. */
-#include "reload_status.h"
+#include "daemon/core/reload_status.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon.c - start-up and shut-down of tsmined, checkpoints and counter snapshots. */
-#include "daemon.h"
+#include "daemon/core/daemon.h"
 
 #include <errno.h>
 #include <stdio.h>
