@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* engine.c - _tsmine.Engine: tsmined's stream engine (stream/engine.h) in the process,
+/* py_engine.c - _tsmine.Engine: tsmined's stream engine (stream/engine.h) in the process,
  * behind tsmine.Detector and tsmine.detect (tsmine/_stream.py), and
  * _tsmine._stream_params, a stream's settings as the configuration resolves them.
  *
