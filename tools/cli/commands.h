@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* commands.h - the subcommands of `tsmine`, one cmd_NAME.c each: the batch commands
- * (cli.h) and, when built with the daemon, its companions (client.h). */
+ * (cli.h) and, when built with the daemon, its companions (companion.h). */
 #ifndef TSMINE_COMMANDS_H
 #define TSMINE_COMMANDS_H
 
