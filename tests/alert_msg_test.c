@@ -6,8 +6,8 @@
  * sender's own fields are left as they were. */
 #include "testutil.h"
 
-#include "lib/alert_msg.h"
 #include "calib.h" /* tss_tail */
+#include "lib/alert_msg.h"
 
 #include <math.h>
 #include <string.h>

@@ -17,13 +17,13 @@
 
 #include <zmq.h>
 
-#include "daemon/sink/alerts.h"
 #include "calib.h" /* tss_tail */
-#include "engine_checkpoint.h"
-#include "daemon/sink/alert_publisher.h"
-#include "daemon/sink/sink.h"
 #include "config.h"
 #include "daemon/guard/sockets.h"
+#include "daemon/sink/alert_publisher.h"
+#include "daemon/sink/alerts.h"
+#include "daemon/sink/sink.h"
+#include "engine_checkpoint.h"
 #include "tsmine.pb-c.h"
 
 #define ENDPOINT "inproc://daemon-alerts-test"

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/sink/alertmanager.h"
-#include "daemon/ops/metrics.h"
 #include "daemon/mqtt/mqtt.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/sink/alertmanager.h"
 
 /* The number of a rejection reason by its name (the sources' are numbered by their
  * registry, source.h). */

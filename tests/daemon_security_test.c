@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "lib/curve_key.h"
 #include "daemon/guard/security.h"
+#include "lib/curve_key.h"
 
 static char tmp[256];
 

@@ -9,8 +9,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "daemon/state/state_files.h"
 #include "daemon/state/ckpt_job.h"
+#include "daemon/state/state_files.h"
 #include "engine_checkpoint.h"
 
 /* Engine callbacks (user = the daemon). */

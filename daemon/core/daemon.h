@@ -14,19 +14,19 @@
 #include <stdint.h>
 #include <sysexits.h>
 
-#include "daemon/sink/alerts.h"
 #include "config.h"
+#include "daemon/core/log.h"
+#include "daemon/core/notify.h"
+#include "daemon/guard/guard.h"
+#include "daemon/guard/resources.h"
+#include "daemon/guard/sockets.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/sink/alerts.h"
+#include "daemon/sink/sink.h"
+#include "daemon/source/decode.h"
+#include "daemon/source/source.h"
 #include "engine.h"
 #include "engine_checkpoint.h" /* tss_load_report */
-#include "daemon/guard/guard.h"
-#include "daemon/source/decode.h"
-#include "daemon/core/log.h"
-#include "daemon/ops/metrics.h"
-#include "daemon/core/notify.h"
-#include "daemon/guard/resources.h"
-#include "daemon/sink/sink.h"
-#include "daemon/guard/sockets.h"
-#include "daemon/source/source.h"
 
 typedef struct {
     tsc_config cfg;        /* in force; a reload swaps in the keys that apply live */

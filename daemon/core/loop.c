@@ -25,9 +25,9 @@
 
 #include <zmq.h>
 
-#include "daemon/ops/control.h"
 #include "daemon/core/daemon.h"
 #include "daemon/core/signals.h"
+#include "daemon/ops/control.h"
 
 /* Messages read from one ingest socket per poll. */
 #define DRAIN_BATCH 1024

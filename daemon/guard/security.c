@@ -22,8 +22,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "lib/curve_key.h"
 #include "daemon/core/log.h"
+#include "lib/curve_key.h"
 
 /* A stable option of libzmq >= 4.3 that its header still lists under the draft API. */
 #ifndef ZMQ_ZAP_ENFORCE_DOMAIN

@@ -31,9 +31,9 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "engine.h"
-#include "daemon/source/decode.h"
 #include "daemon/sink/sink.h"
+#include "daemon/source/decode.h"
+#include "engine.h"
 
 typedef struct tsd_mqtt tsd_mqtt;
 

@@ -13,8 +13,8 @@
 
 #include <zmq.h>
 
-#include "daemon/state/ckpt_job.h"
 #include "daemon/ops/counters.h"
+#include "daemon/state/ckpt_job.h"
 #include "tsmine.pb-c.h"
 
 #ifndef TSMINE_VERSION

@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/state/ckpt_job.h"
-#include "engine.h"
 #include "daemon/guard/guard.h"
-#include "daemon/source/decode.h"
 #include "daemon/guard/security.h"
 #include "daemon/sink/sink.h"
+#include "daemon/source/decode.h"
+#include "daemon/state/ckpt_job.h"
+#include "engine.h"
 
 enum { TSD_PASS_ONLINE, TSD_PASS_DISCORD, TSD_PASS_MOTIF, TSD_PASSES };
 

@@ -4,8 +4,8 @@
  * registry names, do not call back into it. */
 #include "daemon/sink/sink.h"
 
-#include "lib/alert_msg.h"
 #include "daemon/source/decode.h" /* TSD_SCHEMA_VERSION */
+#include "lib/alert_msg.h"
 
 void tsd_alert_rec_msg(const tsd_alert_rec *r, Tsmine__V1__Alert *out) {
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;

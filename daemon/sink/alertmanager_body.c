@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/alert_json.h" /* tsm_alert_view_name */
 #include "daemon/core/text_buf.h"
 #include "daemon/sink/alertmanager.h"
+#include "lib/alert_json.h" /* tsm_alert_view_name */
 
 /* s as a JSON string: quotes, backslashes and control characters escaped; bytes of
  * 0x80 and more (never in a stream id, decode.c valid_id) as U+FFFD so that the body

@@ -33,9 +33,9 @@
 
 #include <stdint.h>
 
-#include "engine.h"
 #include "daemon/core/log.h"
 #include "daemon/sink/sink.h"
+#include "engine.h"
 
 typedef struct tsd_publisher tsd_publisher;
 

@@ -21,8 +21,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "lib/alert_json.h"
 #include "daemon/core/log.h"
+#include "lib/alert_json.h"
 
 /* Bytes of lines waiting for the writer: about 10,000 alerts. */
 #define QUEUE_BYTES (4u << 20)

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sysexits.h>
 
-#include "daemon/sink/alertmanager.h"
 #include "daemon/core/log.h"
+#include "daemon/sink/alertmanager.h"
 
 typedef struct {
     tsd_am *am;

@@ -18,8 +18,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "engine.h"
 #include "daemon/core/log.h"
+#include "engine.h"
 #include "tsmine.pb-c.h"
 
 /* Reasons: 0 (TSS_OK) is success; 1 .. TSS_REJECT_COUNT - 1 are tss_reject values. */

@@ -23,12 +23,12 @@
 #include <zmq.h>
 
 #include "config.h"
-#include "engine.h"
 #include "daemon/guard/guard.h"
-#include "daemon/source/decode.h"
 #include "daemon/guard/security.h"
-#include "daemon/sink/sink.h" /* tsd_counter */
 #include "daemon/guard/sockets.h"
+#include "daemon/sink/sink.h" /* tsd_counter */
+#include "daemon/source/decode.h"
+#include "engine.h"
 
 /* What a source may use to open. */
 typedef struct {

@@ -43,10 +43,10 @@
 #ifdef TSMINE_HAVE_CUDA
 #include "bench_thrust.h"
 #endif
+#include "lib/series_io.h"
 #include "mk.h"
 #include "mp.h"
 #include "pd3.h"
-#include "lib/series_io.h"
 #include "sets.h"
 #include "stats.h"
 #include "tsm.h"

@@ -16,13 +16,13 @@
  * used. The files are processed one after the other, each in batches of 256 samples
  * (or of the stream's window, when shorter: the engine takes no more at once) with a
  * tick after each batch (the engine's alerts do not depend on the batching). */
-#include "lib/alert_json.h" /* tsm_alert_view_name */
-#include "lib/alert_msg.h"
 #include "cli.h"
-#include "lib/client.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "lib/alert_json.h" /* tsm_alert_view_name */
+#include "lib/alert_msg.h"
+#include "lib/client.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -3,8 +3,8 @@
  * clients, as NAME.key (public) and NAME.key_secret (secret, mode 0600), in the zcert
  * format lib/curve_key.h reads. */
 #include "cli.h"
-#include "companion.h"
 #include "commands.h"
+#include "companion.h"
 #include "lib/curve_key.h"
 #include "lib/emit.h"
 

@@ -18,8 +18,8 @@
 
 #include "cli.h"
 #include "lib/shapelet_model.h"
-#include "shapelet_tree.h"
 #include "lib/ucr_io.h"
+#include "shapelet_tree.h"
 
 #include <stdarg.h>
 #include <stdint.h>

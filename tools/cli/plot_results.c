@@ -3,8 +3,8 @@
  * lines of `tsmine discord|motif|profile|detect` (plot.h). */
 #include "cli.h"
 #include "lib/json.h"
-#include "plot.h"
 #include "lib/series_io.h"
+#include "plot.h"
 
 #include <math.h>
 #include <stdlib.h>
