@@ -56,7 +56,7 @@ typedef struct {
     char when_full[16];             /* "evict_idle" (default) or "refuse" */
     uint32_t evict_min_idle_s;      /* evict_idle takes streams idle this long (default 60) */
 
-    /* memory and descriptors of hostile peers (issue 17, daemon/guard.h) */
+    /* memory and descriptors of hostile peers (issue 17, daemon/guard/guard.h) */
     uint64_t peer_buffer;     /* bytes one peer may have queued in the daemon: sets the ingest
                                * ZMQ_RCVHWM; a peer holding more unread bytes is cut off */
     uint64_t memory_budget;   /* resident bytes above which peers are shed and new streams
@@ -73,7 +73,7 @@ typedef struct {
     char curve_authorized_keys[512];
     int curve_stream_owners; /* 1: a client key writes only the streams its key file names */
 
-    /* Alertmanager (daemon/alertmanager.h): no url = off */
+    /* Alertmanager (daemon/sink/alertmanager.h): no url = off */
     char am_urls[TSC_MAX_AM_URLS][256]; /* http(s)://HOST:PORT[/PREFIX] */
     size_t n_am_urls;
     uint32_t am_resend_interval_s; /* open events re-sent this often (default 60) */
@@ -85,7 +85,7 @@ typedef struct {
     char am_password_file[512];
     char am_bearer_token_file[512];
     char am_ca_file[512]; /* CA bundle for https URLs ("" = the system's) */
-    /* MQTT ingest and alerts (issue 20, daemon/mqtt.h): broker "" = off */
+    /* MQTT ingest and alerts (issue 20, daemon/mqtt/mqtt.h): broker "" = off */
     char mqtt_broker[256];                       /* HOST:PORT */
     char mqtt_client_id[128];                    /* the persistent session's name */
     char mqtt_subscribe[TSC_MAX_ENDPOINTS][256]; /* topic filters */

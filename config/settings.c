@@ -176,15 +176,15 @@ const tsci_setting tsci_settings[] = {
     {"limits.stream_idle_expiry",  TSCI_U32,     CFG(stream_idle_expiry_s),  0, 0, 315360000,     604800,  NULL,                   NULL,           0},
     {"limits.when_full",           TSCI_STRING,  CFG(when_full),             0, 0, 0,             0,       "evict_idle",           check_when_full, 0},
     {"limits.evict_min_idle",      TSCI_U32,     CFG(evict_min_idle_s),      0, 0, 315360000,     60,      NULL,                   NULL,           0},
-    /* memory and descriptors of hostile peers (issue 17; daemon/guard.h) */
+    /* memory and descriptors of hostile peers (issue 17; daemon/guard/guard.h) */
     {"limits.peer_buffer",         TSCI_U64,     CFG(peer_buffer),           0, 1 << 20, 1ull << 40, 1 << 25, NULL,                  NULL,           1},
     {"limits.memory_budget",       TSCI_U64,     CFG(memory_budget),         0, 0, 1ull << 46,    0,       NULL,                   NULL,           1},
     {"limits.max_connections",     TSCI_U32,     CFG(max_connections),       0, 0, 10000000,      0,       NULL,                   NULL,           1},
     {"security.curve.secret_key_file", TSCI_STRING, CFG(curve_secret_key_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"security.curve.authorized_keys", TSCI_STRING, CFG(curve_authorized_keys), 0, 0, 0,          0,       "",                     check_path,     1},
-    /* issue 17: stream ids bound to client keys (daemon/security.h); live */
+    /* issue 17: stream ids bound to client keys (daemon/guard/security.h); live */
     {"security.curve.stream_owners",   TSCI_BOOL,   CFG(curve_stream_owners),   0, 0, 1,          0,       NULL,                   NULL,           0},
-    /* Alertmanager (daemon/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
+    /* Alertmanager (daemon/sink/alertmanager.h): ANOMALY / ANOMALY_END as alerts; no url = off */
     {"alertmanager.urls",          TSCI_STRINGS, CFG_LIST(am_urls, n_am_urls), 0, TSC_MAX_AM_URLS, 0, "",              check_http_url, 1},
     {"alertmanager.resend_interval", TSCI_U32,   CFG(am_resend_interval_s),  0, 1, 86400,         60,      NULL,                   NULL,           1},
     {"alertmanager.timeout",       TSCI_U32,     CFG(am_timeout_s),          0, 1, 300,           10,      NULL,                   NULL,           1},
@@ -195,7 +195,7 @@ const tsci_setting tsci_settings[] = {
     {"alertmanager.password_file", TSCI_STRING,  CFG(am_password_file),      0, 0, 0,             0,       "",                     check_path,     1},
     {"alertmanager.bearer_token_file", TSCI_STRING, CFG(am_bearer_token_file), 0, 0, 0,          0,       "",                     check_path,     1},
     {"alertmanager.ca_file",       TSCI_STRING,  CFG(am_ca_file),            0, 0, 0,             0,       "",                     check_path,     1},
-    /* MQTT ingest and alerts (issue 20; daemon/mqtt.h): off while broker is "" */
+    /* MQTT ingest and alerts (issue 20; daemon/mqtt/mqtt.h): off while broker is "" */
     {"mqtt.broker",                TSCI_STRING,  CFG(mqtt_broker),           0, 0, 0,             0,       "",                     check_listen,   1},
     {"mqtt.client_id",             TSCI_STRING,  CFG(mqtt_client_id),        0, 0, 0,             0,       "tsmined",              check_client_id, 1},
     {"mqtt.subscribe",             TSCI_STRINGS, CFG_LIST(mqtt_subscribe, n_mqtt_subscribe),             0, TSC_MAX_ENDPOINTS, 0, "",                   check_topic_filter, 1},
@@ -213,7 +213,7 @@ const tsci_setting tsci_settings[] = {
     {"mqtt.tls.key_file",          TSCI_STRING,  CFG(mqtt_tls_key_file),     0, 0, 0,             0,       "",                     check_path,     1},
     {"mqtt.alerts_topic",          TSCI_STRING,  CFG(mqtt_alerts_topic),     0, 0, 0,             0,       "tsmine/alerts",        check_topic_prefix, 1},
     {"mqtt.state_topic",           TSCI_STRING,  CFG(mqtt_state_topic),      0, 0, 0,             0,       "tsmine/state",         check_topic_prefix, 1},
-    /* the alert log (daemon/sink_alert_log.c): one JSON line per alert; "" = off */
+    /* the alert log (daemon/sink/sink_alert_log.c): one JSON line per alert; "" = off */
     {"alert_log.path",             TSCI_STRING,  CFG(alert_log_path),        0, 0, 0,             0,       "",                     check_path,     1},
     /* streams.default and streams.overrides: tsci_stream_settings, reloadable (the
      * engine re-resolves every stream's parameters, tss_engine_reparam) */

@@ -4,7 +4,7 @@
  * (tss_engine_save, tss_engine_load) or in groups written step by step (tss_ckpt_walk)
  * and read back together (tss_restore). The daemon (daemon.c, ckpt_job.c) and the tests
  * call it; the rest of the engine's contract is engine.h. (The daemon's own
- * daemon/checkpoint.h makes the files crash-safe around this format.) */
+ * daemon/state/state_files.h makes the files crash-safe around this format.) */
 #ifndef TSS_ENGINE_CHECKPOINT_H
 #define TSS_ENGINE_CHECKPOINT_H
 

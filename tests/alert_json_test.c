@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* alert_json_test.c - an Alert as JSON (tools/lib/alert_json.h), the form `tsmine
+/* alert_json_test.c - an Alert as JSON (lib/alert_json.h), the form `tsmine
  * alerts` and `tsmine detect` print and tsmined publishes on MQTT: every field of an
  * ANOMALY with its views, written out in full; a DISCORD's views not computed (null);
  * no views for the kinds without them (or a message of a daemon that predates them);
@@ -7,7 +7,7 @@
  * text; and the longest text fits TSM_ALERT_JSON_MAX. */
 #include "testutil.h"
 
-#include "alert_json.h"
+#include "lib/alert_json.h"
 
 #include <math.h>
 #include <stdint.h>

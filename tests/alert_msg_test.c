@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* alert_msg_test.c - the engine's alert as a tsmine.v1.Alert (tools/lib/alert_msg.h),
+/* alert_msg_test.c - the engine's alert as a tsmine.v1.Alert (lib/alert_msg.h),
  * what tsmined publishes and `tsmine detect` prints: every field of the engine's alert
  * reaches the message and survives pack and unpack (a NaN score stays NaN), the views
  * only when the alert has a view (else nothing of them goes on the wire), and the
  * sender's own fields are left as they were. */
 #include "testutil.h"
 
-#include "alert_msg.h"
 #include "calib.h" /* tss_tail */
+#include "lib/alert_msg.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* alert_text_test.c - the readable forms of tools/lib/alert_text.h: ISO 8601 times in
+/* alert_text_test.c - the readable forms of lib/alert_text.h: ISO 8601 times in
  * UTC and at a fixed local offset, durations at each unit's edges, term-safe stream
  * ids, the line of every alert kind (its words, its columns, the sample period learnt
  * from a stream's alerts) and the detection views of the scored kinds. The
@@ -7,7 +7,7 @@
  * end to end in tests/integration/terminal_test.py. */
 #include "testutil.h"
 
-#include "alert_text.h"
+#include "lib/alert_text.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* auc_pr_test.c - the precision-recall areas (tools/lib/auc_pr.h) on small rankings
+/* auc_pr_test.c - the precision-recall areas (lib/auc_pr.h) on small rankings
  * whose areas are worked out by hand in the comments.
  *
  * Notation: thresholds are the distinct scores, highest first; at each, TP and FP rows
@@ -8,7 +8,7 @@
  * 1e-15 absolute (sums of a few exact fractions), except where a case says "exactly". */
 #include "testutil.h"
 
-#include "auc_pr.h"
+#include "lib/auc_pr.h"
 
 #include <math.h>
 

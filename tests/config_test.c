@@ -632,7 +632,7 @@ static void test_adapt_inherited(void **state) {
     }
 }
 
-/* A reload (daemon/reload.c: tsc_load, then tsc_diff against the running one) takes a
+/* A reload (daemon/core/reload.c: tsc_load, then tsc_diff against the running one) takes a
  * file that now sets only a small window, with the defaults that follow it, and refuses
  * one whose explicit warmup does not fit, leaving the running configuration. */
 static void test_adapt_reload(void **state) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_alertmanager_test.c - the JSON that tsmined posts to Alertmanager
- * (daemon/alertmanager.h, tsd_am_body): an open event, its resolution, several
+ * (daemon/sink/alertmanager.h, tsd_am_body): an open event, its resolution, several
  * events in one body, escaping, clamped times, an event resumed from a checkpoint,
  * the detection views as annotations, and truncation like snprintf. The
  * expected texts are written out by hand; their times were checked with Python's
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alertmanager.h"
+#include "daemon/sink/alertmanager.h"
 
 /* An ANOMALY of stream id at seq 1500, detected at 1800000000.123456789 s. */
 static tsd_alert_rec anomaly(const char *id) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_alerts_test.c - alert publishing (daemon/alerts.h) on the daemon's own PUB
- * socket (daemon/sockets.h, inproc endpoints): the two frames and their content,
+/* daemon_alerts_test.c - alert publishing (daemon/sink/alerts.h) on the daemon's own PUB
+ * socket (daemon/guard/sockets.h, inproc endpoints): the two frames and their content,
  * increasing alert ids, and plain PUB semantics: a subscriber that does not read
  * loses its own alerts beyond its high-water mark while another subscriber receives
  * every one, and the publisher counts no drop (per-subscriber drops are invisible to
@@ -17,13 +17,13 @@
 
 #include <zmq.h>
 
-#include "alerts.h"
 #include "calib.h" /* tss_tail */
-#include "engine_checkpoint.h"
-#include "publisher.h"
-#include "sink.h"
 #include "config.h"
-#include "sockets.h"
+#include "daemon/guard/sockets.h"
+#include "daemon/sink/alert_publisher.h"
+#include "daemon/sink/alerts.h"
+#include "daemon/sink/sink.h"
+#include "engine_checkpoint.h"
 #include "tsmine.pb-c.h"
 
 #define ENDPOINT "inproc://daemon-alerts-test"
@@ -395,7 +395,7 @@ static void test_publisher_thread_keeps_order(void **state) {
     zmq_ctx_term(zctx);
 }
 
-/* The publisher's two lanes (publisher.h), with the thread held while they fill:
+/* The publisher's two lanes (alert_publisher.h), with the thread held while they fill:
  * a LEFT_DISCORD of a stream with nothing in the bulk lane leaves first, ahead of a
  * burst of DISCORDs of another stream, and a GAP of a third stream and an ANOMALY of a
  * fourth right after it;

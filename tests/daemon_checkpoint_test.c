@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_checkpoint_test.c - the crash-safe checkpoint file (daemon/checkpoint.h):
+/* daemon_checkpoint_test.c - the crash-safe checkpoint file (daemon/state/state_files.h):
  * a failure at any step (a write past a file-size limit too) leaves the old file (or
  * none) and no temporary file; a refused file is moved aside, while one that could not
  * be read or is no regular file (FIFO, link, directory) stays in place, unread;
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "daemon/state/state_files.h"
 #include "engine_checkpoint.h"
 
 static char dir[256];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_control_test.c - the control handler (daemon/control.h) on a daemon with a
+/* daemon_control_test.c - the control handler (daemon/ops/control.h) on a daemon with a
  * real CPU engine and no sockets: every request, malformed or not, gets one reply
  * that decodes, with ok and error set as documented. */
 #include "testutil.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "daemon/ops/control.h"
 
 static tsd_daemon d;
 

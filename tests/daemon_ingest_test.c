@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_ingest_test.c - tsmined's ingest stages (daemon/ingest.h): a table of
+/* daemon_ingest_test.c - tsmined's ingest stages (daemon/source/decode.h): a table of
  * malformed messages, each mapped to its rejection reason by decode -> validate;
  * the decode budget; random and mutated bytes never crash and never leak the
  * budget; the apply stage and the per-reason counters against a real CPU engine. */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
+#include "daemon/source/decode.h"
 
 #define MAX_MSG 65536
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon_log_test.c - the per-reason log rate limiter and the process-wide budget of
- * log lines (daemon/log.h). */
+ * log lines (daemon/core/log.h). */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "daemon/core/log.h"
 
 #define SEC 1000000000ull
 

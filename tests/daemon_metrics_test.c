@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_metrics_test.c - the Prometheus text of a snapshot (daemon/metrics.h): the
+/* daemon_metrics_test.c - the Prometheus text of a snapshot (daemon/ops/metrics.h): the
  * values land in the right series, every series has HELP and TYPE, every sample line
  * has the exposition format's shape, and truncation behaves like snprintf. */
 #include "testutil.h"
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alertmanager.h"
-#include "metrics.h"
-#include "mqtt.h"
+#include "daemon/mqtt/mqtt.h"
+#include "daemon/ops/metrics.h"
+#include "daemon/sink/alertmanager.h"
 
 /* The number of a rejection reason by its name (the sources' are numbered by their
  * registry, source.h). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_mqtt_payload_test.c - the MQTT payload parsers (daemon/mqtt_payload.h): a
+/* daemon_mqtt_payload_test.c - the MQTT payload parsers (daemon/source/mqtt_payload.h): a
  * table of JSON and line-protocol payloads with the batches each must give or the
  * error it must name; format detection; random and mutated bytes never crash. */
 #include "testutil.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mqtt_payload.h"
+#include "daemon/source/mqtt_payload.h"
 
 /* What the callback saw, flattened: up to 16 batches. */
 typedef struct {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* daemon_security_test.c - CURVE key files (daemon/curve_key.h) and the daemon's CURVE
- * authentication (daemon/security.h): the reader's verdict on good and malformed
+/* daemon_security_test.c - CURVE key files (lib/curve_key.h) and the daemon's CURVE
+ * authentication (daemon/guard/security.h): the reader's verdict on good and malformed
  * files, the allow-list's start errors, and real libzmq sockets on loopback: an
  * allowed client gets through, an unknown key and a plain client do not and are
  * counted, a socket without a ZAP handler in its context refuses, and a reload keeps
@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#include "curve_key.h"
-#include "security.h"
+#include "daemon/guard/security.h"
+#include "lib/curve_key.h"
 
 static char tmp[256];
 

@@ -8,7 +8,7 @@
 #     an "Options of ..." subsection, every exit status it lists appears there or under
 #     EXIT STATUS;
 #   - tsmined(8): every option of `tsmined --help` under OPTIONS, every exit status it
-#     lists under EXIT STATUS, every signal daemon/signals.c handles under SIGNALS;
+#     lists under EXIT STATUS, every signal daemon/core/signals.c handles under SIGNALS;
 #   - tsmined.conf(5): every key `tsmined --check-config` prints has its entry, showing
 #     the same default (overrides' keys through streams.default's), and no key of the
 #     settings table is left undescribed;
@@ -168,10 +168,10 @@ if [ -n "${text[tsmined.8]:-}" ]; then
         grep -qx "$code" "$work/dcodes" || fail "tsmined(8): EXIT STATUS lacks $code (tsmined --help lists it)"
     done
     section "$page" "SIGNALS" >"$work/sigs"
-    signals=$(grep -oE 'sigaction\(SIG[A-Z0-9]+' "$source/daemon/signals.c" | sed 's/sigaction(//' | sort -u)
-    [ -n "$signals" ] || fail "no sigaction(SIG...) found in daemon/signals.c"
+    signals=$(grep -oE 'sigaction\(SIG[A-Z0-9]+' "$source/daemon/core/signals.c" | sed 's/sigaction(//' | sort -u)
+    [ -n "$signals" ] || fail "no sigaction(SIG...) found in daemon/core/signals.c"
     for sig in $signals; do
-        has "$work/sigs" "$sig" || fail "tsmined(8): SIGNALS lacks $sig (daemon/signals.c handles it)"
+        has "$work/sigs" "$sig" || fail "tsmined(8): SIGNALS lacks $sig (daemon/core/signals.c handles it)"
     done
     echo "tsmined(8): $(options "$work/dhelp" | wc -l) options, $(exit_codes "$work/dhelp" | wc -l) exit statuses, $(echo "$signals" | wc -w) signals checked"
 fi

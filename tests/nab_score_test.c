@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* nab_score_test.c - the NAB scoring rules (tools/lib/nab_score.h) on small cases whose
+/* nab_score_test.c - the NAB scoring rules (lib/nab_score.h) on small cases whose
  * expected numbers are worked out by hand in the comments.
  *
  * Notation: S(y) = 2 / (1 + exp(5 y)) - 1 = -tanh(2.5 y), so S(-1) = tanh(2.5) =
@@ -10,7 +10,7 @@
  * (1, 0.11, 2). Tolerance: 1e-12 absolute, except where a case says "exactly". */
 #include "testutil.h"
 
-#include "nab_score.h"
+#include "lib/nab_score.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* series_io_test.c - the timestamps of a text series (tools/lib/series_io.h): the
+/* series_io_test.c - the timestamps of a text series (lib/series_io.h): the
  * forms series_parse_time reads, and the lines series_time_line names. The rest of the
  * reader is tested through the tool (tests/cli_test.sh).
  *
@@ -9,7 +9,7 @@
  * 1677-09-21T00:12:43.145224192Z. Every comparison is exact. */
 #include "testutil.h"
 
-#include "series_io.h"
+#include "lib/series_io.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* shapelet_io_test.c - the labelled-set readers (tools/lib/ucr_io: UCR .tsv, sktime/aeon
- * .ts) and the shapelet model files (tools/lib/shapelet_model): well-formed inputs,
+/* shapelet_io_test.c - the labelled-set readers (lib/ucr_io: UCR .tsv, sktime/aeon
+ * .ts) and the shapelet model files (lib/shapelet_model): well-formed inputs,
  * malformed ones rejected with FILE:LINE, and a save/load round trip that predicts
  * bit for bit the same. */
 #include "testutil.h"
 
-#include "shapelet_model.h"
-#include "ucr_io.h"
+#include "lib/shapelet_model.h"
+#include "lib/ucr_io.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tsmpy.h - what the files of the extension module tsmine._tsmine share (_tsmine.c is
  * the module; each other file adds one type or a few functions to it):
- *   stumpi.c  _tsmine.Stumpi, the incremental profile behind tsmine.stumpi (kernels/
- *             online.h);
- *   engine.c  _tsmine.Engine, the stream engine of tsmined in the process (stream/
- *             engine.h), behind tsmine.Detector and tsmine.detect;
- *   score.c   _tsmine._score, `tsmine score` itself (tools/cli/cmd_score.c), behind
- *             tsmine.score.
+ *   stumpi.c     _tsmine.Stumpi, the incremental profile behind tsmine.stumpi
+ *                (kernels/online.h);
+ *   py_engine.c  _tsmine.Engine, the stream engine of tsmined in the process
+ *                (stream/engine.h), behind tsmine.Detector and tsmine.detect;
+ *   score.c      _tsmine._score, `tsmine score` itself (tools/cli/cmd_score.c),
+ *                behind tsmine.score.
  * Internal to the module: the tsmpy_ prefix, nothing of it is installed. */
 #ifndef TSMPY_H
 #define TSMPY_H

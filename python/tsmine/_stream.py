@@ -6,7 +6,7 @@
 value at a time, with the kernels' online left nearest neighbour (``kernels/online.h``;
 ``src/stumpi.c`` says how). :class:`Detector` runs the stream engine of ``tsmined``
 (``stream/engine.h``) in the process, fed as ``tsmine detect`` feeds it, and returns
-what ``tsmined`` would publish for the same samples (``src/engine.c``).
+what ``tsmined`` would publish for the same samples (``src/py_engine.c``).
 """
 
 import math

@@ -85,7 +85,7 @@ def to_dict(msg):
 
 def alert_dict(msg):
     """An Alert as :func:`to_dict` gives it, with the view fields as ``tsmine alerts``
-    writes them (tools/lib/alert_json.c): ``view`` by its lowercase name (``None`` for an
+    writes them (lib/alert_json.c): ``view`` by its lowercase name (``None`` for an
     alert without views, VIEW_UNSPECIFIED), ``magnitude_neighbor_seq`` ``None`` where the
     magnitude distance is not a number (a DISCORD)."""
     d = to_dict(msg)

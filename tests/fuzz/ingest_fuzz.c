@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ingest_fuzz.c - libFuzzer harness over tsmined's ingest path (daemon/ingest.h): one
+/* ingest_fuzz.c - libFuzzer harness over tsmined's ingest path (daemon/source/decode.h): one
  * input is one ingest message, driven through decode -> validate -> apply into a fresh
  * CPU-backend engine, then a tick (ring append and the online kernel). No sockets.
  *
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
+#include "daemon/source/decode.h"
 
 enum { MAX_MESSAGE = 65536, WINDOW = 64, MAX_STREAMS = 4 };
 

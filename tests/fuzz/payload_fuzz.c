@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* payload_fuzz.c - libFuzzer harness over tsmined's MQTT payload parsers
- * (daemon/mqtt_payload.h): one input is one payload, given to format detection and to
+ * (daemon/source/mqtt_payload.h): one input is one payload, given to format detection and to
  * both text parsers.
  *
  * Properties checked on every input (a failed one aborts, which libFuzzer reports):
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mqtt_payload.h"
+#include "daemon/source/mqtt_payload.h"
 
 typedef struct {
     size_t batches;

@@ -7,7 +7,7 @@ Every alert the engine finds is, at every STATUS, exactly one of: published (han
 ZeroMQ), dropped (it reached no subscriber: the publisher queue was full, or encoding
 or sending failed) or queued (on its way to the publisher thread's send):
     alerts_by_kind[K] = alerts_published_k + alert_drops_k + alerts_queued_k
-(daemon/alerts.h). Four random walks with left_discord on, an absolute range that
+(daemon/sink/alerts.h). Four random walks with left_discord on, an absolute range that
 opens and closes events, motif on and a sequence jump every tenth batch give every
 kind (LEFT_DISCORD, ANOMALY, ANOMALY_END, DISCORD, MOTIF, GAP), ~28,000 alerts over
 about 2 s.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""alert_log_test.py - the alert log sink (daemon/sink_alert_log.c) through the real
+"""alert_log_test.py - the alert log sink (daemon/sink/sink_alert_log.c) through the real
 daemon: one JSON line per alert appended to alert_log.path, reopened at SIGHUP.
 
 Each feed is batches of 32 samples of one stream with a jump in sequence numbers

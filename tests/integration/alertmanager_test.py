@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """alertmanager_test.py - tsmined's anomaly events in the real Prometheus Alertmanager
-(issue 20 item 3; daemon/alertmanager.h), seen through Alertmanager's own API and a
+(issue 20 item 3; daemon/sink/alertmanager.h), seen through Alertmanager's own API and a
 webhook receiver it notifies, everything on free loopback ports.
 
     alertmanager_test.py --case NAME --tsmined PATH --tsmine PATH --proto PATH --data DIR

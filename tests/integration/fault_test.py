@@ -47,7 +47,7 @@ import harness  # noqa: E402
 from harness import Failure, check  # noqa: E402
 
 SEED = int(os.environ.get("TSM_TEST_SEED", "20240611"))
-EXIT_DEVICE_LOST = 75  # TSD_EXIT_DEVICE_LOST (daemon/daemon.h), EX_TEMPFAIL
+EXIT_DEVICE_LOST = 75  # TSD_EXIT_DEVICE_LOST (daemon/core/daemon.h), EX_TEMPFAIL
 FAULT_TICKS = 50       # TSMINE_TEST_FAULT=device_lost:FAULT_TICKS (tick_ms = 10: ~0.5 s)
 RATE = 2000            # samples per second per stream
 BATCH = 20             # samples per message

@@ -205,7 +205,7 @@ def envelope_writer(port, stop, stats):
     """A well-formed ZMTP/3.1 NULL DEALER on each connection (attack): after the
     handshake it sends one message without the empty delimiter a REQ puts first, then a
     malformed frame (so it is disconnected). Once was enough to make libzmq 4.3.4's REP
-    drop the next reply to a real client (daemon/sockets.c); the control socket is a
+    drop the next reply to a real client (daemon/guard/sockets.c); the control socket is a
     ROUTER since."""
     null = b"NULL" + b"\x00" * 16
     hello = (b"\xff" + b"\x00" * 7 + b"\x01\x7f" + b"\x03\x01" + null + b"\x00" * 32 +

@@ -81,7 +81,7 @@ DEALERS_BOUND = 64 * MB
 # flood; under ASan, 0.86 s alone, beyond 1 s beside other tests: harness.SLOWER).
 CONTROL_BOUND_S = 1.0 * harness.SLOWER
 # What the daemon has read but not processed at the flood's end, in samples: a drain
-# stops at about a tick's worth (TICK_TARGET_NS in daemon/loop.c), at least 16,384
+# stops at about a tick's worth (TICK_TARGET_NS in daemon/core/loop.c), at least 16,384
 # (PENDING_TICK), plus one message; this allows a second's worth at the rate it
 # processed, at least FLOOD_STAGED_MIN (worst: 47,104; [1.26M and growing for as long
 # as the flood, 20.5M under ASan: the drains had no bound while the passes bound the

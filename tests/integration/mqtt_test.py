@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""mqtt_test.py - tsmined as an MQTT client (issue 20, daemon/mqtt.h) against a real
+"""mqtt_test.py - tsmined as an MQTT client (issue 20, daemon/mqtt/mqtt.h) against a real
 mosquitto broker that each case starts on a free loopback port with a temporary
 configuration (`mosquitto -c FILE`), and paho-mqtt as the independent client.
 

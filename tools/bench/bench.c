@@ -39,14 +39,14 @@
  * measured copy bandwidth (bytes read plus written). --no-host skips the host-array
  * backends (for sizes where the copies and the serial merge would dominate). */
 #include "bench_shapelet.h"
-#include "emit.h"
+#include "lib/emit.h"
 #ifdef TSMINE_HAVE_CUDA
 #include "bench_thrust.h"
 #endif
+#include "lib/series_io.h"
 #include "mk.h"
 #include "mp.h"
 #include "pd3.h"
-#include "series_io.h"
 #include "sets.h"
 #include "stats.h"
 #include "tsm.h"

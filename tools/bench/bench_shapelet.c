@@ -13,8 +13,8 @@
  * says which). */
 #include "bench_shapelet.h"
 
+#include "lib/ucr_io.h"
 #include "shapelet.h"
-#include "ucr_io.h"
 
 #include <getopt.h>
 #include <stdint.h>

@@ -37,7 +37,7 @@
  * senders' traffic does not delay the alerts it reads. The daemon's parameters (window, m, hop,
  * range) come from its own configuration: this program only publishes, and needs m and the window
  * only to plant anomalies where a warm window can see them. */
-#include "client.h"
+#include "lib/client.h"
 
 #include <errno.h>
 #include <getopt.h>

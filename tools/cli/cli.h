@@ -2,7 +2,7 @@
 /* cli.h - what every subcommand of `tsmine` shares (DESIGN 6).
  *
  * First, the option-table parser of every subcommand, batch or daemon companion
- * (client.h): a family of commands declares its options once in a cli_option table;
+ * (companion.h): a family of commands declares its options once in a cli_option table;
  * cli_getopt builds getopt_long's arguments from the entries a command takes, reports
  * unknown, misused and argument-less options as one "tsmine: CMD: ..." line with
  * EX_USAGE, and hands each option to the family's apply function; cli_help prints
@@ -18,9 +18,9 @@
 #ifndef TSMINE_CLI_H
 #define TSMINE_CLI_H
 
-#include "emit.h"
-#include "progress.h"
-#include "series_io.h"
+#include "lib/emit.h"
+#include "lib/progress.h"
+#include "lib/series_io.h"
 #include "stats.h"
 #include "tsm.h"
 

@@ -2,11 +2,11 @@
 /* cmd_alerts.c - `tsmine alerts`: subscribe to tsmined's alerts (SUB) and print each
  * as one line, flushed at once: JSON (DESIGN 5.2, 6), or for a person on a terminal a
  * readable line (alert_text.h; --format, display.h). */
-#include "alert_text.h"
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
+#include "companion.h"
 #include "display.h"
+#include "lib/alert_text.h"
 
 #include <errno.h>
 #include <signal.h>

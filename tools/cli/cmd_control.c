@@ -4,8 +4,8 @@
  * checkpoint` (DESIGN 6).
  * Each sends one ControlRequest and prints the daemon's one-line answer. */
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
+#include "companion.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,13 +16,13 @@
  * used. The files are processed one after the other, each in batches of 256 samples
  * (or of the stream's window, when shorter: the engine takes no more at once) with a
  * tick after each batch (the engine's alerts do not depend on the batching). */
-#include "alert_json.h" /* tsm_alert_view_name */
-#include "alert_msg.h"
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
+#include "lib/alert_json.h" /* tsm_alert_view_name */
+#include "lib/alert_msg.h"
+#include "lib/client.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -105,7 +105,7 @@ static int params_for(void *user, const char *stream_id, tss_params *out) {
     return 0;
 }
 
-/* Prints one alert as `tsmine alerts` does (tools/lib/client.c). */
+/* Prints one alert as `tsmine alerts` does (lib/client.c). */
 static void on_alert(void *user, const char *stream_id, const tss_alert *al) {
     run_state *r = user;
     Tsmine__V1__Alert msg = TSMINE__V1__ALERT__INIT;

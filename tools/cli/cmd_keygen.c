@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_keygen.c - `tsmine keygen NAME`: a new CURVE key pair for tsmined or one of its
  * clients, as NAME.key (public) and NAME.key_secret (secret, mode 0600), in the zcert
- * format daemon/curve_key.h reads. */
+ * format lib/curve_key.h reads. */
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
-#include "curve_key.h"
-#include "emit.h"
+#include "companion.h"
+#include "lib/curve_key.h"
+#include "lib/emit.h"
 
 #include <stdio.h>
 #include <sysexits.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_profile.c - `tsmine profile`: the matrix profile or left profile (tsm_mp; over
  * MPI ranks through dist.h). */
-#include "array_out.h"
 #include "cli.h"
 #include "commands.h"
 #include "dist.h"
+#include "lib/array_out.h"
 
 #include <errno.h>
 #include <math.h>

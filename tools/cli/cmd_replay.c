@@ -18,10 +18,10 @@
  * to start at the replay's start (now), or start + k * period (period). All are fixed
  * before the first message, so a batch sent again after a restart carries exactly the
  * timestamps it had the first time. */
-#include "alert_text.h"
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
+#include "companion.h"
+#include "lib/alert_text.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -18,13 +18,13 @@
  * scores, the event figures of the stream as published, and the precision-recall areas
  * of each file's rows. It reads no series values, so it is neither a batch command
  * (cli.h) nor a daemon companion: tsmine.c calls score_main. */
-#include "auc_pr.h"
 #include "cli.h"
 #include "commands.h"
-#include "emit.h"
-#include "json.h"
-#include "nab_score.h"
-#include "series_io.h"
+#include "lib/auc_pr.h"
+#include "lib/emit.h"
+#include "lib/json.h"
+#include "lib/nab_score.h"
+#include "lib/series_io.h"
 
 #include <errno.h>
 #include <getopt.h>

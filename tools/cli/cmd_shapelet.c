@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_shapelet.c - `tsmine shapelet train|predict|show`: a decision tree of shapelets
  * (kernels/shapelet_tree.h, DESIGN 4.4) trained on a labelled UCR set (.tsv or .ts,
- * tools/lib/ucr_io.h), saved as a JSON model (tools/lib/shapelet_model.h), applied to new data
+ * lib/ucr_io.h), saved as a JSON model (lib/shapelet_model.h), applied to new data
  * and shown.
  *
  *   train   --train FILE [--test FILE] [--min-len N] [--max-len N] [--step N]
@@ -17,9 +17,9 @@
 #include "cmd_shapelet.h"
 
 #include "cli.h"
-#include "shapelet_model.h"
+#include "lib/shapelet_model.h"
+#include "lib/ucr_io.h"
 #include "shapelet_tree.h"
-#include "ucr_io.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -3,12 +3,12 @@
  * and every stream's state, print them as one JSON object (DESIGN 6), or for a person
  * on a terminal as a table of the streams and the daemon's health (--format,
  * display.h). */
-#include "alert_text.h"
 #include "cli.h"
-#include "client.h"
 #include "commands.h"
+#include "companion.h"
 #include "display.h"
-#include "emit.h"
+#include "lib/alert_text.h"
+#include "lib/emit.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* commands.h - the subcommands of `tsmine`, one cmd_NAME.c each: the batch commands
- * (cli.h) and, when built with the daemon, its companions (client.h). */
+ * (cli.h) and, when built with the daemon, its companions (companion.h). */
 #ifndef TSMINE_COMMANDS_H
 #define TSMINE_COMMANDS_H
 
@@ -24,7 +24,7 @@ int detect_main(int argc, char **argv);
 #endif
 
 #ifdef TSMINE_HAVE_CLIENT
-#include "client.h"
+#include "companion.h"
 
 extern const client_command cmd_replay;
 extern const client_command cmd_alerts;

@@ -43,7 +43,7 @@ const display_opts *display_options(void) {
     return &current;
 }
 
-/* The companions' options that take a separate argument (client.c's table): their
+/* The companions' options that take a separate argument (companion.c's table): their
  * argument is passed on whatever it looks like. Short ones may end a cluster (-vs ID). */
 static int takes_argument(const char *arg) {
     static const char *const longs[] = {"--endpoint",   "--stream",    "--count",

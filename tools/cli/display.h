@@ -4,7 +4,7 @@
  * standard output is a terminal, JSON lines otherwise, so that every script that reads
  * them goes on working), --local|--utc for times and --top N for status's table.
  *
- * These options are taken out of argv here, before client_main (client.h) parses the
+ * These options are taken out of argv here, before client_main (companion.h) parses the
  * rest with the companions' shared table: tsmine.c runs every companion through
  * display_client_main. Their help is printed after the command's own. */
 #ifndef TSMINE_DISPLAY_H
@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "client.h"
+#include "companion.h"
 
 typedef enum { DISPLAY_JSON, DISPLAY_TEXT } display_format;
 

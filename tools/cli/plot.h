@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "series_io.h"
+#include "lib/series_io.h"
 
 /* PLOT_WINDOW: a labelled anomaly window, shaded behind the series (not a result). */
 typedef enum { PLOT_DISCORD, PLOT_MOTIF, PLOT_EVENT, PLOT_WINDOW } plot_mark_kind;

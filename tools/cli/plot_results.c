@@ -2,9 +2,9 @@
 /* plot_results.c - a figure's marks, and reading them (with a profile) from the JSON
  * lines of `tsmine discord|motif|profile|detect` (plot.h). */
 #include "cli.h"
-#include "json.h"
+#include "lib/json.h"
+#include "lib/series_io.h"
 #include "plot.h"
-#include "series_io.h"
 
 #include <math.h>
 #include <stdlib.h>

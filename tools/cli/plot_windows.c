@@ -3,7 +3,7 @@
  * as `tsmine score --windows` takes it (NAB's combined_windows.json), as marks of a
  * figure (plot.h). */
 #include "cli.h"
-#include "json.h"
+#include "lib/json.h"
 #include "plot.h"
 
 #include <stdlib.h>
