@@ -709,6 +709,7 @@ int main(void) {
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         tests[nt++] = fixed[i];
+    tu_apply_filter();
     if (!tu_backend_available())
         return 0;
     int failed = _cmocka_run_group_tests("mk", tests, nt, NULL, NULL);
