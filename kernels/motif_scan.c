@@ -89,34 +89,6 @@ static tsm_status scan_search(void *state, const uint8_t *mask, tsmi_mk_pair *be
     return TSM_OK;
 }
 
-/* The bands [*b0, *b1) of part `part` of `parts`: contiguous, cut where the pairs
- * before them reach part / parts of all. O(bands). */
-static uint64_t part_bands(const tsm_ctx *ctx, size_t N, size_t excl, size_t part, size_t parts,
-                           size_t *b0, size_t *b1) {
-    const size_t nb = tsm_mp_bands(ctx, N, excl);
-    long double total = 0, run = 0;
-    for (size_t b = 0; b < nb; b++)
-        total += (long double)tsm_mp_band_pairs(ctx, N, excl, b);
-    const long double lo = total * (long double)part / (long double)parts,
-                      hi = total * (long double)(part + 1) / (long double)parts;
-    uint64_t mine = 0;
-    *b0 = *b1 = nb;
-    for (size_t b = 0; b < nb; b++) {
-        const uint64_t pb = tsm_mp_band_pairs(ctx, N, excl, b);
-        /* band b belongs to the part whose share holds its first pair */
-        if (run >= lo && run < hi) {
-            if (*b0 == nb)
-                *b0 = b;
-            *b1 = b + 1;
-            mine += pb;
-        }
-        run += (long double)pb;
-    }
-    if (*b0 == nb)
-        *b0 = *b1 = 0; /* no band: an empty range */
-    return mine;
-}
-
 tsm_status tsm_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
                            size_t *count, tsm_mk_stats *counters) {
     return tsm_motifs_scan_part(ctx, s, excl, k, 0, 1, NULL, NULL, out, count, counters);
@@ -137,7 +109,9 @@ tsm_status tsm_motifs_scan_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, s
     if (k < 1)
         return tsm_fail(ctx, TSM_EINVAL, "number of motifs k = %zu must be at least 1", k);
     scan_state c = {ctx, s, excl, 0, 0, 0, parts > 1 ? sync : NULL, user, NULL};
-    c.pairs = part_bands(ctx, s->N, excl, part, parts, &c.b0, &c.b1);
+    tsm_mp_split(ctx, s->N, excl, part, parts, &c.b0, &c.b1);
+    for (size_t b = c.b0; b < c.b1; b++)
+        c.pairs += tsm_mp_band_pairs(ctx, s->N, excl, b);
     if (s->n_constant > 0 && !(c.next = malloc(2 * (s->N + 1) * sizeof *c.next)))
         return tsm_fail(ctx, TSM_ENOMEM, "motif scan: out of memory for %zu subsequences", s->N);
     uint64_t ndist = 0, noffsets = 0;

@@ -478,17 +478,49 @@ uint64_t tsm_mp_band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b) 
     return pairs;
 }
 
+void tsm_mp_split(const tsm_ctx *ctx, size_t N, size_t excl, size_t part, size_t parts, size_t *b0,
+                  size_t *b1) {
+    const size_t nb = tsm_mp_bands(ctx, N, excl);
+    const double total = excl < N ? (double)(N - excl) * (double)(N - excl + 1) / 2 : 0.0;
+    const double lo = total * (double)part / (double)parts,
+                 hi = total * (double)(part + 1) / (double)parts;
+    double run = 0.0;
+    *b0 = *b1 = nb;
+    for (size_t b = 0; b < nb; b++) {
+        if (*b0 == nb && run >= lo)
+            *b0 = b;
+        if (run >= hi) {
+            *b1 = b;
+            break;
+        }
+        run += (double)tsm_mp_band_pairs(ctx, N, excl, b);
+    }
+    if (part == parts - 1)
+        *b1 = nb;
+    if (*b0 > *b1)
+        *b0 = *b1;
+}
+
+tsm_status tsmi_mp_check_bands(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                               const char *what) {
+    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    if (st != TSM_OK)
+        return st;
+    const size_t nblk = tsm_mp_bands(ctx, s->N, excl);
+    if (b0 > b1 || b1 > nblk)
+        return tsm_fail(ctx, TSM_EINVAL, "%s: bands [%zu, %zu) outside the %zu bands", what, b0, b1,
+                        nblk);
+    return TSM_OK;
+}
+
 tsm_status tsm_mp_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
                        double *lc, int64_t *lj, double *rc, int64_t *rj) {
     if (!s || !lc || !lj || !rc != !rj)
         return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_part: missing statistics or output arrays");
-    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    tsm_status st = tsmi_mp_check_bands(ctx, s, excl, b0, b1, "tsm_mp_part");
     if (st != TSM_OK)
         return st;
-    const size_t N = s->N, nblk = tsm_mp_bands(ctx, N, excl);
-    if (b0 > b1 || b1 > nblk)
-        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_part: bands [%zu, %zu) outside the %zu bands", b0,
-                        b1, nblk);
+    const size_t N = s->N;
 #ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
         return tsmi_mp_part_cuda(ctx, s, excl, b0, b1, lc, lj, rc, rj);

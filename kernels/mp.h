@@ -38,6 +38,12 @@ size_t tsm_mp_bands(const tsm_ctx *ctx, size_t N, size_t excl);
 /* Pairs (i, j) on band b: its share of the work. O(W). */
 uint64_t tsm_mp_band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b);
 
+/* The bands [*b0, *b1) of part `part` of `parts`: contiguous ranges with equal numbers
+ * of pairs to within one band (empty when there are fewer bands than parts); together
+ * they cover every band. O(N). */
+void tsm_mp_split(const tsm_ctx *ctx, size_t N, size_t excl, size_t part, size_t parts, size_t *b0,
+                  size_t *b1);
+
 /* The pairs on bands b0 .. b1-1 only: for every subsequence, its best normal left
  * neighbour (lc: correlation, lj: index) and best normal right one (rc, rj; both NULL
  * when only the left profile is wanted), -inf and -1 when none. Arrays of s->N.
@@ -82,6 +88,11 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
                             size_t b0, size_t b1, tsm_mp_pair *best);
 
 /* ---- Internal (tsmi_): the backends of tsm_mp; not part of the library's interface. ---- */
+
+/* The checks that tsm_mp_part and tsm_mp_best_pair share: the shape of s with excl,
+ * and bands [b0, b1) within tsm_mp_bands; fails on ctx with `what` in the message. */
+tsm_status tsmi_mp_check_bands(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t b0, size_t b1,
+                               const char *what);
 
 /* The CUDA backend of tsm_mp (mp.cu), called by tsm_mp after it validated the
  * arguments; same contract, outputs in host memory. */

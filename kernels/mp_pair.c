@@ -136,13 +136,10 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
                             size_t b0, size_t b1, tsm_mp_pair *best) {
     if (!s || !best)
         return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_best_pair: missing statistics or output");
-    tsm_status st = tsm_check_shape(ctx, s->n, s->m, excl);
+    tsm_status st = tsmi_mp_check_bands(ctx, s, excl, b0, b1, "tsm_mp_best_pair");
     if (st != TSM_OK)
         return st;
-    const size_t N = s->N, nblk = tsm_mp_bands(ctx, N, excl);
-    if (b0 > b1 || b1 > nblk)
-        return tsm_fail(ctx, TSM_EINVAL, "tsm_mp_best_pair: bands [%zu, %zu) outside the %zu bands",
-                        b0, b1, nblk);
+    const size_t N = s->N;
     *best = (tsm_mp_pair){-INFINITY, -1, -1};
 #ifdef TSMINE_HAVE_CUDA
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)

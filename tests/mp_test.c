@@ -487,6 +487,26 @@ static void test_parts_identical(void **state) {
         for (size_t b = 0; b < nb; b++)
             pairs += tsm_mp_band_pairs(ctx, s->N, excl, b);
         assert_int_equal(pairs, (s->N - excl) * (s->N - excl + 1) / 2);
+        /* tsm_mp_split: contiguous ranges that cover the bands, each within one band's
+         * pairs (the first band's, the largest) of an equal share */
+        const uint64_t widest = nb ? tsm_mp_band_pairs(ctx, s->N, excl, 0) : 0;
+        for (size_t parts = 1; parts <= 7; parts++) {
+            size_t prev = 0;
+            for (size_t q = 0; q < parts; q++) {
+                size_t b0, b1;
+                uint64_t mine = 0;
+                tsm_mp_split(ctx, s->N, excl, q, parts, &b0, &b1);
+                assert_true(b0 <= b1 && b1 <= nb);
+                assert_true(b0 == prev || (b0 == b1 && b0 <= prev));
+                if (b1 > b0)
+                    prev = b1;
+                for (size_t b = b0; b < b1; b++)
+                    mine += tsm_mp_band_pairs(ctx, s->N, excl, b);
+                const double share = (double)pairs / (double)parts;
+                assert_true(fabs((double)mine - share) <= (double)widest + 1.0);
+            }
+            assert_int_equal(prev, nb);
+        }
         assert_int_equal(tsm_mp_part(ctx, s, excl, 0, nb + 1, want.d, want.di, NULL, NULL),
                          TSM_EINVAL);
         tsm_stats_destroy(&s);

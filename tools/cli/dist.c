@@ -42,28 +42,6 @@ int dist_rank(void) {
 /* The cut points are the first bands whose running pair count reaches q / ranks of
  * the total, for q = rank and rank + 1: the bands get shorter along the triangle, so
  * the first ranks take fewer of them. */
-void dist_split(const tsm_ctx *ctx, size_t N, size_t excl, int ranks, int rank, size_t *b0,
-                size_t *b1) {
-    const size_t nb = tsm_mp_bands(ctx, N, excl);
-    const double total = excl < N ? (double)(N - excl) * (double)(N - excl + 1) / 2 : 0.0;
-    const double lo = total * rank / ranks, hi = total * (rank + 1) / ranks;
-    double run = 0.0;
-    *b0 = *b1 = nb;
-    for (size_t b = 0; b < nb; b++) {
-        if (*b0 == nb && run >= lo)
-            *b0 = b;
-        if (run >= hi) {
-            *b1 = b;
-            break;
-        }
-        run += (double)tsm_mp_band_pairs(ctx, N, excl, b);
-    }
-    if (rank == ranks - 1)
-        *b1 = nb;
-    if (*b0 > *b1)
-        *b0 = *b1;
-}
-
 tsm_status dist_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int left, double *dist,
                         int64_t *nbr, int verbose, int *emit) {
     *emit = dist_rank() == 0;

@@ -39,12 +39,6 @@ int dist_exit(int status);
 int dist_size(void);
 int dist_rank(void);
 
-/* The bands (mp.h) [*b0, *b1) of rank `rank` of `ranks`: contiguous ranges with equal
- * numbers of pairs to within one band (empty when there are fewer bands than ranks).
- * O(N). */
-void dist_split(const tsm_ctx *ctx, size_t N, size_t excl, int ranks, int rank, size_t *b0,
-                size_t *b1);
-
 /* The two-sided profile, or with left the left one, into dist and nbr (s->N each, as
  * tsm_mp writes them): tsm_mp itself when not distributed. *emit says whether this
  * process holds the result and prints it (rank 0). verbose: rank 0 prints the ranks'

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dist_mp.c - `tsmine profile` over MPI ranks (dist.h): each rank runs its share of
- * the bands of diagonals (dist_split, tsm_mp_part), the partial bests are reduced to
+ * the bands of diagonals (tsm_mp_split, tsm_mp_part), the partial bests are reduced to
  * rank 0 with the tie rule, and rank 0 finishes them (tsm_mp_finish): exactly tsm_mp's
  * profile.
  *
@@ -83,7 +83,7 @@ static double band_pairs(const tsm_ctx *ctx, size_t N, size_t excl, size_t b0, s
     return pairs;
 }
 
-/* Each rank runs its bands (dist_split) with tsm_mp_part, the partial bests are
+/* Each rank runs its bands (tsm_mp_split) with tsm_mp_part, the partial bests are
  * reduced to rank 0 (tie rule: larger correlation, then smaller index) and rank 0
  * finishes them: exactly tsm_mp's profile. All ranks must run the same backend (the
  * bands are its tile grid). */
@@ -107,7 +107,7 @@ tsm_status dist_mpi_profile(tsm_ctx *ctx, const tsm_stats *s, size_t excl, int l
                       "subsequences",
                       dist_mpi_rank(), N);
     if (st == TSM_OK) {
-        dist_split(ctx, N, excl, dist_mpi_size(), dist_mpi_rank(), &b0, &b1);
+        tsm_mp_split(ctx, N, excl, (size_t)dist_mpi_rank(), (size_t)dist_mpi_size(), &b0, &b1);
         st = tsm_mp_part(ctx, s, excl, b0, b1, lc, lj, rc, rj);
     }
     const double t1 = MPI_Wtime();
