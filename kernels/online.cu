@@ -239,6 +239,9 @@ __global__ static void __launch_bounds__(OB_T)
                              smu[s - sa], sm2[s - sa]);
         __syncthreads(); /* the tile's moments are read, the state is the chain's */
     }
+    /* every thread has read st.run (run0) before thread 0 writes it: with no tile
+     * (ns == 0) the loop above has no barrier (compute-sanitizer racecheck) */
+    __syncthreads();
     if (tid == 0) {
         if (nnew)
             st.run = run_at(xr, fill + nnew - 1, fill, run0, (uint32_t)m);
