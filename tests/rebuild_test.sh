@@ -30,7 +30,11 @@ if ! cmake -S "$src" -B "$build" >"$work/log" 2>&1; then
 fi
 commands >"$work/after"
 touch "$work/stamp"
-if ! cmake --build "$build" >>"$work/log" 2>&1; then
+# Ninja says why it reruns each edge (-d explain), which the failure report shows.
+explain=""
+[ ! -f "$build/build.ninja" ] || explain="-- -d explain"
+# shellcheck disable=SC2086 # explain is two words or none
+if ! cmake --build "$build" $explain >>"$work/log" 2>&1; then
     echo "rebuild_test: building $build again failed:" >&2
     tail -n 40 "$work/log" >&2
     exit 1
@@ -52,5 +56,9 @@ if ! cmp -s "$work/before" "$work/after"; then
     diff "$work/before" "$work/after" | sed -n 's/^> [0-9a-f]*  /  /p' >&2
 fi
 echo "rebuild_test: the build's output:" >&2
-grep -v 'Built target' "$work/log" | tail -n 40 >&2
+grep -v -e 'Built target' -e 'ninja explain' "$work/log" | tail -n 40 >&2
+if grep -q 'ninja explain' "$work/log"; then
+    echo "rebuild_test: why Ninja reran them (the first 20 reasons):" >&2
+    grep 'ninja explain' "$work/log" | grep -v ' is dirty$' | head -n 20 >&2
+fi
 exit 1
