@@ -64,6 +64,7 @@ static inline void pair_offer(tsm_mp_pair *best, double w, double invj, size_t i
         *best = x;
 }
 
+#if TSMI_HAVE_AVX512 /* what the AVX-512 tile alone uses, down to its #endif */
 /* The smaller and the larger of x and y where one is NaN: the other (libm's fmin and
  * fmax, which GCC calls rather than inlines). */
 static inline double min_num(double x, double y) {
@@ -95,7 +96,6 @@ static void row_ranges(const double *sig, size_t N, double *range) {
     }
 }
 
-#if TSMI_HAVE_AVX512
 /* Thresholds on the covariance itself for the lanes of a block of rows, from lo (see
  * pair_lows: lo + 8 v is vector v's) and the range [slo, shi] of sigma over the block's
  * normal rows: a pair passes the filter (w = cov inv_i >= cut_j) only if cov >= cut_j
@@ -231,7 +231,7 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
     double *cuts = malloc((size_t)T * 2 * (MP_REFRESH + MP_W) * sizeof *cuts); /* cut, lo */
     tsm_mp_pair *bests = malloc((size_t)T * sizeof *bests);
     double *sig = malloc((N + MP_W + 2 * (N / MP_ROWS + 1)) * sizeof *sig);
-    double *range = sig + N + MP_W; /* row_ranges */
+    double *range = sig + N + MP_W; /* row_ranges, for the AVX-512 tile */
     if (!plan || !cuts || !bests || !sig) {
         free(plan), free(cuts), free(bests), free(sig);
         return tsm_fail(ctx, TSM_ENOMEM, "tsm_mp_best_pair: out of memory for %zu subsequences", N);
@@ -240,21 +240,24 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
         bests[q] = *best;
     for (size_t k = 0; k < N + MP_W; k++)
         sig[k] = 1.0 / p.inv[k];
-    row_ranges(sig, N, range);
+    const int wide = tsmi_cpu_avx512();
+#if TSMI_HAVE_AVX512
+    if (wide)
+        row_ranges(sig, N, range);
+#endif
     /* Progress (tsm_ctx_set_progress): rows of the bands' tiles done, of all. */
     const int prog = tsmi_progress_on(ctx);
     uint64_t work = 0, done = 0;
     for (size_t blk = b0; prog && blk < b1; blk++)
         work += N - (excl + blk * MP_W);
-    const int wide = tsmi_cpu_avx512();
-    (void)wide; /* unused where no AVX-512 tile is built */
+    (void)wide, (void)range; /* unused where no AVX-512 tile is built */
 #pragma omp parallel num_threads(T)
     {
         int tid = 0;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
 #endif
-        double *cut = cuts + (size_t)tid * 2 * (MP_REFRESH + MP_W), *lo = cut + MP_REFRESH + MP_W;
+        double *cut = cuts + (size_t)tid * 2 * (MP_REFRESH + MP_W); /* and lo after it */
         tsm_mp_pair *mine = &bests[tid];
 #pragma omp for schedule(dynamic, 1)
         for (size_t blk = b0; blk < b1; blk++) {
@@ -263,7 +266,8 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
                 const size_t i1 = N - k0 - i0 < MP_H ? N - k0 : i0 + MP_H;
 #if TSMI_HAVE_AVX512
                 if (wide)
-                    pair_tile_avx512(&p, sig, range, cut, lo, k0, i0, i1, mine);
+                    pair_tile_avx512(&p, sig, range, cut, cut + MP_REFRESH + MP_W, k0, i0, i1,
+                                     mine);
                 else
 #endif
                     pair_tile_portable(&p, sig, cut, k0, i0, i1, mine);
