@@ -78,6 +78,24 @@ tsm_status tsm_mk_motifs_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
 tsm_status tsm_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
                            size_t *count, tsm_mk_stats *counters);
 
+/* Whether motifs found by the scan may differ from MK's: some pair of two normal
+ * subsequences is a near-exact repeat, 1 - corr <= TSM_MOTIF_NEAR_EXACT (d^2 <=
+ * 2 m TSM_MOTIF_NEAR_EXACT). There many pairs can tie (every copy of a repeated shape is
+ * at distance 0 from the others) and the scan ranks them by its correlation's rounding,
+ * MK by its distance's, so the two may name different pairs: NAB's
+ * art_increase_spike_density at m = 100, MK (0, 100) and the scan (896, 2896). */
+#define TSM_MOTIF_NEAR_EXACT 1e-9
+int tsm_motifs_near_exact(const tsm_stats *s, const tsm_motif *m, size_t count);
+
+/* Top-k motifs by the faster exact path: the scan (tsm_motifs_scan), then MK
+ * (tsm_mk_motifs, refs and seed as there) when the scan's pairs are near-exact repeats
+ * (tsm_motifs_near_exact), so that the answer is always MK's but for pairs whose
+ * distances tie to rounding away from 0. *by_mk (may be NULL) says whether MK answered;
+ * counters are the last search's. */
+tsm_status tsm_motifs_auto(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
+                           uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
+                           int *by_mk);
+
 /* The exchange after each search of part-wise scans (collective: every part calls it
  * the same number of times): on entry *best is this part's best pair, on return it
  * must be the best over all parts (tsm_mp_pair_beats). Returns 0, or non-zero when it

@@ -9,13 +9,15 @@
  *     two-sided nearest-neighbour distance within the window (DESIGN 3), ordered by
  *     index, each with its neighbour: exactly what tsm_pd3_range returns on that
  *     window;
- *   - optionally its top-1 motif pair: exactly what tsm_mk_motifs (k = 1) returns.
+ *   - optionally its top-1 motif pair: what tsm_mk_motifs (k = 1) returns, but for
+ *     pairs whose distances tie to rounding away from 0 (the CPU finds it by
+ *     tsm_motifs_auto, CUDA reads it off the window's profile).
  * Statistics follow stats.h on each window alone (centred by the window's finite
  * mean), so results equal the batch kernels run on a copy of the window; distances to
  * within 1e-9 relative.
  *
  * CPU backend: the windows in parallel (OpenMP over windows), each by tsm_pd3_range
- * and tsm_mk_motifs with one thread. CUDA backend: the windows' samples are device
+ * and tsm_motifs_auto with one thread. CUDA backend: the windows' samples are device
  * pointers (into the daemon's ring allocation); the profile of every window is
  * computed in one batched tiled launch (grid over window x tile), and the discords
  * and the motif are read off it on the device; outputs come back to the host. */

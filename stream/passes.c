@@ -4,9 +4,9 @@
  *
  * The windows are read in place in the arena (one contiguous array each, thanks to
  * the mirrored ring) by tsm_window_passes (kernels/window.h), whose per-window results
- * equal tsm_pd3_range and tsm_mk_motifs on that window: on a CUDA arena all windows of
- * a group in a few launches, on the CPU the windows in parallel. Window index k is
- * absolute sequence number w0 + k.
+ * equal tsm_pd3_range and tsm_mk_motifs (k = 1, but for ties to rounding) on that window: on a CUDA
+ * arena all windows of a group in a few launches, on the CPU the windows in parallel. Window index
+ * k is absolute sequence number w0 + k.
  *
  * DISCORD: a pass asks PD3 for the range discords at r = the smallest two-sided
  * distance whose score (FAR side, against a copy of the stream's score history taken

@@ -588,6 +588,19 @@ EOF3
     csv_header_is "motif --format csv: header and 1 row" "rank,a,b,distance,a_timestamp,b_timestamp" 1
 fi
 
+# motif --method auto on exact repeats (a spike train, where many pairs tie at distance
+# 0 and the scan and MK rank them by their own roundings): MK's pairs, and -v says so.
+awk 'BEGIN { for (i = 0; i < 4000; i++) print (i % 100 == 7 ? 5 : 0) }' >"$tmp/spikes.txt"
+run motif -m 100 --excl 25 -k 3 --method mk "$tmp/spikes.txt"
+cp "$tmp/out" "$tmp/spikes_mk"
+run motif -m 100 --excl 25 -k 3 -v "$tmp/spikes.txt"
+if cmp -s "$tmp/out" "$tmp/spikes_mk" && grep -q 'motif: MK (--method auto' "$tmp/err"; then
+    ok "motif --method auto on exact repeats: MK's pairs, named by -v"
+else
+    not_ok "motif --method auto on exact repeats: MK's pairs, named by -v" \
+        "auto: $(head -c 200 "$tmp/out" | tr '\n' '|') mk: $(head -c 200 "$tmp/spikes_mk" | tr '\n' '|')"
+fi
+
 # The bundled NAB series (a header row, 22695 values).
 M=128
 run discord -m $M -k 3 "$NAB"

@@ -642,6 +642,50 @@ static void test_scan_parts(void **state) {
  * pairs (i, i + k) with k in the bands' diagonals, correlation by distance.h. Its
  * correlation within 1e-9, and its members unless tied within that. Covers every
  * band cut of a series longer than a CPU tile's rows and a GPU band. */
+/* tsm_motifs_auto on MK's own order: on series of exact repeats (a spike train, where
+ * many pairs of spike-holding subsequences tie at distance 0 beside the constant
+ * stretches between the spikes; a random walk with one stretch copied to three places)
+ * it answers MK's pairs bit for bit, and says MK answered; on a random walk it is the
+ * scan. */
+static void test_auto_exact_repeats(void **state) {
+    (void)state;
+    const size_t n = 4000, m = 100;
+    double *spikes = calloc(n, sizeof *spikes), *copies = tu_series(n), *walk = tu_series(n);
+    assert_non_null(spikes);
+    for (size_t i = 7; i < n; i += 100)
+        spikes[i] = 5.0;
+    for (size_t q = 0; q < 2 * m; q++)
+        copies[1500 + q] = copies[3500 + q] = copies[300 + q];
+    const double *series[] = {spikes, copies, walk};
+    for (size_t c = 0; c < 3; c++)
+        for (size_t k = 1; k <= 3; k++) {
+            tsm_ctx *ctx = tu_ctx();
+            tsm_stats *s = NULL;
+            assert_int_equal(tsm_stats_new(ctx, series[c], n, m, &s), TSM_OK);
+            tsm_motif got[K_MAX], want[K_MAX];
+            size_t ngot = 0, nwant = 0;
+            int by_mk = -1;
+            assert_int_equal(
+                tsm_motifs_auto(ctx, s, m / 4, k, 0, TSM_MK_SEED_DEFAULT, got, &ngot, NULL, &by_mk),
+                TSM_OK);
+            if (c < 2) { /* the repeats: MK's pairs, from MK */
+                assert_int_equal(
+                    tsm_mk_motifs(ctx, s, m / 4, k, 0, TSM_MK_SEED_DEFAULT, want, &nwant, NULL),
+                    TSM_OK);
+                assert_int_equal(by_mk, 1);
+            } else { /* no near-exact repeat: the scan's pairs, from the scan */
+                assert_int_equal(tsm_motifs_scan(ctx, s, m / 4, k, want, &nwant, NULL), TSM_OK);
+                assert_int_equal(by_mk, 0);
+                assert_false(tsm_motifs_near_exact(s, want, nwant));
+            }
+            assert_int_equal(ngot, nwant);
+            assert_memory_equal(got, want, nwant * sizeof *want);
+            tsm_stats_destroy(&s);
+            tsm_ctx_destroy(&ctx);
+        }
+    free(spikes), free(copies), free(walk);
+}
+
 static void test_best_pair_bands(void **state) {
     (void)state;
     tu_case_seed(111);
@@ -691,7 +735,7 @@ static void test_best_pair_bands(void **state) {
 
 int main(void) {
     enum { NWALK = sizeof walk_cases / sizeof walk_cases[0] };
-    struct CMUnitTest tests[NWALK + 9];
+    struct CMUnitTest tests[NWALK + 10];
     size_t nt = 0;
     for (size_t i = 0; i < NWALK; i++)
         tests[nt++] =
@@ -718,5 +762,6 @@ int main(void) {
     nt -= 2; /* test_invalid and test_parts are MK's */
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_scan_parts);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_best_pair_bands);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_auto_exact_repeats);
     return failed + _cmocka_run_group_tests("motif_scan", tests, nt, NULL, NULL);
 }

@@ -360,18 +360,18 @@ done:
 }
 
 PyDoc_STRVAR(motifs_doc,
-             "_motifs(T, m, excl, k, refs, seed, backend, threads, mk) -> (bytes, backend)\n"
-             "Top-k motif pairs as tsm_motif records: by the scan (tsm_motifs_scan), or by\n"
-             "MK (tsm_mk_motifs) when mk is true.");
+             "_motifs(T, m, excl, k, refs, seed, backend, threads, method) -> (bytes, backend)\n"
+             "Top-k motif pairs as tsm_motif records: method 0 tsm_motifs_auto, 1 the scan\n"
+             "(tsm_motifs_scan), 2 MK (tsm_mk_motifs).");
 static PyObject *py_motifs(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer t;
     Py_ssize_t m, excl, k, refs;
     unsigned long long seed;
-    int threads, mk;
+    int threads, method;
     const char *bname;
-    if (!PyArg_ParseTuple(args, "y*nnnnKsip", &t, &m, &excl, &k, &refs, &seed, &bname, &threads,
-                          &mk))
+    if (!PyArg_ParseTuple(args, "y*nnnnKsii", &t, &m, &excl, &k, &refs, &seed, &bname, &threads,
+                          &method))
         return NULL;
     PyObject *ret = NULL;
     session s = {0};
@@ -392,11 +392,14 @@ static PyObject *py_motifs(PyObject *self, PyObject *args) {
     }
     Py_BEGIN_ALLOW_THREADS;
     st = session_open(&s, want, -1, threads, t.buf, n, (size_t)m, (size_t)excl);
-    if (st == TSM_OK && mk)
+    if (st == TSM_OK && method == 2)
         st = tsm_mk_motifs(s.ctx, s.stats, (size_t)excl, (size_t)k, (size_t)refs, (uint64_t)seed,
                            out, &count, NULL);
-    else if (st == TSM_OK)
+    else if (st == TSM_OK && method == 1)
         st = tsm_motifs_scan(s.ctx, s.stats, (size_t)excl, (size_t)k, out, &count, NULL);
+    else if (st == TSM_OK)
+        st = tsm_motifs_auto(s.ctx, s.stats, (size_t)excl, (size_t)k, (size_t)refs, (uint64_t)seed,
+                             out, &count, NULL, NULL);
     Py_END_ALLOW_THREADS;
     ret = st == TSM_OK ? records(&s, out, count, sizeof *out) : raise_status(&s, want, st);
 done:

@@ -182,6 +182,18 @@ def test_motifs_topk(seed):
         tsmine.motifs(T, m, method="brute")
 
 
+def test_motifs_auto_takes_mk_on_exact_repeats():
+    # a spike train: many pairs tie at distance 0, which the scan and MK rank by their
+    # own roundings; "auto" answers MK's pairs there, and the scan's on a random walk
+    T = np.zeros(4000)
+    T[7::100] = 5.0
+    mk = tsmine.motifs(T, 100, k=3, excl=25, method="mk")
+    auto = tsmine.motifs(T, 100, k=3, excl=25)
+    assert auto.tolist() == mk.tolist()
+    W = random_walk(2000, 3)
+    assert tsmine.motifs(W, 32, k=2).tolist() == tsmine.motifs(W, 32, k=2, method="scan").tolist()
+
+
 # ---- m="auto" and the results against the `tsmine` command -----------------------------
 
 def run_cli(cli, *args):

@@ -322,11 +322,12 @@ def motifs(
     excl : int, optional
         Exclusion zone, default ``m``.
     method : {"auto", "scan", "mk"}, default "auto"
-        ``"scan"`` (what ``"auto"`` takes) scans every pair along the diagonals as
-        :func:`profile` does, keeping the best; ``"mk"`` runs MK (DESIGN 4.3), whose
-        bounds from reference subsequences prune a data-dependent share of the pairs
-        (slower on every series measured). The same pairs but for distances tied to
-        rounding.
+        ``"scan"`` scans every pair along the diagonals as :func:`profile` does,
+        keeping the best; ``"mk"`` runs MK (DESIGN 4.3), whose bounds from reference
+        subsequences prune a data-dependent share of the pairs (slower on every series
+        measured); ``"auto"`` takes the scan, then MK when the scan's pairs are
+        near-exact repeats (1 - correlation <= 1e-9), where many pairs tie and MK's
+        order names the pair. The same pairs but for distances tied to rounding.
     refs : int, default 0
         Reference subsequences of MK; 0 for the default (10).
     seed : int, optional
@@ -357,7 +358,7 @@ def motifs(
         seed,
         backend,
         _threads(threads),
-        method == "mk",
+        ("auto", "scan", "mk").index(method),
     )
     return _records(raw, MOTIF_DTYPE, m, excl, used)
 

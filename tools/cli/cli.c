@@ -461,7 +461,7 @@ static int apply(const cli_optable *t, const cli_option *o, const char *arg, voi
             cli_error("%s: --method: unknown method '%s' (auto, scan or mk)", t->command, arg);
             return EX_USAGE;
         }
-        a->mk = strcmp(arg, "mk") == 0;
+        a->mk = strcmp(arg, "mk") == 0, a->scan = strcmp(arg, "scan") == 0;
         return 0;
     case KEY_BACKEND:
         if (tsm_backend_parse(arg, &a->backend) != 0) {

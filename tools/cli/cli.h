@@ -158,7 +158,7 @@ typedef struct {
     int auto_m, excl_is_m;
     uint32_t period;
     uint64_t seed;
-    int mk; /* --method mk: MK rather than the scan (motif) */
+    int mk, scan; /* --method mk: MK; --method scan: the scan alone; neither: auto (motif) */
     tsm_backend backend;
     emit_format format;
     series_options input; /* --input-format, --column, --delimiter, --decimal-comma */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_motif.c - `tsmine motif`: top-k motif pairs by the scan of every pair
- * (tsm_motifs_scan, the default) or by MK (tsm_mk_motifs, --method mk); over MPI ranks
- * through dist.h. */
+ * (tsm_motifs_scan, --method scan), by MK (tsm_mk_motifs, --method mk), or by the scan
+ * then MK on near-exact repeats (the default, auto: tsm_motifs_auto's rule); over MPI
+ * ranks through dist.h. */
 #include "cli.h"
 #include "commands.h"
 #include "dist.h"
@@ -26,18 +27,29 @@ static int run(const cli_args *a, cli_session *s) {
     }
     tsm_mk_stats counters = {0};
     size_t count = 0;
+    int by_mk = a->mk;
     tsm_status st = a->mk ? dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found,
                                            &count, &counters, a->verbose)
                           : dist_motifs_scan(s->ctx, s->stats, a->excl, k, found, &count, &counters,
                                              a->verbose);
+    /* auto: MK's own order where the scan found near-exact repeats (tsm_motifs_auto's
+     * rule; every rank holds the same pairs, so all of them decide alike under MPI) */
+    if (st == TSM_OK && !a->mk && !a->scan && tsm_motifs_near_exact(s->stats, found, count)) {
+        by_mk = 1;
+        st = dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found, &count,
+                            &counters, a->verbose);
+    }
     if (st != TSM_OK || dist_rank() != 0) { /* under MPI (dist.h), rank 0 alone prints */
         free(found);
         return st != TSM_OK ? cli_fail_status(s->ctx, st) : 0;
     }
     cli_progress_end(s);
-    if (a->verbose && a->mk)
-        cli_error("motif: MK: %zu found, %" PRIu64 " distances, %" PRIu64
+    if (a->verbose && by_mk)
+        cli_error("motif: MK%s: %zu found, %" PRIu64 " distances, %" PRIu64
                   " offsets, %zu references",
+                  a->mk ? ""
+                        : " (--method auto: the scan found near-exact repeats, whose ties "
+                          "MK's order decides)",
                   count, counters.distances, counters.offsets, counters.refs);
     else if (a->verbose) /* the scan: auto's choice, faster than MK on every series measured */
         cli_error("motif: scan of every pair (--method auto; --method mk for MK's bounds): %zu "
@@ -74,12 +86,14 @@ const cli_command cmd_motif = {
         "{\"rank\":1,\"a\":I,\"b\":J,\"distance\":D} with I < J, and \"a_timestamp\" and\n"
         "\"b_timestamp\" when the input has a timestamp column.\n"
         "\n"
-        "--method scan (the default, auto) scans every pair as the matrix profile does,\n"
-        "keeping only the best pair: about half a profile per motif whatever the data.\n"
-        "--method mk runs MK (Mueen-Keogh), whose cost depends on how well its bounds\n"
-        "from --refs reference subsequences prune; it was slower on every series\n"
-        "measured (docs/performance.md). Both give the same motifs (but for pairs tied to\n"
-        "rounding), their distances by the same formula.",
+        "--method scan scans every pair as the matrix profile does, keeping only the\n"
+        "best pair: about half a profile per motif whatever the data. --method mk runs\n"
+        "MK (Mueen-Keogh), whose cost depends on how well its bounds from --refs\n"
+        "reference subsequences prune; it was slower on every series measured\n"
+        "(docs/performance.md). --method auto (the default) takes the scan, then MK when\n"
+        "the scan's pairs are near-exact repeats (1 - correlation <= 1e-9), where many\n"
+        "pairs tie and MK's order names the pair. They give the same motifs but for pairs\n"
+        "whose distances tie to rounding, their distances by the same formula.",
     .options = CLI_OPT_K | CLI_OPT_REFS | CLI_OPT_SEED | CLI_OPT_METHOD,
     .run = run,
 };

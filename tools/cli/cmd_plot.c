@@ -191,7 +191,7 @@ static int find_marks(const plot_args *a, tsm_ctx *ctx, const tsm_stats *s, plot
     if (st == TSM_OK && kd)
         st = tsm_discords_topk(ctx, s, a->excl, kd, 0, d, &nd, NULL);
     if (st == TSM_OK && km)
-        st = tsm_motifs_scan(ctx, s, a->excl, km, mo, &nm, NULL);
+        st = tsm_motifs_auto(ctx, s, a->excl, km, 0, TSM_MK_SEED_DEFAULT, mo, &nm, NULL, NULL);
     int rc = st == TSM_OK ? 0 : cli_fail_status(ctx, st);
     for (size_t i = 0; rc == 0 && i < nd; i++)
         rc = plot_add_mark(f, PLOT_DISCORD, (int)i + 1, (uint64_t)d[i].index, a->m);
