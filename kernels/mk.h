@@ -78,20 +78,27 @@ tsm_status tsm_mk_motifs_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, siz
 tsm_status tsm_motifs_scan(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, tsm_motif *out,
                            size_t *count, tsm_mk_stats *counters);
 
-/* Whether motifs found by the scan may differ from MK's: some pair of two normal
- * subsequences is a near-exact repeat, 1 - corr <= TSM_MOTIF_NEAR_EXACT (d^2 <=
- * 2 m TSM_MOTIF_NEAR_EXACT). There many pairs can tie (every copy of a repeated shape is
- * at distance 0 from the others) and the scan ranks them by its correlation's rounding,
- * MK by its distance's, so the two may name different pairs: NAB's
- * art_increase_spike_density at m = 100, MK (0, 100) and the scan (896, 2896). */
+/* Whether motifs found by the scan may differ from MK's: some pair is a near-exact
+ * repeat, d^2 <= 2 m TSM_MOTIF_NEAR_EXACT (1 - corr <= TSM_MOTIF_NEAR_EXACT for normal
+ * subsequences; two constants are at 0). There many pairs can tie (every copy of a
+ * repeated shape is at distance 0 from the others, and from a constant pair) and the
+ * scan ranks them by its correlation's rounding, MK by its distance's, so the two may
+ * name different pairs: NAB's art_increase_spike_density at m = 100, MK (0, 100) and the
+ * scan (896, 2896); windows of TSB-UAD's Occupancy, where the scan's constant pair at 0
+ * came before MK's normal pair at 0 that the scan's rounding put just above 0. */
 #define TSM_MOTIF_NEAR_EXACT 1e-9
 int tsm_motifs_near_exact(const tsm_stats *s, const tsm_motif *m, size_t count);
 
-/* Top-k motifs by the faster exact path: the scan (tsm_motifs_scan), then MK
- * (tsm_mk_motifs, refs and seed as there) when the scan's pairs are near-exact repeats
- * (tsm_motifs_near_exact), so that the answer is always MK's but for pairs whose
- * distances tie to rounding away from 0. *by_mk (may be NULL) says whether MK answered;
- * counters are the last search's. */
+/* Whether tsm_motifs_auto goes to MK without the scan: the series has two constant
+ * subsequences or more, whose pair at distance 0 would send it there anyway (flat
+ * stretches of sensor feeds), so the scan would only add its cost. */
+int tsm_motifs_auto_mk(const tsm_stats *s);
+
+/* Top-k motifs by the faster exact path: MK (tsm_mk_motifs, refs and seed as there)
+ * where tsm_motifs_auto_mk says so, else the scan (tsm_motifs_scan), then MK when the
+ * scan's pairs are near-exact repeats (tsm_motifs_near_exact); so the answer is always
+ * MK's but for pairs whose distances tie to rounding away from 0. *by_mk (may be NULL)
+ * says whether MK answered; counters are the last search's. */
 tsm_status tsm_motifs_auto(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
                            uint64_t seed, tsm_motif *out, size_t *count, tsm_mk_stats *counters,
                            int *by_mk);

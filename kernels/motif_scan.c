@@ -124,13 +124,14 @@ tsm_status tsm_motifs_scan_part(tsm_ctx *ctx, const tsm_stats *s, size_t excl, s
 
 int tsm_motifs_near_exact(const tsm_stats *s, const tsm_motif *m, size_t count) {
     const double cut = 2.0 * (double)s->m * TSM_MOTIF_NEAR_EXACT; /* on d^2 */
-    for (size_t q = 0; q < count; q++) {
-        const int64_t a = m[q].a, b = m[q].b;
-        if (s->kind[a] == TSM_SUB_NORMAL && s->kind[b] == TSM_SUB_NORMAL &&
-            m[q].distance * m[q].distance <= cut)
+    for (size_t q = 0; q < count; q++)
+        if (m[q].distance * m[q].distance <= cut)
             return 1;
-    }
     return 0;
+}
+
+int tsm_motifs_auto_mk(const tsm_stats *s) {
+    return s->n_constant >= 2;
 }
 
 tsm_status tsm_motifs_auto(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t k, size_t refs,
@@ -138,9 +139,11 @@ tsm_status tsm_motifs_auto(tsm_ctx *ctx, const tsm_stats *s, size_t excl, size_t
                            int *by_mk) {
     if (by_mk)
         *by_mk = 0;
-    tsm_status st = tsm_motifs_scan(ctx, s, excl, k, out, count, counters);
-    if (st != TSM_OK || !tsm_motifs_near_exact(s, out, *count))
-        return st;
+    if (!tsm_motifs_auto_mk(s)) {
+        tsm_status st = tsm_motifs_scan(ctx, s, excl, k, out, count, counters);
+        if (st != TSM_OK || !tsm_motifs_near_exact(s, out, *count))
+            return st;
+    }
     if (by_mk)
         *by_mk = 1;
     return tsm_mk_motifs(ctx, s, excl, k, refs, seed, out, count, counters);

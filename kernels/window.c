@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* window.c - the daemon's windowed passes (window.h), CPU backend: OpenMP over the
- * windows, each run by the batch kernels (tsm_stats_new, tsm_pd3_range, and for the motif
- * tsm_motifs_auto: the scan, MK on near-exact repeats; 2-6x faster than MK alone on
- * windows of 4096 samples) on a single-threaded CPU ctx of the OpenMP thread, so a
- * window's result is exactly what those kernels return on a copy of it. On a CUDA ctx the call goes
- * to window.cu after the same validation. */
+ * windows, each run by the batch kernels (tsm_stats_new, tsm_pd3_range, and for the
+ * motif tsm_motifs_auto: the scan, MK on constants or near-exact repeats; 2-6x faster
+ * than MK alone on windows of 4096 samples without constants) on a single-threaded CPU
+ * ctx of the OpenMP thread, so a window's result is exactly what those kernels return on
+ * a copy of it. On a CUDA ctx the call goes to window.cu after the same validation. */
 #include "window.h"
 
 #include <math.h>

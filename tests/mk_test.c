@@ -643,21 +643,22 @@ static void test_scan_parts(void **state) {
  * correlation within 1e-9, and its members unless tied within that. Covers every
  * band cut of a series longer than a CPU tile's rows and a GPU band. */
 /* tsm_motifs_auto on MK's own order: on series of exact repeats (a spike train, where
- * many pairs of spike-holding subsequences tie at distance 0 beside the constant
- * stretches between the spikes; a random walk with one stretch copied to three places)
- * it answers MK's pairs bit for bit, and says MK answered; on a random walk it is the
- * scan. */
+ * many pairs of spike-holding subsequences tie at distance 0; a random walk with one
+ * stretch copied to three places) and on one with a flat stretch (constants) it answers
+ * MK's pairs bit for bit, and says MK answered; on a random walk it is the scan. */
 static void test_auto_exact_repeats(void **state) {
     (void)state;
     const size_t n = 4000, m = 100;
-    double *spikes = calloc(n, sizeof *spikes), *copies = tu_series(n), *walk = tu_series(n);
+    double *spikes = calloc(n, sizeof *spikes), *copies = tu_series(n), *flat = tu_series(n),
+           *walk = tu_series(n);
     assert_non_null(spikes);
     for (size_t i = 7; i < n; i += 100)
         spikes[i] = 5.0;
     for (size_t q = 0; q < 2 * m; q++)
         copies[1500 + q] = copies[3500 + q] = copies[300 + q];
-    const double *series[] = {spikes, copies, walk};
-    for (size_t c = 0; c < 3; c++)
+    tu_fill(flat, 1000, 3 * m, flat[1000]); /* constants: MK without the scan */
+    const double *series[] = {spikes, copies, flat, walk};
+    for (size_t c = 0; c < 4; c++)
         for (size_t k = 1; k <= 3; k++) {
             tsm_ctx *ctx = tu_ctx();
             tsm_stats *s = NULL;
@@ -668,7 +669,7 @@ static void test_auto_exact_repeats(void **state) {
             assert_int_equal(
                 tsm_motifs_auto(ctx, s, m / 4, k, 0, TSM_MK_SEED_DEFAULT, got, &ngot, NULL, &by_mk),
                 TSM_OK);
-            if (c < 2) { /* the repeats: MK's pairs, from MK */
+            if (c < 3) { /* repeats or constants: MK's pairs, from MK */
                 assert_int_equal(
                     tsm_mk_motifs(ctx, s, m / 4, k, 0, TSM_MK_SEED_DEFAULT, want, &nwant, NULL),
                     TSM_OK);
@@ -683,7 +684,7 @@ static void test_auto_exact_repeats(void **state) {
             tsm_stats_destroy(&s);
             tsm_ctx_destroy(&ctx);
         }
-    free(spikes), free(copies), free(walk);
+    free(spikes), free(copies), free(flat), free(walk);
 }
 
 static void test_best_pair_bands(void **state) {

@@ -325,9 +325,9 @@ def motifs(
         ``"scan"`` scans every pair along the diagonals as :func:`profile` does,
         keeping the best; ``"mk"`` runs MK (DESIGN 4.3), whose bounds from reference
         subsequences prune a data-dependent share of the pairs (slower on every series
-        measured); ``"auto"`` takes the scan, then MK when the scan's pairs are
-        near-exact repeats (1 - correlation <= 1e-9), where many pairs tie and MK's
-        order names the pair. The same pairs but for distances tied to rounding.
+        measured); ``"auto"`` takes MK on a series with constant stretches, else the
+        scan, then MK when the scan's pairs are near-exact repeats (1 - correlation
+        <= 1e-9), where many pairs tie and MK's order names the pair. The same pairs but for distances tied to rounding.
     refs : int, default 0
         Reference subsequences of MK; 0 for the default (10).
     seed : int, optional

@@ -27,14 +27,16 @@ static int run(const cli_args *a, cli_session *s) {
     }
     tsm_mk_stats counters = {0};
     size_t count = 0;
-    int by_mk = a->mk;
-    tsm_status st = a->mk ? dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found,
+    /* auto: tsm_motifs_auto's rule (MK on series with constants, else the scan and MK
+     * where it found near-exact repeats); every rank holds the same pairs, so all of
+     * them decide alike under MPI */
+    const int automatic = !a->mk && !a->scan;
+    int by_mk = a->mk || (automatic && tsm_motifs_auto_mk(s->stats));
+    tsm_status st = by_mk ? dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found,
                                            &count, &counters, a->verbose)
                           : dist_motifs_scan(s->ctx, s->stats, a->excl, k, found, &count, &counters,
                                              a->verbose);
-    /* auto: MK's own order where the scan found near-exact repeats (tsm_motifs_auto's
-     * rule; every rank holds the same pairs, so all of them decide alike under MPI) */
-    if (st == TSM_OK && !a->mk && !a->scan && tsm_motifs_near_exact(s->stats, found, count)) {
+    if (st == TSM_OK && !by_mk && automatic && tsm_motifs_near_exact(s->stats, found, count)) {
         by_mk = 1;
         st = dist_mk_motifs(s->ctx, s->stats, a->excl, k, a->refs, a->seed, found, &count,
                             &counters, a->verbose);
@@ -48,8 +50,8 @@ static int run(const cli_args *a, cli_session *s) {
         cli_error("motif: MK%s: %zu found, %" PRIu64 " distances, %" PRIu64
                   " offsets, %zu references",
                   a->mk ? ""
-                        : " (--method auto: the scan found near-exact repeats, whose ties "
-                          "MK's order decides)",
+                        : " (--method auto: near-exact repeats or constants, whose ties MK's "
+                          "order decides)",
                   count, counters.distances, counters.offsets, counters.refs);
     else if (a->verbose) /* the scan: auto's choice, faster than MK on every series measured */
         cli_error("motif: scan of every pair (--method auto; --method mk for MK's bounds): %zu "
@@ -90,9 +92,10 @@ const cli_command cmd_motif = {
         "best pair: about half a profile per motif whatever the data. --method mk runs\n"
         "MK (Mueen-Keogh), whose cost depends on how well its bounds from --refs\n"
         "reference subsequences prune; it was slower on every series measured\n"
-        "(docs/performance.md). --method auto (the default) takes the scan, then MK when\n"
-        "the scan's pairs are near-exact repeats (1 - correlation <= 1e-9), where many\n"
-        "pairs tie and MK's order names the pair. They give the same motifs but for pairs\n"
+        "(docs/performance.md). --method auto (the default) takes MK on a series with\n"
+        "constant stretches, else the scan, then MK when the scan's pairs are near-exact\n"
+        "repeats (1 - correlation <= 1e-9), where many pairs tie and MK's order names\n"
+        "the pair. They give the same motifs but for pairs\n"
         "whose distances tie to rounding, their distances by the same formula.",
     .options = CLI_OPT_K | CLI_OPT_REFS | CLI_OPT_SEED | CLI_OPT_METHOD,
     .run = run,
