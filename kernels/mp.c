@@ -110,8 +110,7 @@ TSMI_TARGET_AVX512 static void tile_avx512(const mp_plan *p, mp_best *b, size_t 
             __mmask8 gt = _mm512_cmp_pd_mask(c, colv[v], _CMP_GT_OQ);
             colv[v] = _mm512_mask_mov_pd(colv[v], gt, c);
             coli[v] = _mm512_mask_mov_epi64(coli[v], gt, iv);
-            cov[v] = _mm512_fmadd_pd(dfi, _mm512_loadu_pd(dg + j0 + 8 * v), cov[v]);
-            cov[v] = _mm512_fmadd_pd(dgi, _mm512_loadu_pd(df + j0 + 8 * v), cov[v]);
+            cov[v] = tsmi_mp_step_avx512(cov[v], dfi, dgi, dg + j0 + 8 * v, df + j0 + 8 * v);
         }
         if (rows && _mm512_cmp_pd_mask(rmax, _mm512_set1_pd(b->rv[i]), _CMP_GE_OQ)) {
             double r = _mm512_reduce_max_pd(rmax);

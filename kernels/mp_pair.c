@@ -115,15 +115,13 @@ TSMI_TARGET_AVX512 static void cov_cuts(const double *lo, double slo, double shi
     }
 }
 
-/* The covariances of a row's MP_W lanes moved to the next row (mp.c's update, in its
- * order, so that a block run again gives the same values bit for bit). */
+/* The covariances of a row's MP_W lanes moved to the next row (the profile's step, so
+ * that a block run again gives the same values bit for bit). */
 TSMI_TARGET_AVX512 static inline void update_row(__m512d cov[MP_W / 8], double dfi, double dgi,
                                                  const double *dfj, const double *dgj) {
     const __m512d vdf = _mm512_set1_pd(dfi), vdg = _mm512_set1_pd(dgi);
-    for (int v = 0; v < MP_W / 8; v++) {
-        cov[v] = _mm512_fmadd_pd(vdf, _mm512_loadu_pd(dgj + 8 * v), cov[v]);
-        cov[v] = _mm512_fmadd_pd(vdg, _mm512_loadu_pd(dfj + 8 * v), cov[v]);
-    }
+    for (int v = 0; v < MP_W / 8; v++)
+        cov[v] = tsmi_mp_step_avx512(cov[v], vdf, vdg, dgj + 8 * v, dfj + 8 * v);
 }
 
 /* Tile of diagonals k0 .. k0 + MP_W - 1, rows i0 .. i1 - 1, with AVX-512 (the update

@@ -5,7 +5,12 @@
 #ifndef TSM_MP_PLAN_H
 #define TSM_MP_PLAN_H
 
+#include "dispatch.h"
 #include "stats.h"
+
+#if TSMI_HAVE_AVX512
+#include <immintrin.h>
+#endif
 
 #define MP_W 48   /* diagonals per tile: the SIMD lanes of a row */
 #define MP_H 4096 /* rows per tile: cov is recomputed exactly at every tile start */
@@ -28,6 +33,18 @@ double *tsmi_mp_make_plan(const tsm_stats *s, const uint8_t *mask, mp_plan *p);
 
 /* cov(i, j + w) for w < MP_W, computed directly from centred values: O(m MP_W). */
 void tsmi_mp_exact_cov(const mp_plan *p, size_t i, size_t j, double *out);
+
+#if TSMI_HAVE_AVX512
+/* One step down the diagonals of 8 lanes: cov(i + 1, j + 1) = cov(i, j) + df_i dg_j +
+ * dg_i df_j as two fused steps in this order (dfi, dgi broadcast; dgj, dfj the lanes'
+ * columns). The profile's tile and the best pair's both step with it, so they agree bit
+ * for bit. */
+TSMI_TARGET_AVX512 static inline __m512d tsmi_mp_step_avx512(__m512d cov, __m512d dfi, __m512d dgi,
+                                                             const double *dgj, const double *dfj) {
+    cov = _mm512_fmadd_pd(dfi, _mm512_loadu_pd(dgj), cov);
+    return _mm512_fmadd_pd(dgi, _mm512_loadu_pd(dfj), cov);
+}
+#endif
 
 /* Bands of the traversal of N subsequences with exclusion zone excl, width diagonals
  * each. */
