@@ -215,6 +215,21 @@ def wait_connected(d, connects=1, timeout=20):
                "tsmined's MQTT connection #%d" % connects)
 
 
+def wait_subscribed(d, pub, topic="sensors/probe", timeout=20):
+    """tsmined's subscriptions take effect at the broker after its CONNACK, which
+    wait_connected sees; what is published in between is dropped (nothing subscribed
+    yet). Publishes a probe on topic, within the subscription, until tsmined counts an
+    MQTT message."""
+    base = counters(d).get("mqtt_messages", 0)
+
+    def probed():
+        pub.publish(topic, json.dumps({"value": 0.0}))
+        return counters(d).get("mqtt_messages", 0) > base
+
+    wait_until(probed, timeout, "tsmined's subscription (a probe on %s counted)" % topic)
+    pub.flush()
+
+
 def refused(d):
     return {k: v for k, v in d.status()["rejected"].items() if v}
 
@@ -352,6 +367,7 @@ def case_tls(env):
             wait_connected(d)
             pub = Publisher(broker, tls={"ca_certs": pki["ca.crt"], "certfile": pki["client.crt"],
                                          "keyfile": pki["client.key"]}, auth=("sensor", "s3nsor"))
+            wait_subscribed(d, pub)
             for k in range(50):
                 pub.publish("sensors/tls", json.dumps({"value": k, "seq": k}))
             pub.flush()
