@@ -38,8 +38,9 @@
  *
  * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence) and the two tests (DSETP):
  * 6 fp64-pipe and about 10 issued instructions in all on the path with no hit (sm_90
- * SASS, 315 for two blocks of 16 pairs; the version that kept every column's best in
- * registers issued about 29), so the kernel is bound by the fp64 pipe, not by memory
+ * SASS, tools/scripts/sass-path: 315 for two blocks of 16 pairs; 726 when every
+ * column's best was kept in registers), so the kernel is bound by the fp64 pipe, not
+ * by memory
  * (shared-memory traffic is O(1 / MPG_D) per pair, global traffic O(1 / MPG_H)).
  *
  * Global update. At the end of a sub-tile the warps' slots are merged per column and
