@@ -40,8 +40,8 @@
  * 6 fp64-pipe and about 10 issued instructions in all on the path with no hit (sm_90
  * SASS, tools/scripts/sass-path: 315 for two blocks of 16 pairs; 726 when every
  * column's best was kept in registers), so the kernel is bound by the fp64 pipe, not
- * by memory
- * (shared-memory traffic is O(1 / MPG_D) per pair, global traffic O(1 / MPG_H)).
+ * by memory (shared-memory traffic is O(1 / MPG_D) per pair, global traffic
+ * O(1 / MPG_H)).
  *
  * Global update. At the end of a sub-tile the warps' slots are merged per column and
  * per row, and the result goes to the global bests: a 64-bit key that orders like the
