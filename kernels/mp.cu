@@ -38,7 +38,7 @@
  *
  * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence) and the two tests (DSETP):
  * 6 fp64-pipe and about 10 issued instructions in all on the path with no hit (sm_90
- * SASS, tools/scripts/sass-path: 315 for two blocks of 16 pairs; 726 when every
+ * SASS, tools/scripts/sass-mix --path: 315 for two blocks of 16 pairs; 726 when every
  * column's best was kept in registers), so the kernel is bound by the fp64 pipe, not
  * by memory (shared-memory traffic is O(1 / MPG_D) per pair, global traffic
  * O(1 / MPG_H)).
