@@ -26,17 +26,22 @@
  * Register blocks. A thread does MPG_U rows at a time: its columns are then the
  * MPG_D + MPG_U - 1 consecutive ones from its first diagonal, read from shared memory
  * with 16-byte loads (half of them carried over from the previous block, the two
- * halves swapping roles from block to block); the column bests of the block stay in
- * registers. The tail columns of lane l are the head of lane l + 1, which takes them
- * by a shuffle, so every slot has one writer per block. Rows are a filter: each
- * correlation is compared with the warp's current best of its row (seeded with the
- * global best), one comparison per pair; only when some lane reaches it does the warp
- * reduce (corr, index) with shuffles, which after the first items is rare.
+ * halves swapping roles from block to block). Rows and columns are both filters: each
+ * correlation is compared with the warp's current best of its row and of its column
+ * (slots seeded with the global bests), two comparisons per pair. Only when some lane
+ * reaches a row's best does the warp reduce (corr, index) with shuffles; only when some
+ * lane reaches a column's does the warp run the block's columns again from its saved
+ * covariances, keeping each column's best (corr, row) in registers and merging it into
+ * the slots (the tail columns of lane l are the head of lane l + 1, which takes them by
+ * a shuffle, so every slot has one writer per block). After the first items both are
+ * rare: a profile's bests only grow, and few pairs beat them.
  *
- * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence), the clamp, the row test
- * and the column compare-select: about 8 fp64-pipe and 23 issued instructions in all
- * (sm_90 SASS), so the kernel is bound by fp64 issue, not by memory (shared-memory
- * traffic is O(1 / MPG_D) per pair, global traffic O(1 / MPG_H)).
+ * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence) and the two tests (DSETP):
+ * 6 fp64-pipe and about 10 issued instructions in all on the path with no hit (sm_90
+ * SASS, tools/scripts/sass-mix --path: 315 for two blocks of 16 pairs; 726 when every
+ * column's best was kept in registers), so the kernel is bound by the fp64 pipe, not
+ * by memory (shared-memory traffic is O(1 / MPG_D) per pair, global traffic
+ * O(1 / MPG_H)).
  *
  * Global update. At the end of a sub-tile the warps' slots are merged per column and
  * per row, and the result goes to the global bests: a 64-bit key that orders like the
@@ -131,15 +136,21 @@ __device__ __forceinline__ static void load_cols(const mpg_tile &tl, int c, mpg_
     mpg_load_cols(tl.cdf, tl.cdg, tl.cinv, c, x);
 }
 
-/* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals.
- * The thread's columns are entries e = column - (r + lo) < 7 of a window whose first
- * four are x0 (carried from the previous block) and last four x1 (loaded here; the
- * next block carries them). Pair (row r + u, diagonal d) is entry e = u + d. */
-template <bool ROWS>
-__device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, double cov[MPG_D],
-                                                 const mpg_cols &x0, mpg_cols &x1) {
+/* Whether candidate (v, i) beats slot (sv, si): the larger correlation, then the
+ * smaller index (a slot seeded with the global best has index MPG_NONE, so an equal
+ * correlation at any real index enters it and the global merge breaks the tie). */
+__device__ __forceinline__ static bool slot_better(double v, int i, double sv, int si) {
+    return v > sv || (v == sv && i < si);
+}
+
 #define MPG_X(field, e) ((e) < 4 ? x0.field[(e)] : x1.field[(e)-4])
-    load_cols(tl, r + tl.lo + 4, x1);
+
+/* The column candidates of a register block, run again because some lane's pair
+ * reached its column's slot in the filter pass: the same products from the block's
+ * starting covariances cov0, each entry's best (corr, row) over the block's rows, then
+ * merged into the warp's slots. Warp-uniform (every lane of the warp calls it). */
+__device__ __forceinline__ static void col_block(const mpg_tile &tl, int r, double cov0[MPG_D],
+                                                 const mpg_cols &x0, const mpg_cols &x1) {
     double cbv[MPG_D + MPG_U - 1]; /* best (corr, row) of entry e in this block */
     int cbi[MPG_D + MPG_U - 1];
 #pragma unroll
@@ -150,6 +161,77 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
         const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
         const double rinv = tl.rowd[4 * (r + u) + 2];
         const int row = tl.ri + r + u;
+#pragma unroll
+        for (int d = 0; d < MPG_D; d++) {
+            const int e = u + d;
+            const double v = cov0[d] * rinv * MPG_X(v, e); /* as reg_block, bit for bit */
+            const double vc = v > 1.0 ? 1.0 : v;           /* NaN stays NaN */
+            if (vc > cbv[e]) /* strict: rows come in increasing order */
+                cbv[e] = vc, cbi[e] = row;
+            cov0[d] = fma(rdfg.x, MPG_X(dg, e), cov0[d]);
+            cov0[d] = fma(rdfg.y, MPG_X(df, e), cov0[d]);
+        }
+    }
+    /* Lane l's tail entries 4..6 are lane l + 1's head 0..2, seen at later rows: taken
+     * only when strictly better. Then each lane merges its head into its four slots,
+     * and lane 31 its tail, which no other lane of the warp holds. */
+#pragma unroll
+    for (int e = 0; e < MPG_U - 1; e++) {
+        const double tv = __shfl_up_sync(MPG_FULL, cbv[MPG_D + e], 1);
+        const int ti = __shfl_up_sync(MPG_FULL, cbi[MPG_D + e], 1);
+        if (tl.lane > 0 && tv > cbv[e])
+            cbv[e] = tv, cbi[e] = ti;
+    }
+    __syncwarp(); /* every lane has read its thresholds from the slots written below */
+    double2 *pv = (double2 *)(tl.wcv + r + tl.so);
+    int4 *pi = (int4 *)(tl.wci + r + tl.so);
+    double2 s0 = pv[0], s1 = pv[1];
+    int4 si = *pi;
+    if (slot_better(cbv[0], cbi[0], s0.x, si.x))
+        s0.x = cbv[0], si.x = cbi[0];
+    if (slot_better(cbv[1], cbi[1], s0.y, si.y))
+        s0.y = cbv[1], si.y = cbi[1];
+    if (slot_better(cbv[2], cbi[2], s1.x, si.z))
+        s1.x = cbv[2], si.z = cbi[2];
+    if (slot_better(cbv[3], cbi[3], s1.y, si.w))
+        s1.y = cbv[3], si.w = cbi[3];
+    pv[0] = s0, pv[1] = s1, *pi = si;
+    if (tl.lane == 31) {
+#pragma unroll
+        for (int e = 0; e < MPG_U - 1; e++) {
+            const int sl = r + tl.so + MPG_D + e;
+            if (slot_better(cbv[MPG_D + e], cbi[MPG_D + e], tl.wcv[sl], tl.wci[sl]))
+                tl.wcv[sl] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
+        }
+    }
+    __syncwarp(); /* the next block's lanes read these slots */
+}
+
+/* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals.
+ * The thread's columns are entries e = column - (r + lo) < 7 of a window whose first
+ * four are x0 (carried from the previous block) and last four x1 (loaded here; the
+ * next block carries them). Pair (row r + u, diagonal d) is entry e = u + d.
+ * Rows and columns are both filters: a pair's correlation is compared with its row's
+ * warp slot (T) and with its column's (ct[e], read at the block's start: slots only
+ * grow, so a value read before another lane raised it is a weaker test, never a wrong
+ * one). Column slots start from the global bests, so after the first items almost no
+ * block passes; one that does runs its columns again in col_block. */
+template <bool ROWS>
+__device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, double cov[MPG_D],
+                                                 const mpg_cols &x0, mpg_cols &x1) {
+    load_cols(tl, r + tl.lo + 4, x1);
+    double cov0[MPG_D], ct[MPG_D + MPG_U - 1];
+#pragma unroll
+    for (int d = 0; d < MPG_D; d++)
+        cov0[d] = cov[d];
+#pragma unroll
+    for (int e = 0; e < MPG_D + MPG_U - 1; e++)
+        ct[e] = tl.wcv[r + tl.so + e];
+    bool col = false;
+#pragma unroll
+    for (int u = 0; u < MPG_U; u++) {
+        const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
+        const double rinv = tl.rowd[4 * (r + u) + 2];
         const double T = ROWS ? tl.wrv[r + u] : 0.0;
         double c[MPG_D];
         bool hit = false;
@@ -158,51 +240,18 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
             const int e = u + d;
             const double v = cov[d] * rinv * MPG_X(v, e);
             c[d] = v;
-            hit |= v >= T; /* unclamped: T <= 1, so the same test; NaN never hits */
-            const double vc = v > 1.0 ? 1.0 : v; /* NaN stays NaN */
-            if (vc > cbv[e])                     /* strict: rows come in increasing order */
-                cbv[e] = vc, cbi[e] = row;
+            hit |= v >= T;     /* unclamped: T <= 1, so the same test; NaN never hits */
+            col |= v >= ct[e]; /* likewise: slots hold clamped values */
             cov[d] = fma(rdfg.x, MPG_X(dg, e), cov[d]);
             cov[d] = fma(rdfg.y, MPG_X(df, e), cov[d]);
         }
         if (ROWS && __any_sync(MPG_FULL, hit))
             row_hit(c, T, tl.cbase + r + u + tl.lo, tl.wrv + r + u, tl.wri + r + u, tl.lane);
     }
-#undef MPG_X
-    /* Lane l's tail entries 4..6 are lane l + 1's head 0..2, seen at later rows: taken
-     * only when strictly better. Then each lane merges its head into its four slots
-     * (later rows than the slots': strictly better again), and lane 31 its tail, which
-     * no other lane of the warp holds. */
-#pragma unroll
-    for (int e = 0; e < MPG_U - 1; e++) {
-        const double tv = __shfl_up_sync(MPG_FULL, cbv[MPG_D + e], 1);
-        const int ti = __shfl_up_sync(MPG_FULL, cbi[MPG_D + e], 1);
-        if (tl.lane > 0 && tv > cbv[e])
-            cbv[e] = tv, cbi[e] = ti;
-    }
-    double2 *pv = (double2 *)(tl.wcv + r + tl.so);
-    int4 *pi = (int4 *)(tl.wci + r + tl.so);
-    double2 s0 = pv[0], s1 = pv[1];
-    int4 si = *pi;
-    if (cbv[0] > s0.x)
-        s0.x = cbv[0], si.x = cbi[0];
-    if (cbv[1] > s0.y)
-        s0.y = cbv[1], si.y = cbi[1];
-    if (cbv[2] > s1.x)
-        s1.x = cbv[2], si.z = cbi[2];
-    if (cbv[3] > s1.y)
-        s1.y = cbv[3], si.w = cbi[3];
-    pv[0] = s0, pv[1] = s1, *pi = si;
-    if (tl.lane == 31) {
-#pragma unroll
-        for (int e = 0; e < MPG_U - 1; e++) {
-            const int sl = r + tl.so + MPG_D + e;
-            if (cbv[MPG_D + e] > tl.wcv[sl])
-                tl.wcv[sl] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
-        }
-    }
-    __syncwarp(); /* the next block's lane l - 1 reads these slots */
+    if (__any_sync(MPG_FULL, col))
+        col_block(tl, r, cov0, x0, x1);
 }
+#undef MPG_X
 
 /* The traversal (see the top of the file). Block = one work item: band of diagonals
  * k0 = excl + band MPG_W + [0, MPG_W), rows [i0, i1) with i1 - i0 <= MPG_S; thread x
@@ -210,7 +259,8 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
  *   cdf, cdg, cinv  columns ri + k0 + [0, MPG_W + MPG_H)
  *   rowd            rows ri + [0, MPG_H) as {df, dg, inv, 0} (inv NaN past i1)
  *   csv, csi        per warp: best (corr, row) of its columns, slot s = column - (ri +
- *                   k0) - 128 warp (a warp touches MPG_CW columns)
+ *                   k0) - 128 warp (a warp touches MPG_CW columns), seeded with the
+ *                   global best (index MPG_NONE) as the filter
  *   rsv, rsi        per warp (ROWS): best (corr, column) of each row, seeded with the
  *                   global best (index MPG_NONE) as the filter.
  * ROWS: whether the right neighbours (the two-sided profile) are wanted. */
@@ -267,8 +317,15 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
                     rsv[w * MPG_H + q] = g, rsi[w * MPG_H + q] = MPG_NONE;
             }
         }
-        for (int q = tid; q < MPG_NW * MPG_CW; q += MPG_B)
-            csv[q] = -INFINITY, csi[q] = MPG_NONE;
+        /* column slots seeded with the global best left neighbour (index MPG_NONE), as
+         * the rows: the filter of reg_block; slot s of warp w is column cbase + s + 128 w */
+        for (int q = tid; q < MPG_NW * MPG_CW; q += MPG_B) {
+            const int w = q / MPG_CW, c = cbase + q - w * MPG_CW + 32 * MPG_D * w;
+            double g = MPG_FLOOR;
+            if (c < a.N)
+                g = fmax(key_corr(*(volatile unsigned long long *)(a.key + c)), g);
+            csv[q] = g, csi[q] = MPG_NONE;
+        }
         __syncthreads();
 
         /* Register blocks in pairs, so that the carried columns swap roles instead of
@@ -297,7 +354,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
                         v = sv, i = si;
                 }
             }
-            if (v > -INFINITY)
+            if (i != MPG_NONE)
                 merge_global(a, cbase + q, v, i);
         }
         if (ROWS) {

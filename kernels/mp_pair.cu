@@ -26,7 +26,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Blocks per multiprocessor that the launch bounds ask for. The kernel needs 112
  * registers; with 3 (80 registers) it spills and ran slower (docs/performance.md). */
@@ -272,15 +271,9 @@ extern "C" tsm_status tsmi_mp_best_pair_cuda(tsm_ctx *ctx, const tsm_stats *s, s
     TSM_CUDA_TRY(
         ctx, cudaMemcpyAsync(h_keypair, keypair, sizeof h_keypair, cudaMemcpyDeviceToHost, stream));
     TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
-    if (h_keypair[0] != 0) {
-        /* the host's view of key_corr */
-        const unsigned long long k = h_keypair[0];
-        const unsigned long long bits = (k >> 63) ? k & 0x7fffffffffffffffull : ~k;
-        double c;
-        memcpy(&c, &bits, sizeof c);
-        *best =
-            tsm_mp_pair{c, (int64_t)(h_keypair[1] >> 32), (int64_t)(h_keypair[1] & 0xffffffffull)};
-    }
+    if (h_keypair[0] != 0)
+        *best = tsm_mp_pair{key_corr(h_keypair[0]), (int64_t)(h_keypair[1] >> 32),
+                            (int64_t)(h_keypair[1] & 0xffffffffull)};
 done:
     if (st != TSM_OK && st != TSM_EDEVICE)
         cudaStreamSynchronize(stream); /* nothing queued may still use what is freed below */

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MPG_D 4   /* diagonals per thread */
 #define MPG_U 4   /* rows per register block */
@@ -45,12 +46,14 @@ __device__ static inline unsigned long long corr_key(double v) {
     return (b >> 63) ? ~b : b | 0x8000000000000000ull;
 }
 
-/* Inverse of corr_key; -inf for "none". */
-__device__ static inline double key_corr(unsigned long long k) {
+/* Inverse of corr_key; -inf for "none". Host code reads the keys it copies back too. */
+__host__ __device__ static inline double key_corr(unsigned long long k) {
     if (k == 0)
         return -INFINITY;
     const unsigned long long b = (k >> 63) ? k & 0x7fffffffffffffffull : ~k;
-    return __longlong_as_double((long long)b);
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
 }
 
 /* Thread p < P (the padded length): df, dg of mp.c's make_plan (0 where k + 1 >= N:
