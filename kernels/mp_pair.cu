@@ -76,34 +76,50 @@ __device__ __forceinline__ static void offer(double w, double invj, int i, int j
 
 /* A sub-tile as one thread sees it. */
 typedef struct {
-    const double *cdf, *cdg, *ccut, *cinv, *rowd;
+    const double *cdf, *cdg, *ccut, *cinv, *fcut, *rowd;
     int ri, cbase, lo; /* first row and column (global), this thread's first column in it */
 } mpp_tile;
 
 /* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals
  * (mp.cu's reg_block without the bests: entry e = u + d of the column window, whose
- * first four are x0 and last four x1, loaded here). The filter's outcome is gathered
- * over the block's 16 pairs, so the hot path has no branch per row; in the rare block
- * where some pair passed, the block runs again from its starting covariances (the
- * same operations, so the same values) and offers the pairs that pass. */
+ * first four are x0 and last four x1, loaded here).
+ *
+ * The filter costs no fp64 instruction a pair. A pair can pass the exact test
+ * cov inv_i >= ccut_j only if cov >= ccut_j / inv_i >= fcut_j smin, where smin (rowd's
+ * fourth entry of the block's first row) is a little below every 1 / inv_i of the
+ * block's rows and fcut_j a little below ccut_j, both kept in [2^-400, 2^400] or
+ * made 0 / -0 (filter_limits). For positive doubles the order of the bit patterns is
+ * the order of the values, so cov >= p implies hi(cov) >= hi(p) for the high 32 bits
+ * as signed integers. Each block thus costs 7 DMUL (one per column, p_e = fcut_e smin)
+ * and an integer compare per pair; p = -0 (no positive threshold) has hi = INT_MIN and
+ * passes everything, NaN (a column or all rows not normal) nothing.
+ *
+ * The outcome is gathered over the block's 16 pairs, so the hot path has no branch
+ * per row; in the rare block where some pair passed, the block runs again from its
+ * starting covariances (the same operations, so the same values) and offers the pairs
+ * that pass the exact test. */
 __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, double cov[MPG_D],
                                                   const mpg_cols &x0, mpg_cols &x1, double &bv,
                                                   unsigned long long &bp) {
 #define MPP_X(field, e) ((e) < 4 ? x0.field[(e)] : x1.field[(e)-4])
-    mpg_load_cols(tl.cdf, tl.cdg, tl.ccut, r + tl.lo + 4, x1);
+    mpg_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 4, x1);
     double c0[MPG_D];
     bool pass = false;
+    const double smin = tl.rowd[4 * r + 3];
+    int lim[MPG_D + MPG_U - 1];
+#pragma unroll
+    for (int e = 0; e < MPG_D + MPG_U - 1; e++)
+        lim[e] = __double2hiint(MPP_X(v, e) * smin);
 #pragma unroll
     for (int d = 0; d < MPG_D; d++)
         c0[d] = cov[d];
 #pragma unroll
     for (int u = 0; u < MPG_U; u++) {
         const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
-        const double rinv = tl.rowd[4 * (r + u) + 2];
 #pragma unroll
         for (int d = 0; d < MPG_D; d++) {
             const int e = u + d;
-            pass |= cov[d] * rinv >= MPP_X(v, e); /* NaN (not normal) never passes */
+            pass |= __double2hiint(cov[d]) >= lim[e];
             cov[d] = fma(rdfg.x, MPP_X(dg, e), cov[d]);
             cov[d] = fma(rdfg.y, MPP_X(df, e), cov[d]);
         }
@@ -117,7 +133,7 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
             for (int d = 0; d < MPG_D; d++) {
                 const int e = u + d;
                 const double w = c0[d] * rinv;
-                if (w >= MPP_X(v, e))
+                if (w >= tl.ccut[r + tl.lo + e]) /* NaN (not normal) never passes */
                     offer(w, tl.cinv[r + tl.lo + e], tl.ri + r + u, tl.cbase + r + tl.lo + e, bv,
                           bp);
                 c0[d] = fma(rdfg.x, MPP_X(dg, e), c0[d]);
@@ -128,13 +144,38 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
 #undef MPP_X
 }
 
+/* The filter's column threshold fcut from the exact one c: a little below c, kept in
+ * [2^-400, 2^400] so that fcut smin neither overflows nor rounds below the subnormal
+ * range; -0 where c is not above 2^-400 (every pair passes), NaN stays NaN. */
+__device__ __forceinline__ static double filter_cut(double c) {
+    return c != c ? c : c > 0x1p-400 ? fmin(c * (1.0 - 0x1p-40), 0x1p400) : -0.0;
+}
+
+/* The filter's row factor of rows ri .. ri + 3 (inv NaN where not normal): a little
+ * below each normal row's 1 / inv, at most 2^400, 0 if below 2^-400, +inf if no row
+ * is normal. */
+__device__ __forceinline__ static double filter_smin(const double *inv, int ri, int i1) {
+    double s = INFINITY;
+    for (int u = 0; u < MPG_U; u++) {
+        const double v = ri + u < i1 ? inv[ri + u] : NAN;
+        if (v == v)
+            s = fmin(s, 1.0 / v);
+    }
+    if (s == INFINITY)
+        return s;
+    s *= 1.0 - 0x1p-40;
+    return s < 0x1p-400 ? 0.0 : fmin(s, 0x1p400);
+}
+
 /* The traversal of one work item (mp.cu's tile_kernel grid). Shared memory per
- * sub-tile of rows [ri, ri + MPG_H): cdf, cdg, ccut, cinv of columns ri + k0 + [0,
- * MPG_W + MPG_H) and rowd of the rows as {df, dg, inv, 0} (inv NaN past i1). */
+ * sub-tile of rows [ri, ri + MPG_H): cdf, cdg, ccut, cinv, fcut of columns ri + k0 +
+ * [0, MPG_W + MPG_H) and rowd of the rows as {df, dg, inv, smin} (inv NaN past i1;
+ * smin, pair_block's row factor, in the first row of each register block). */
 __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args a) {
     extern __shared__ double2 mpp_smem[];
     double *cdf = (double *)mpp_smem, *cdg = cdf + MPG_W + MPG_H, *ccut = cdg + MPG_W + MPG_H;
-    double *cinv = ccut + MPG_W + MPG_H, *rowd = cinv + MPG_W + MPG_H;
+    double *cinv = ccut + MPG_W + MPG_H, *fcut = cinv + MPG_W + MPG_H;
+    double *rowd = fcut + MPG_W + MPG_H;
     __shared__ int s_band;
     __shared__ double s_best;
 
@@ -147,7 +188,7 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
     const int k0 = a.excl + (a.band0 + band) * MPG_W;
     const int i0 = (int)(item - a.first[band]) * MPG_S;
     const int i1 = min(i0 + MPG_S, a.N - k0);
-    mpp_tile tl = {cdf, cdg, ccut, cinv, rowd, 0, 0, MPG_D * tid};
+    mpp_tile tl = {cdf, cdg, ccut, cinv, fcut, rowd, 0, 0, MPG_D * tid};
 
     double cov[MPG_D];
     mpg_exact_cov(a.t, a.mu, a.N, a.m, i0, i0 + k0 + tl.lo, cov);
@@ -169,18 +210,19 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
             cdg[q] = a.dg[cbase + q];
             cinv[q] = v;
             ccut[q] = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
+            fcut[q] = filter_cut(ccut[q]);
         }
         for (int q = tid; q < MPG_H; q += MPG_B) {
             const int i = ri + q;
             rowd[4 * q] = a.df[i];
             rowd[4 * q + 1] = a.dg[i];
             rowd[4 * q + 2] = i < i1 ? a.inv[i] : NAN;
-            rowd[4 * q + 3] = 0.0;
+            rowd[4 * q + 3] = q % MPG_U == 0 ? filter_smin(a.inv, i, i1) : 0.0;
         }
         __syncthreads();
 
         mpg_cols xa, xb;
-        mpg_load_cols(cdf, cdg, ccut, tl.lo, xa);
+        mpg_load_cols(cdf, cdg, fcut, tl.lo, xa);
         for (int r = 0; r < nru; r += 2 * MPG_U) {
             pair_block(tl, r, cov, xa, xb, bv, bp);
             if (r + MPG_U < nru)
@@ -208,7 +250,7 @@ extern "C" tsm_status tsmi_mp_best_pair_cuda(tsm_ctx *ctx, const tsm_stats *s, s
     tsm_status st = TSM_OK;
     cudaStream_t stream = tsmi_stream(ctx);
     const size_t N = s->N, m = s->m, P = N + MPG_W + MPG_H, nb = b1 - b0;
-    const size_t smem = (4 * (MPG_W + MPG_H) + 4 * MPG_H) * sizeof(double);
+    const size_t smem = (5 * (MPG_W + MPG_H) + 4 * MPG_H) * sizeof(double);
     mpg_inputs in = {};
     double *plan = NULL;
     uint8_t *d_mask = NULL;

@@ -642,6 +642,28 @@ static void test_scan_parts(void **state) {
  * pairs (i, i + k) with k in the bands' diagonals, correlation by distance.h. Its
  * correlation within 1e-9, and its members unless tied within that. Covers every
  * band cut of a series longer than a CPU tile's rows and a GPU band. */
+/* Extreme scales: a walk with a planted pair times 1e-140, 1e-60, 1e60 and 1e140,
+ * against the reference. The CUDA scan's filter works on the covariances' magnitudes,
+ * clamped to [2^-400, 2^400] (1e-140 and 1e140 fall outside and take the exact test
+ * for every pair), and must stay exact at every scale. */
+static void test_scales(void **state) {
+    (void)state;
+    tu_case_seed(112);
+    const size_t n = 3000, m = 32, k = 3;
+    double *t = tu_series(n), *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    for (size_t q = 0; q < m; q++)
+        t[2400 + q] = t[500 + q] + 1e-3 * tu_normal();
+    const double scales[] = {1e-140, 1e-60, 1e60, 1e140};
+    for (size_t c = 0; c < sizeof scales / sizeof scales[0]; c++) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = t[i] * scales[c];
+        tsm_motif got[K_MAX];
+        assert_int_equal(check_mk(x, n, m, m, k, 0, TSM_MK_SEED_DEFAULT, 0, 0, got), k);
+    }
+    free(t), free(x);
+}
+
 /* tsm_motifs_auto on MK's own order: on series of exact repeats (a spike train, where
  * many pairs of spike-holding subsequences tie at distance 0; a random walk with one
  * stretch copied to three places) and on one with a flat stretch (constants) it answers
@@ -764,5 +786,6 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_scan_parts);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_best_pair_bands);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_auto_exact_repeats);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_scales);
     return failed + _cmocka_run_group_tests("motif_scan", tests, nt, NULL, NULL);
 }
