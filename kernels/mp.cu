@@ -183,9 +183,10 @@ __device__ __forceinline__ static void col_block(const mpg_tile &tl, int r, doub
             cbv[e] = tv, cbi[e] = ti;
     }
     __syncwarp(); /* every lane has read its thresholds from the slots written below */
-    double2 *pv = (double2 *)(tl.wcv + r + tl.so);
+    double2 *pv0 = (double2 *)(tl.wcv + ((r + tl.so) >> 1));              /* split: slots 0, 1 */
+    double2 *pv1 = (double2 *)(tl.wcv + MPG_CW / 2 + ((r + tl.so) >> 1)); /* and 2, 3 */
     int4 *pi = (int4 *)(tl.wci + r + tl.so);
-    double2 s0 = pv[0], s1 = pv[1];
+    double2 s0 = *pv0, s1 = *pv1;
     int4 si = *pi;
     if (slot_better(cbv[0], cbi[0], s0.x, si.x))
         s0.x = cbv[0], si.x = cbi[0];
@@ -195,13 +196,14 @@ __device__ __forceinline__ static void col_block(const mpg_tile &tl, int r, doub
         s1.x = cbv[2], si.z = cbi[2];
     if (slot_better(cbv[3], cbi[3], s1.y, si.w))
         s1.y = cbv[3], si.w = cbi[3];
-    pv[0] = s0, pv[1] = s1, *pi = si;
+    *pv0 = s0, *pv1 = s1, *pi = si;
     if (tl.lane == 31) {
 #pragma unroll
         for (int e = 0; e < MPG_U - 1; e++) {
             const int sl = r + tl.so + MPG_D + e;
-            if (slot_better(cbv[MPG_D + e], cbi[MPG_D + e], tl.wcv[sl], tl.wci[sl]))
-                tl.wcv[sl] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
+            const int sx = mpg_split_ix(sl, MPG_CW / 2);
+            if (slot_better(cbv[MPG_D + e], cbi[MPG_D + e], tl.wcv[sx], tl.wci[sl]))
+                tl.wcv[sx] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
         }
     }
     __syncwarp(); /* the next block's lanes read these slots */
@@ -224,9 +226,14 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
 #pragma unroll
     for (int d = 0; d < MPG_D; d++)
         cov0[d] = cov[d];
-#pragma unroll
-    for (int e = 0; e < MPG_D + MPG_U - 1; e++)
-        ct[e] = tl.wcv[r + tl.so + e];
+    { /* slots r + so .. + 6 of the split array: 16-byte loads, 16 bytes apart per lane */
+        const int s2 = (r + tl.so) >> 1;
+        const double2 a0 = *(const double2 *)(tl.wcv + s2);
+        const double2 a1 = *(const double2 *)(tl.wcv + MPG_CW / 2 + s2);
+        const double2 b0 = *(const double2 *)(tl.wcv + s2 + 2);
+        ct[0] = a0.x, ct[1] = a0.y, ct[2] = a1.x, ct[3] = a1.y, ct[4] = b0.x, ct[5] = b0.y;
+        ct[6] = tl.wcv[MPG_CW / 2 + s2 + 2];
+    }
     bool col = false;
 #pragma unroll
     for (int u = 0; u < MPG_U; u++) {
@@ -256,9 +263,9 @@ __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, doub
 /* The traversal (see the top of the file). Block = one work item: band of diagonals
  * k0 = excl + band MPG_W + [0, MPG_W), rows [i0, i1) with i1 - i0 <= MPG_S; thread x
  * carries diagonals k0 + 4x + d. Shared memory, per sub-tile of rows [ri, ri + MPG_H):
- *   cdf, cdg, cinv  columns ri + k0 + [0, MPG_W + MPG_H)
+ *   cdf, cdg, cinv  columns ri + k0 + [0, MPG_W + MPG_H), split (mpg_split_ix)
  *   rowd            rows ri + [0, MPG_H) as {df, dg, inv, 0} (inv NaN past i1)
- *   csv, csi        per warp: best (corr, row) of its columns, slot s = column - (ri +
+ *   csv, csi        per warp: best (corr, row) of its columns (csv split), slot s = column - (ri +
  *                   k0) - 128 warp (a warp touches MPG_CW columns), seeded with the
  *                   global best (index MPG_NONE) as the filter
  *   rsv, rsi        per warp (ROWS): best (corr, column) of each row, seeded with the
@@ -298,9 +305,10 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
         tl.ri = ri, tl.cbase = cbase;
         __syncthreads(); /* the previous flush is done with shared memory */
         for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
-            cdf[q] = a.df[cbase + q];
-            cdg[q] = a.dg[cbase + q];
-            cinv[q] = a.inv[cbase + q];
+            const int x = mpg_split_ix(q, MPG_CH);
+            cdf[x] = a.df[cbase + q];
+            cdg[x] = a.dg[cbase + q];
+            cinv[x] = a.inv[cbase + q];
         }
         for (int q = tid; q < MPG_H; q += MPG_B) {
             const int i = ri + q;
@@ -324,7 +332,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
             double g = MPG_FLOOR;
             if (c < a.N)
                 g = fmax(key_corr(*(volatile unsigned long long *)(a.key + c)), g);
-            csv[q] = g, csi[q] = MPG_NONE;
+            csv[w * MPG_CW + mpg_split_ix(q - w * MPG_CW, MPG_CW / 2)] = g, csi[q] = MPG_NONE;
         }
         __syncthreads();
 
@@ -348,7 +356,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
             for (int w = 0; w < MPG_NW; w++) {
                 const int sl = q - 32 * MPG_D * w;
                 if (sl >= 0 && sl < MPG_CW) {
-                    const double sv = csv[w * MPG_CW + sl];
+                    const double sv = csv[w * MPG_CW + mpg_split_ix(sl, MPG_CW / 2)];
                     const int si = csi[w * MPG_CW + sl];
                     if (sv > v || (sv == v && si < i))
                         v = sv, i = si;

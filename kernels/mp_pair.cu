@@ -206,11 +206,13 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
         const double T = s_best;
         for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
             const double v = a.inv[cbase + q], x = T / v;
-            cdf[q] = a.df[cbase + q];
-            cdg[q] = a.dg[cbase + q];
-            cinv[q] = v;
-            ccut[q] = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
-            fcut[q] = filter_cut(ccut[q]);
+            const double c = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
+            const int sx = mpg_split_ix(q, MPG_CH);           /* the arrays mpg_load_cols reads */
+            cdf[sx] = a.df[cbase + q];
+            cdg[sx] = a.dg[cbase + q];
+            fcut[sx] = filter_cut(c);
+            cinv[q] = v; /* plain: only the rare rerun reads these two */
+            ccut[q] = c;
         }
         for (int q = tid; q < MPG_H; q += MPG_B) {
             const int i = ri + q;

@@ -110,20 +110,35 @@ __device__ static int mpg_item_band(const long long *first, int nb, long long it
     return bl;
 }
 
+/* Shared-memory index of entry q of an array whose 16-byte pairs alternate between two
+ * halves of `half` entries each: q's pair q / 2 goes to half (q / 2) % 2, at entry
+ * 2 (q / 4) + q % 2 there. The register blocks read four consecutive entries per lane,
+ * lane l at c + 4 l, as two 16-byte loads; in a plain array each load's lanes lie 32
+ * bytes apart and hit each bank twice (twice the shared-memory wavefronts, which bound
+ * both kernels), here they lie 16 bytes apart. */
+__device__ __forceinline__ static int mpg_split_ix(int q, int half) {
+    return ((q >> 1) & 1) * half + ((q >> 2) << 1) + (q & 1);
+}
+
+#define MPG_CH ((MPG_W + MPG_H) / 2) /* half of a sub-tile's column array */
+static_assert(MPG_CH % 2 == 0 && MPG_CW % 4 == 0, "split halves must keep 16-byte alignment");
+
 /* Column data of four consecutive columns of a register block: df, dg and v (the
- * profile: inv; the best pair: its threshold). */
+ * profile: inv; the best pair: its filter threshold). */
 typedef struct {
     double df[4], dg[4], v[4];
 } mpg_cols;
 
-/* Columns c .. c + 3 of a sub-tile's arrays into x, with 16-byte loads (c is even). */
+/* Columns c .. c + 3 (c % 4 == 0) of a sub-tile's split arrays (mpg_split_ix, halves
+ * of MPG_CH) into x, with 16-byte loads. */
 __device__ __forceinline__ static void mpg_load_cols(const double *cdf, const double *cdg,
                                                      const double *cv, int c, mpg_cols &x) {
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const double2 f = *(const double2 *)(cdf + c + 2 * h);
-        const double2 g = *(const double2 *)(cdg + c + 2 * h);
-        const double2 v = *(const double2 *)(cv + c + 2 * h);
+        const int at = h * MPG_CH + (c >> 1);
+        const double2 f = *(const double2 *)(cdf + at);
+        const double2 g = *(const double2 *)(cdg + at);
+        const double2 v = *(const double2 *)(cv + at);
         x.df[2 * h] = f.x, x.df[2 * h + 1] = f.y;
         x.dg[2 * h] = g.x, x.dg[2 * h + 1] = g.y;
         x.v[2 * h] = v.x, x.v[2 * h + 1] = v.y;
