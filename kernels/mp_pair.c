@@ -39,9 +39,9 @@
 #include <immintrin.h>
 #endif
 
-#define MP_REFRESH 256 /* rows of a chunk, whose thresholds follow the best at its start */
-#define MP_ROWS    4   /* rows of a block that shares covariance thresholds (AVX-512) */
-#define MP_GROUP   16  /* bands of a work item, whose tiles share rows and a skewed copy */
+#define MP_REFRESH 1024 /* rows of a chunk, whose thresholds follow the best at its start */
+#define MP_ROWS    4    /* rows of a block that shares covariance thresholds (AVX-512) */
+#define MP_GROUP   16   /* bands of a work item, whose tiles share rows and a skewed copy */
 /* Columns of a work item's skewed copy: those its tiles' vectors start at. */
 #define MP_SKEW (MP_H + (MP_GROUP - 1) * MP_W + MP_W - 7)
 _Static_assert(MP_H % MP_REFRESH == 0 && MP_REFRESH % MP_ROWS == 0,
@@ -81,10 +81,13 @@ static inline double max_num(double x, double y) {
  * c < nc: the thresholds a lane meets in a block of MP_ROWS rows (its column moves one
  * to the right a row). */
 TSMI_HOT static void pair_lows(const double *cut, size_t nc, double *lo) {
+    /* minima over windows of 2, 4, .. MP_ROWS entries, each pass from the one before
+     * (past the end: over the entries there) */
+    _Static_assert((MP_ROWS & (MP_ROWS - 1)) == 0, "MP_ROWS must be a power of two");
     memcpy(lo, cut, nc * sizeof *lo);
-    for (size_t q = 1; q < MP_ROWS && q < nc; q++)
+    for (size_t q = 1; q < MP_ROWS && q < nc; q *= 2)
         for (size_t c = 0; c + q < nc; c++)
-            lo[c] = cut[c + q] < lo[c] ? cut[c + q] : lo[c];
+            lo[c] = lo[c + q] < lo[c] ? lo[c + q] : lo[c];
 }
 
 /* The range of sigma over the normal rows of each block of MP_ROWS rows (blocks start
