@@ -18,7 +18,9 @@
  * covariance itself (pair_tile_avx512): a pair then costs its two fused updates and a
  * max, and the rare block that may hold a passing pair runs again with the filter
  * above. Measured on 2 Zen 4 cores at 2^18 (m 128): 2.97-3.05 s against 3.29-3.34 s
- * for the filter on every pair (the profile: about 5.1 s).
+ * for the filter on every pair (the profile: about 5.1 s). The block's first pass reads
+ * its columns from a skewed copy (aligned loads, see tsm_mp_best_pair's work items):
+ * 2.42-2.54 s against 2.93-3.12 s for loads from df and dg (profile 4.86-5.01 s).
  *
  * T starts at -inf in each thread (everything passes until a first pair is kept).
  * Threads keep their own best; the merge takes the pair order (tsm_mp_pair_beats), so
