@@ -27,9 +27,20 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Blocks per multiprocessor that the launch bounds ask for. The kernel needs 112
- * registers; with 3 (80 registers) it spills and ran slower (docs/performance.md). */
+/* Diagonals per thread: twice the profile's MPG_D, so that each column a register
+ * block loads from shared memory serves 8 pairs instead of 4 (the loads, not the
+ * arithmetic, bound the kernel at 4). A block of MPP_B threads covers one band of the
+ * shared grid (MPG_W diagonals). */
+#define MPP_D   8
+#define MPP_B   (MPG_W / MPP_D)
+#define MPP_WIN 3 /* column sets of 4 in a thread's window: (MPP_D + MPG_U - 1) / 4 + 1 */
+/* Blocks per multiprocessor that the launch bounds ask for (170 registers a thread). */
 #define MPP_BLOCKS 2
+/* A quarter of a sub-tile's column array: the pair kernel's arrays alternate their
+ * 16-byte pairs among four quarters (mpp_ix), so that lanes 8 columns apart read 16
+ * bytes apart. */
+#define MPP_Q ((MPG_W + MPG_H) / 4)
+static_assert(MPP_Q % 2 == 0 && MPP_D == 8 && MPG_U == 4, "the window is 3 sets of 4 columns");
 #define MPP_NOPAIR 0xffffffffffffffffull
 
 /* Kernel arguments (device pointers). */
@@ -74,6 +85,18 @@ __device__ __forceinline__ static void offer(double w, double invj, int i, int j
         bv = c, bp = p;
 }
 
+/* Shared-memory index of column q in the four-quarter layout. */
+__device__ __forceinline__ static int mpp_ix(int q) {
+    return ((q >> 1) & 3) * MPP_Q + ((q >> 3) << 1) + (q & 1);
+}
+
+/* Columns c .. c + 3 (c % 4 == 0) of the four-quarter arrays into x. */
+__device__ __forceinline__ static void mpp_load_cols(const double *cdf, const double *cdg,
+                                                     const double *cv, int c, mpg_cols &x) {
+    const int a0 = ((c >> 1) & 3) * MPP_Q + ((c >> 3) << 1);
+    mpg_load_pairs(cdf, cdg, cv, a0, a0 + MPP_Q, x);
+}
+
 /* A sub-tile as one thread sees it. */
 typedef struct {
     const double *cdf, *cdg, *ccut, *cinv, *fcut, *rowd;
@@ -98,26 +121,28 @@ typedef struct {
  * per row; in the rare block where some pair passed, the block runs again from its
  * starting covariances (the same operations, so the same values) and offers the pairs
  * that pass the exact test. */
-__device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, double cov[MPG_D],
-                                                  const mpg_cols &x0, mpg_cols &x1, double &bv,
+template <int P>
+__device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, double cov[MPP_D],
+                                                  mpg_cols win[MPP_WIN], double &bv,
                                                   unsigned long long &bp) {
-#define MPP_X(field, e) ((e) < 4 ? x0.field[(e)] : x1.field[(e)-4])
-    mpg_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 4, x1);
-    double c0[MPG_D];
+/* entry e of the window: set (P + e / 4) % 3 holds columns 4 (e / 4) .. of it */
+#define MPP_X(field, e) (win[(P + (e) / 4) % MPP_WIN].field[(e) % 4])
+    mpp_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 8, win[(P + 2) % MPP_WIN]);
+    double c0[MPP_D];
     bool pass = false;
     const double smin = tl.rowd[4 * r + 3];
-    int lim[MPG_D + MPG_U - 1];
+    int lim[MPP_D + MPG_U - 1];
 #pragma unroll
-    for (int e = 0; e < MPG_D + MPG_U - 1; e++)
+    for (int e = 0; e < MPP_D + MPG_U - 1; e++)
         lim[e] = __double2hiint(MPP_X(v, e) * smin);
 #pragma unroll
-    for (int d = 0; d < MPG_D; d++)
+    for (int d = 0; d < MPP_D; d++)
         c0[d] = cov[d];
 #pragma unroll
     for (int u = 0; u < MPG_U; u++) {
         const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
 #pragma unroll
-        for (int d = 0; d < MPG_D; d++) {
+        for (int d = 0; d < MPP_D; d++) {
             const int e = u + d;
             pass |= __double2hiint(cov[d]) >= lim[e];
             cov[d] = fma(rdfg.x, MPP_X(dg, e), cov[d]);
@@ -130,7 +155,7 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
             const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
             const double rinv = tl.rowd[4 * (r + u) + 2];
 #pragma unroll
-            for (int d = 0; d < MPG_D; d++) {
+            for (int d = 0; d < MPP_D; d++) {
                 const int e = u + d;
                 const double w = c0[d] * rinv;
                 if (w >= tl.ccut[r + tl.lo + e]) /* NaN (not normal) never passes */
@@ -171,7 +196,7 @@ __device__ __forceinline__ static double filter_smin(const double *inv, int ri, 
  * sub-tile of rows [ri, ri + MPG_H): cdf, cdg, ccut, cinv, fcut of columns ri + k0 +
  * [0, MPG_W + MPG_H) and rowd of the rows as {df, dg, inv, smin} (inv NaN past i1;
  * smin, pair_block's row factor, in the first row of each register block). */
-__global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args a) {
+__global__ static void __launch_bounds__(MPP_B, MPP_BLOCKS) pair_kernel(mpp_args a) {
     extern __shared__ double2 mpp_smem[];
     double *cdf = (double *)mpp_smem, *cdg = cdf + MPG_W + MPG_H, *ccut = cdg + MPG_W + MPG_H;
     double *cinv = ccut + MPG_W + MPG_H, *fcut = cinv + MPG_W + MPG_H;
@@ -188,10 +213,11 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
     const int k0 = a.excl + (a.band0 + band) * MPG_W;
     const int i0 = (int)(item - a.first[band]) * MPG_S;
     const int i1 = min(i0 + MPG_S, a.N - k0);
-    mpp_tile tl = {cdf, cdg, ccut, cinv, fcut, rowd, 0, 0, MPG_D * tid};
+    mpp_tile tl = {cdf, cdg, ccut, cinv, fcut, rowd, 0, 0, MPP_D * tid};
 
-    double cov[MPG_D];
+    double cov[MPP_D];
     mpg_exact_cov(a.t, a.mu, a.N, a.m, i0, i0 + k0 + tl.lo, cov);
+    mpg_exact_cov(a.t, a.mu, a.N, a.m, i0, i0 + k0 + tl.lo + MPG_D, cov + MPG_D);
     double bv = -INFINITY;
     unsigned long long bp = MPP_NOPAIR;
 
@@ -204,17 +230,17 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
             s_best = key_corr(*(volatile unsigned long long *)a.key);
         __syncthreads();
         const double T = s_best;
-        for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
+        for (int q = tid; q < MPG_W + MPG_H; q += MPP_B) {
             const double v = a.inv[cbase + q], x = T / v;
             const double c = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
-            const int sx = mpg_split_ix(q, MPG_CH);           /* the arrays mpg_load_cols reads */
+            const int sx = mpp_ix(q);                         /* the arrays mpp_load_cols reads */
             cdf[sx] = a.df[cbase + q];
             cdg[sx] = a.dg[cbase + q];
             fcut[sx] = filter_cut(c);
             cinv[q] = v; /* plain: only the rare rerun reads these two */
             ccut[q] = c;
         }
-        for (int q = tid; q < MPG_H; q += MPG_B) {
+        for (int q = tid; q < MPG_H; q += MPP_B) {
             const int i = ri + q;
             rowd[4 * q] = a.df[i];
             rowd[4 * q + 1] = a.dg[i];
@@ -223,12 +249,17 @@ __global__ static void __launch_bounds__(MPG_B, MPP_BLOCKS) pair_kernel(mpp_args
         }
         __syncthreads();
 
-        mpg_cols xa, xb;
-        mpg_load_cols(cdf, cdg, fcut, tl.lo, xa);
-        for (int r = 0; r < nru; r += 2 * MPG_U) {
-            pair_block(tl, r, cov, xa, xb, bv, bp);
+        /* Register blocks in threes, so that the window's sets rotate roles instead of
+         * moving between registers. */
+        mpg_cols w[MPP_WIN];
+        mpp_load_cols(cdf, cdg, fcut, tl.lo, w[0]);
+        mpp_load_cols(cdf, cdg, fcut, tl.lo + 4, w[1]);
+        for (int r = 0; r < nru; r += 3 * MPG_U) {
+            pair_block<0>(tl, r, cov, w, bv, bp);
             if (r + MPG_U < nru)
-                pair_block(tl, r + MPG_U, cov, xb, xa, bv, bp);
+                pair_block<1>(tl, r + MPG_U, cov, w, bv, bp);
+            if (r + 2 * MPG_U < nru)
+                pair_block<2>(tl, r + 2 * MPG_U, cov, w, bv, bp);
         }
 
         /* The warp's best to the global entry, so that T tightens for everyone. */
@@ -304,7 +335,7 @@ extern "C" tsm_status tsmi_mp_best_pair_cuda(tsm_ctx *ctx, const tsm_stats *s, s
         for (long long base = 0; base < items; base += chunk) {
             const unsigned grid = (unsigned)(items - base < chunk ? items - base : chunk);
             a.item0 = base;
-            pair_kernel<<<grid, MPG_B, smem, stream>>>(a);
+            pair_kernel<<<grid, MPP_B, smem, stream>>>(a);
             TSM_CUDA_LAUNCHED(ctx);
             if (prog) {
                 TSM_CUDA_TRY(ctx, cudaStreamSynchronize(stream));

@@ -129,13 +129,14 @@ typedef struct {
     double df[4], dg[4], v[4];
 } mpg_cols;
 
-/* Columns c .. c + 3 (c % 4 == 0) of a sub-tile's split arrays (mpg_split_ix, halves
- * of MPG_CH) into x, with 16-byte loads. */
-__device__ __forceinline__ static void mpg_load_cols(const double *cdf, const double *cdg,
-                                                     const double *cv, int c, mpg_cols &x) {
+/* Four consecutive columns of split arrays into x: columns c, c + 1 at entry a0 and
+ * c + 2, c + 3 at a1 (16-byte loads). */
+__device__ __forceinline__ static void mpg_load_pairs(const double *cdf, const double *cdg,
+                                                      const double *cv, int a0, int a1,
+                                                      mpg_cols &x) {
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const int at = h * MPG_CH + (c >> 1);
+        const int at = h ? a1 : a0;
         const double2 f = *(const double2 *)(cdf + at);
         const double2 g = *(const double2 *)(cdg + at);
         const double2 v = *(const double2 *)(cv + at);
@@ -143,6 +144,13 @@ __device__ __forceinline__ static void mpg_load_cols(const double *cdf, const do
         x.dg[2 * h] = g.x, x.dg[2 * h + 1] = g.y;
         x.v[2 * h] = v.x, x.v[2 * h + 1] = v.y;
     }
+}
+
+/* Columns c .. c + 3 (c % 4 == 0) of a sub-tile's split arrays (mpg_split_ix, halves
+ * of MPG_CH) into x. */
+__device__ __forceinline__ static void mpg_load_cols(const double *cdf, const double *cdg,
+                                                     const double *cv, int c, mpg_cols &x) {
+    mpg_load_pairs(cdf, cdg, cv, c >> 1, MPG_CH + (c >> 1), x);
 }
 
 /* The first work item of each of the bands b0 .. b0 + nb - 1 into first[0 .. nb - 1],
