@@ -27,7 +27,38 @@ double *tsmi_mp_make_plan(const tsm_stats *s, const uint8_t *mask, mp_plan *p) {
     return buf;
 }
 
+#if TSMI_HAVE_AVX512
+/* tsmi_mp_exact_cov with AVX-512: the same multiply, then add, per lane and in the
+ * same order (no fused multiply-add: the values must equal the plain loop's bit for
+ * bit); about 5% of the CPU scan's time in the plain loop's 2-wide vectors. */
+TSMI_TARGET_AVX512 static void exact_cov_avx512(const mp_plan *p, size_t i, size_t j, double *out) {
+    enum { V = MP_W / 8 };
+    const double *t = p->t, *mu = p->mu;
+    __m512d acc[V], muj[V];
+    for (int v = 0; v < V; v++)
+        acc[v] = _mm512_setzero_pd(), muj[v] = _mm512_loadu_pd(mu + j + 8 * v);
+    for (size_t k = 0; k < p->m; k++) {
+        const __m512d a = _mm512_set1_pd(t[i + k] - mu[i]);
+        const double *tj = t + j + k;
+        for (int v = 0; v < V; v++) {
+            const __m512d x =
+                _mm512_mul_round_pd(a, _mm512_sub_pd(_mm512_loadu_pd(tj + 8 * v), muj[v]),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            acc[v] = _mm512_add_round_pd(acc[v], x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        }
+    }
+    for (int v = 0; v < V; v++)
+        _mm512_storeu_pd(out + 8 * v, acc[v]);
+}
+#endif
+
 void tsmi_mp_exact_cov(const mp_plan *p, size_t i, size_t j, double *out) {
+#if TSMI_HAVE_AVX512
+    if (tsmi_cpu_avx512()) {
+        exact_cov_avx512(p, i, j, out);
+        return;
+    }
+#endif
     const double *t = p->t, *mu = p->mu;
     double muj[MP_W];
     for (size_t w = 0; w < MP_W; w++)
