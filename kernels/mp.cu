@@ -39,9 +39,11 @@
  * Cost. Per pair: 2 DMUL + 2 DFMA (correlation, recurrence) and the two tests (DSETP):
  * 6 fp64-pipe and about 10 issued instructions in all on the path with no hit (sm_90
  * SASS, tools/scripts/sass-mix --path: 315 for two blocks of 16 pairs; 726 when every
- * column's best was kept in registers), so the kernel is bound by the fp64 pipe, not
- * by memory (shared-memory traffic is O(1 / MPG_D) per pair, global traffic
- * O(1 / MPG_H)).
+ * column's best was kept in registers). What bounds it is shared memory's latency and
+ * bandwidth, not the fp64 pipe: the column loads (df, dg, inv and the 7 column slots a
+ * block) were 2- and 4-way bank conflicts until the arrays took the split layout
+ * (mp_tile.cuh, mpg_split_ix), and ncu then reads FP64 52%, issue 50% with 4 warps a
+ * scheduler (H100, 2^18; docs/performance.md). Global traffic is O(1 / MPG_H) a pair.
  *
  * Global update. At the end of a sub-tile the warps' slots are merged per column and
  * per row, and the result goes to the global bests: a 64-bit key that orders like the

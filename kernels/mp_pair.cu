@@ -5,17 +5,20 @@
  * The work grid, the covariance starts and the update are mp.cu's (mp_tile.cuh), so
  * every pair's correlation is the profile's. What a pair costs differs: the profile
  * keeps per-warp bests of every row and column it touches (two multiplications, the
- * clamp, a row test and a column compare-select, about 23 issued instructions a pair),
- * the best pair only the thread's own (corr, pair). Per sub-tile the block reads the
- * best so far T from the global entry and puts cut = T / inv (less a relative 1e-12)
- * beside each column's df and dg in shared memory; a pair is then w = cov inv_i, one
- * comparison w >= cut, and its two fused updates (4 fp64 instructions). The rare pair
- * that passes is evaluated as the profile evaluates it and kept when it beats the
- * thread's best in the pair order (larger correlation, then smaller a, then smaller
- * b). At the end of each sub-tile the warp's best goes to the global entry (a 64-bit
- * key ordered like the correlation and the pair (a << 32 | b) written together under
- * a lock; the key is read without it as a filter, since it only grows), so T tightens
- * for every block.
+ * clamp, a row test and a column test), the best pair only the thread's own (corr,
+ * pair). Per sub-tile the block reads the best so far T from the global entry and puts
+ * cut = T / inv (less a relative 1e-12) beside each column's df and dg in shared
+ * memory; the exact test of a pair is w = cov inv_i >= cut, and a register block
+ * filters it with no fp64 instruction a pair (pair_block): its two fused updates, an
+ * integer compare and, per block of 32 pairs, 11 DMUL. The rare pair that passes is
+ * evaluated as the profile evaluates it and kept when it beats the thread's best in the
+ * pair order (larger correlation, then smaller a, then smaller b). At the end of each
+ * sub-tile the warp's best goes to the global entry (a 64-bit key ordered like the
+ * correlation and the pair (a << 32 | b) written together under a lock; the key is read
+ * without it as a filter, since it only grows), so T tightens for every block.
+ *
+ * A thread carries 8 diagonals (the profile 4), so that a column loaded from shared
+ * memory serves 8 pairs: with 4, the loads bound the kernel (docs/performance.md).
  *
  * The first blocks start from T = -inf, where every pair passes and is evaluated in
  * full until their first sub-tile ends: a few hundred thousand pairs of the N^2 / 2. */
@@ -103,21 +106,23 @@ typedef struct {
     int ri, cbase, lo; /* first row and column (global), this thread's first column in it */
 } mpp_tile;
 
-/* One register block: rows r .. r + 3 of the sub-tile, this thread's four diagonals
- * (mp.cu's reg_block without the bests: entry e = u + d of the column window, whose
- * first four are x0 and last four x1, loaded here).
+/* One register block: rows r .. r + 3 of the sub-tile, this thread's eight diagonals
+ * (mp.cu's reg_block without the bests): pair (row r + u, diagonal d) is entry e =
+ * u + d < 11 of the thread's column window, three sets of four columns in win that
+ * rotate roles from block to block (P: the block's place in the rotation); the third
+ * set is loaded here, the other two carried over.
  *
  * The filter costs no fp64 instruction a pair. A pair can pass the exact test
  * cov inv_i >= ccut_j only if cov >= ccut_j / inv_i >= fcut_j smin, where smin (rowd's
  * fourth entry of the block's first row) is a little below every 1 / inv_i of the
  * block's rows and fcut_j a little below ccut_j, both kept in [2^-400, 2^400] or
- * made 0 / -0 (filter_limits). For positive doubles the order of the bit patterns is
+ * made 0 / -0 (filter_cut, filter_smin). For positive doubles the order of the bit patterns is
  * the order of the values, so cov >= p implies hi(cov) >= hi(p) for the high 32 bits
- * as signed integers. Each block thus costs 7 DMUL (one per column, p_e = fcut_e smin)
+ * as signed integers. Each block thus costs 11 DMUL (one per column, p_e = fcut_e smin)
  * and an integer compare per pair; p = -0 (no positive threshold) has hi = INT_MIN and
  * passes everything, NaN (a column or all rows not normal) nothing.
  *
- * The outcome is gathered over the block's 16 pairs, so the hot path has no branch
+ * The outcome is gathered over the block's 32 pairs, so the hot path has no branch
  * per row; in the rare block where some pair passed, the block runs again from its
  * starting covariances (the same operations, so the same values) and offers the pairs
  * that pass the exact test. */
