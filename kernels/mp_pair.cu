@@ -134,9 +134,7 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
 #define MPP_X(field, e) (win[(P + (e) / 4) % MPP_WIN].field[(e) % 4])
     mpp_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 8, win[(P + 2) % MPP_WIN]);
     double c0[MPP_D];
-    /* four independent ORs (by diagonal): one chain of 32 dependent compares, each
-     * waiting on the predicate before it, would outlast the block's other work */
-    bool pass[4] = {false, false, false, false};
+    bool pass = false;
     const double smin = tl.rowd[4 * r + 3];
     int lim[MPP_D + MPG_U - 1];
 #pragma unroll
@@ -151,12 +149,12 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
 #pragma unroll
         for (int d = 0; d < MPP_D; d++) {
             const int e = u + d;
-            pass[d & 3] |= __double2hiint(cov[d]) >= lim[e];
+            pass |= __double2hiint(cov[d]) >= lim[e];
             cov[d] = fma(rdfg.x, MPP_X(dg, e), cov[d]);
             cov[d] = fma(rdfg.y, MPP_X(df, e), cov[d]);
         }
     }
-    if (pass[0] | pass[1] | pass[2] | pass[3]) {
+    if (pass) {
 #pragma unroll
         for (int u = 0; u < MPG_U; u++) {
             const double2 rdfg = *(const double2 *)(tl.rowd + 4 * (r + u));
