@@ -246,6 +246,7 @@ def case_restart(env):
         try:
             wait_connected(d)
             pub = Publisher(broker, "publisher-restart")
+            wait_subscribed(d, pub)
             sent = {"json": 0, "pb": 0, "influx": 0}
             down = threading.Event()  # set while tsmined is stopped
             while_down = [0]
@@ -301,6 +302,7 @@ def case_malformed(env):
         with env.daemon(extra=mqtt_conf(broker, ("sensors/#", "telegraf/#"))) as d:
             wait_connected(d)
             pub = Publisher(broker)
+            wait_subscribed(d, pub)
             bad = {"json": ["{\"value\": 1", "[1, \"x\"]", "{\"val\": 1}", "[]", "{\"value\":1,\"seq\":-2}"],
                    "influx": ["cpu", "cpu x=abc", "cpu x=1 notatime", "cpu y=\"open"],
                    "decode": [b"\x12\xff\xff\xff\xff\x0f", b"\x08\x01\x3a\x10\x00"],
@@ -404,6 +406,7 @@ def case_broker_restart(env):
         with env.daemon(extra=mqtt_conf(broker)) as d:
             wait_connected(d)
             pub = Publisher(broker, "publisher-br")
+            wait_subscribed(d, pub)
             done = threading.Event()
 
             def produce():
@@ -453,6 +456,7 @@ def case_alerts(env):
                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             time.sleep(0.5)  # both subscriptions in place
             pub = Publisher(broker)
+            wait_subscribed(d, pub)  # and tsmined's (a probe stream, plant/probe: no alerts)
             sent_at = {}
             for k in range(n):  # one sample a message, as a sensor sends them
                 pub.publish("sensors/a1", json.dumps({"value": values[k], "seq": k}))
