@@ -135,7 +135,7 @@ typedef struct {
 
 /* Columns c .. c + 3 of the sub-tile into x (mp_tile.cuh). */
 __device__ __forceinline__ static void load_cols(const mpg_tile &tl, int c, mpg_cols &x) {
-    mpg_load_cols(tl.cdf, tl.cdg, tl.cinv, c, x);
+    mpg_load_cols(tl.cdf, tl.cdg, tl.cinv, c, 2, MPG_CH, x);
 }
 
 /* Whether candidate (v, i) beats slot (sv, si): the larger correlation, then the
@@ -185,8 +185,8 @@ __device__ __forceinline__ static void col_block(const mpg_tile &tl, int r, doub
             cbv[e] = tv, cbi[e] = ti;
     }
     __syncwarp(); /* every lane has read its thresholds from the slots written below */
-    double2 *pv0 = (double2 *)(tl.wcv + ((r + tl.so) >> 1));              /* split: slots 0, 1 */
-    double2 *pv1 = (double2 *)(tl.wcv + MPG_CW / 2 + ((r + tl.so) >> 1)); /* and 2, 3 */
+    double2 *pv0 = (double2 *)(tl.wcv + mpg_split_ix(r + tl.so, 2, MPG_CW / 2));     /* 0, 1 */
+    double2 *pv1 = (double2 *)(tl.wcv + mpg_split_ix(r + tl.so + 2, 2, MPG_CW / 2)); /* 2, 3 */
     int4 *pi = (int4 *)(tl.wci + r + tl.so);
     double2 s0 = *pv0, s1 = *pv1;
     int4 si = *pi;
@@ -203,7 +203,7 @@ __device__ __forceinline__ static void col_block(const mpg_tile &tl, int r, doub
 #pragma unroll
         for (int e = 0; e < MPG_U - 1; e++) {
             const int sl = r + tl.so + MPG_D + e;
-            const int sx = mpg_split_ix(sl, MPG_CW / 2);
+            const int sx = mpg_split_ix(sl, 2, MPG_CW / 2);
             if (slot_better(cbv[MPG_D + e], cbi[MPG_D + e], tl.wcv[sx], tl.wci[sl]))
                 tl.wcv[sx] = cbv[MPG_D + e], tl.wci[sl] = cbi[MPG_D + e];
         }
@@ -224,18 +224,12 @@ template <bool ROWS>
 __device__ __forceinline__ static void reg_block(const mpg_tile &tl, int r, double cov[MPG_D],
                                                  const mpg_cols &x0, mpg_cols &x1) {
     load_cols(tl, r + tl.lo + 4, x1);
-    double cov0[MPG_D], ct[MPG_D + MPG_U - 1];
+    double cov0[MPG_D], ct[MPG_D + MPG_U]; /* ct[7] unused */
 #pragma unroll
     for (int d = 0; d < MPG_D; d++)
         cov0[d] = cov[d];
-    { /* slots r + so .. + 6 of the split array: 16-byte loads, 16 bytes apart per lane */
-        const int s2 = (r + tl.so) >> 1;
-        const double2 a0 = *(const double2 *)(tl.wcv + s2);
-        const double2 a1 = *(const double2 *)(tl.wcv + MPG_CW / 2 + s2);
-        const double2 b0 = *(const double2 *)(tl.wcv + s2 + 2);
-        ct[0] = a0.x, ct[1] = a0.y, ct[2] = a1.x, ct[3] = a1.y, ct[4] = b0.x, ct[5] = b0.y;
-        ct[6] = tl.wcv[MPG_CW / 2 + s2 + 2];
-    }
+    mpg_load4(tl.wcv, r + tl.so, 2, MPG_CW / 2, ct);         /* slots 0 .. 3 */
+    mpg_load4(tl.wcv, r + tl.so + 4, 2, MPG_CW / 2, ct + 4); /* and 4 .. 7 */
     bool col = false;
 #pragma unroll
     for (int u = 0; u < MPG_U; u++) {
@@ -307,7 +301,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
         tl.ri = ri, tl.cbase = cbase;
         __syncthreads(); /* the previous flush is done with shared memory */
         for (int q = tid; q < MPG_W + MPG_H; q += MPG_B) {
-            const int x = mpg_split_ix(q, MPG_CH);
+            const int x = mpg_split_ix(q, 2, MPG_CH);
             cdf[x] = a.df[cbase + q];
             cdg[x] = a.dg[cbase + q];
             cinv[x] = a.inv[cbase + q];
@@ -334,7 +328,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
             double g = MPG_FLOOR;
             if (c < a.N)
                 g = fmax(key_corr(*(volatile unsigned long long *)(a.key + c)), g);
-            csv[w * MPG_CW + mpg_split_ix(q - w * MPG_CW, MPG_CW / 2)] = g, csi[q] = MPG_NONE;
+            csv[w * MPG_CW + mpg_split_ix(q - w * MPG_CW, 2, MPG_CW / 2)] = g, csi[q] = MPG_NONE;
         }
         __syncthreads();
 
@@ -358,7 +352,7 @@ template <bool ROWS> __global__ static void __launch_bounds__(MPG_B, 2) tile_ker
             for (int w = 0; w < MPG_NW; w++) {
                 const int sl = q - 32 * MPG_D * w;
                 if (sl >= 0 && sl < MPG_CW) {
-                    const double sv = csv[w * MPG_CW + mpg_split_ix(sl, MPG_CW / 2)];
+                    const double sv = csv[w * MPG_CW + mpg_split_ix(sl, 2, MPG_CW / 2)];
                     const int si = csi[w * MPG_CW + sl];
                     if (sv > v || (sv == v && si < i))
                         v = sv, i = si;

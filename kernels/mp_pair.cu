@@ -37,11 +37,11 @@
 #define MPP_D   8
 #define MPP_B   (MPG_W / MPP_D)
 #define MPP_WIN 3 /* column sets of 4 in a thread's window: (MPP_D + MPG_U - 1) / 4 + 1 */
-/* Blocks per multiprocessor that the launch bounds ask for (170 registers a thread). */
+/* Blocks per multiprocessor that the launch bounds ask for (202 registers a thread;
+ * at 3, 168 registers, it spills in the hot block). */
 #define MPP_BLOCKS 2
-/* A quarter of a sub-tile's column array: the pair kernel's arrays alternate their
- * 16-byte pairs among four quarters (mpp_ix), so that lanes 8 columns apart read 16
- * bytes apart. */
+/* A quarter of a sub-tile's column array: the pair kernel's arrays are split in four
+ * (mpg_split_ix), so that lanes 8 columns apart read 16 bytes apart. */
 #define MPP_Q ((MPG_W + MPG_H) / 4)
 static_assert(MPP_Q % 2 == 0 && MPP_D == 8 && MPG_U == 4, "the window is 3 sets of 4 columns");
 #define MPP_NOPAIR 0xffffffffffffffffull
@@ -88,18 +88,6 @@ __device__ __forceinline__ static void offer(double w, double invj, int i, int j
         bv = c, bp = p;
 }
 
-/* Shared-memory index of column q in the four-quarter layout. */
-__device__ __forceinline__ static int mpp_ix(int q) {
-    return ((q >> 1) & 3) * MPP_Q + ((q >> 3) << 1) + (q & 1);
-}
-
-/* Columns c .. c + 3 (c % 4 == 0) of the four-quarter arrays into x. */
-__device__ __forceinline__ static void mpp_load_cols(const double *cdf, const double *cdg,
-                                                     const double *cv, int c, mpg_cols &x) {
-    const int a0 = ((c >> 1) & 3) * MPP_Q + ((c >> 3) << 1);
-    mpg_load_pairs(cdf, cdg, cv, a0, a0 + MPP_Q, x);
-}
-
 /* A sub-tile as one thread sees it. */
 typedef struct {
     const double *cdf, *cdg, *ccut, *cinv, *fcut, *rowd;
@@ -132,7 +120,7 @@ __device__ __forceinline__ static void pair_block(const mpp_tile &tl, int r, dou
                                                   unsigned long long &bp) {
 /* entry e of the window: set (P + e / 4) % 3 holds columns 4 (e / 4) .. of it */
 #define MPP_X(field, e) (win[(P + (e) / 4) % MPP_WIN].field[(e) % 4])
-    mpp_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 8, win[(P + 2) % MPP_WIN]);
+    mpg_load_cols(tl.cdf, tl.cdg, tl.fcut, r + tl.lo + 8, 4, MPP_Q, win[(P + 2) % MPP_WIN]);
     double c0[MPP_D];
     bool pass = false;
     const double smin = tl.rowd[4 * r + 3];
@@ -238,7 +226,7 @@ __global__ static void __launch_bounds__(MPP_B, MPP_BLOCKS) pair_kernel(mpp_args
         for (int q = tid; q < MPG_W + MPG_H; q += MPP_B) {
             const double v = a.inv[cbase + q], x = T / v;
             const double c = x - fabs(x) * 1e-12 - 0x1p-1000; /* -inf stays -inf, NaN NaN */
-            const int sx = mpp_ix(q);                         /* the arrays mpp_load_cols reads */
+            const int sx = mpg_split_ix(q, 4, MPP_Q);         /* the arrays mpg_load_cols reads */
             cdf[sx] = a.df[cbase + q];
             cdg[sx] = a.dg[cbase + q];
             fcut[sx] = filter_cut(c);
@@ -257,8 +245,8 @@ __global__ static void __launch_bounds__(MPP_B, MPP_BLOCKS) pair_kernel(mpp_args
         /* Register blocks in threes, so that the window's sets rotate roles instead of
          * moving between registers. */
         mpg_cols w[MPP_WIN];
-        mpp_load_cols(cdf, cdg, fcut, tl.lo, w[0]);
-        mpp_load_cols(cdf, cdg, fcut, tl.lo + 4, w[1]);
+        mpg_load_cols(cdf, cdg, fcut, tl.lo, 4, MPP_Q, w[0]);
+        mpg_load_cols(cdf, cdg, fcut, tl.lo + 4, 4, MPP_Q, w[1]);
         for (int r = 0; r < nru; r += 3 * MPG_U) {
             pair_block<0>(tl, r, cov, w, bv, bp);
             if (r + MPG_U < nru)

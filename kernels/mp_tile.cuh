@@ -110,18 +110,22 @@ __device__ static int mpg_item_band(const long long *first, int nb, long long it
     return bl;
 }
 
-/* Shared-memory index of entry q of an array whose 16-byte pairs alternate between two
- * halves of `half` entries each: q's pair q / 2 goes to half (q / 2) % 2, at entry
- * 2 (q / 4) + q % 2 there. The register blocks read four consecutive entries per lane,
- * lane l at c + 4 l, as two 16-byte loads; in a plain array each load's lanes lie 32
- * bytes apart and hit each bank twice (twice the shared-memory wavefronts, which bound
- * both kernels), here they lie 16 bytes apart. */
-__device__ __forceinline__ static int mpg_split_ix(int q, int half) {
-    return ((q >> 1) & 1) * half + ((q >> 2) << 1) + (q & 1);
+/* Shared-memory index of entry q of a column array split into `ways` parts of `part`
+ * entries each (ways a power of two): q's 16-byte pair q / 2 goes to part
+ * (q / 2) % ways, at entry 2 (q / (2 ways)) + q % 2 there. A register block reads four
+ * consecutive entries per lane as two 16-byte loads, lanes 4 ways entries apart (the
+ * profile: 4 diagonals a thread, ways 2; the best pair: 8, ways 4); in a plain array
+ * those loads' lanes lie 16 ways bytes apart and hit each bank `ways` times (that many
+ * times the shared-memory wavefronts, which bound both kernels), split they lie 16
+ * bytes apart. */
+__host__ __device__ __forceinline__ static int mpg_split_ix(int q, int ways, int part) {
+    const unsigned u = (unsigned)q >> 1;
+    return (int)((u & (unsigned)(ways - 1)) * (unsigned)part + u / (unsigned)ways * 2u +
+                 ((unsigned)q & 1u));
 }
 
-#define MPG_CH ((MPG_W + MPG_H) / 2) /* half of a sub-tile's column array */
-static_assert(MPG_CH % 2 == 0 && MPG_CW % 4 == 0, "split halves must keep 16-byte alignment");
+#define MPG_CH ((MPG_W + MPG_H) / 2) /* half of a sub-tile's column array (the profile's) */
+static_assert(MPG_CH % 2 == 0 && MPG_CW % 4 == 0, "split parts must keep 16-byte alignment");
 
 /* Column data of four consecutive columns of a register block: df, dg and v (the
  * profile: inv; the best pair: its filter threshold). */
@@ -129,28 +133,22 @@ typedef struct {
     double df[4], dg[4], v[4];
 } mpg_cols;
 
-/* Four consecutive columns of split arrays into x: columns c, c + 1 at entry a0 and
- * c + 2, c + 3 at a1 (16-byte loads). */
-__device__ __forceinline__ static void mpg_load_pairs(const double *cdf, const double *cdg,
-                                                      const double *cv, int a0, int a1,
-                                                      mpg_cols &x) {
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int at = h ? a1 : a0;
-        const double2 f = *(const double2 *)(cdf + at);
-        const double2 g = *(const double2 *)(cdg + at);
-        const double2 v = *(const double2 *)(cv + at);
-        x.df[2 * h] = f.x, x.df[2 * h + 1] = f.y;
-        x.dg[2 * h] = g.x, x.dg[2 * h + 1] = g.y;
-        x.v[2 * h] = v.x, x.v[2 * h + 1] = v.y;
-    }
+/* Entries c .. c + 3 (c % 4 == 0) of a split array (mpg_split_ix with ways, part)
+ * into x, with two 16-byte loads: c + 2's pair lies in the next part at c's entry. */
+__device__ __forceinline__ static void mpg_load4(const double *a, int c, int ways, int part,
+                                                 double x[4]) {
+    const int a0 = mpg_split_ix(c & ~3, ways, part); /* c & ~3 == c: said so it folds */
+    const double2 lo = *(const double2 *)(a + a0), hi = *(const double2 *)(a + a0 + part);
+    x[0] = lo.x, x[1] = lo.y, x[2] = hi.x, x[3] = hi.y;
 }
 
-/* Columns c .. c + 3 (c % 4 == 0) of a sub-tile's split arrays (mpg_split_ix, halves
- * of MPG_CH) into x. */
+/* Columns c .. c + 3 (c % 4 == 0) of a sub-tile's split column arrays into x. */
 __device__ __forceinline__ static void mpg_load_cols(const double *cdf, const double *cdg,
-                                                     const double *cv, int c, mpg_cols &x) {
-    mpg_load_pairs(cdf, cdg, cv, c >> 1, MPG_CH + (c >> 1), x);
+                                                     const double *cv, int c, int ways, int part,
+                                                     mpg_cols &x) {
+    mpg_load4(cdf, c, ways, part, x.df);
+    mpg_load4(cdg, c, ways, part, x.dg);
+    mpg_load4(cv, c, ways, part, x.v);
 }
 
 /* The first work item of each of the bands b0 .. b0 + nb - 1 into first[0 .. nb - 1],
