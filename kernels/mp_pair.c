@@ -124,21 +124,14 @@ TSMI_TARGET_AVX512 static void cov_cuts(const double *lo, double slo, double shi
 }
 
 /* The covariances of a row's MP_W lanes moved to the next row (the profile's step, so
- * that a block run again gives the same values bit for bit). */
+ * that a block run again gives the same values bit for bit): lane group v's columns at
+ * dfj, dgj + v stride (8 from df and dg themselves, 64 from their skewed copies). */
 TSMI_TARGET_AVX512 static inline void update_row(__m512d cov[MP_W / 8], double dfi, double dgi,
-                                                 const double *dfj, const double *dgj) {
+                                                 const double *dfj, const double *dgj,
+                                                 size_t stride) {
     const __m512d vdf = _mm512_set1_pd(dfi), vdg = _mm512_set1_pd(dgi);
     for (int v = 0; v < MP_W / 8; v++)
-        cov[v] = tsmi_mp_step_avx512(cov[v], vdf, vdg, dgj + 8 * v, dfj + 8 * v);
-}
-
-/* update_row with the columns from the skewed copies of dg and df (see tsm_mp_best_pair):
- * the 8 columns from c at sgc, sfc, the next 8 at 64 doubles further (aligned loads). */
-TSMI_TARGET_AVX512 static inline void update_row_skew(__m512d cov[MP_W / 8], double dfi, double dgi,
-                                                      const double *sfc, const double *sgc) {
-    const __m512d vdf = _mm512_set1_pd(dfi), vdg = _mm512_set1_pd(dgi);
-    for (int v = 0; v < MP_W / 8; v++)
-        cov[v] = tsmi_mp_step_avx512(cov[v], vdf, vdg, sgc + 64 * v, sfc + 64 * v);
+        cov[v] = tsmi_mp_step_avx512(cov[v], vdf, vdg, dgj + stride * v, dfj + stride * v);
 }
 
 /* The skewed copies of df and dg for the columns c0 .. c1 - 1: sf + 8 (c - c0) holds
@@ -186,8 +179,7 @@ TSMI_TARGET_AVX512 static void pair_tile_avx512(const mp_plan *p, const double *
                 if (i > ib)
                     for (int v = 0; v < V; v++)
                         top[v] = _mm512_max_pd(top[v], cov[v]);
-                update_row_skew(cov, df[i], dg[i], sf + (i + k0 - sc0) * 8,
-                                sg + (i + k0 - sc0) * 8);
+                update_row(cov, df[i], dg[i], sf + (i + k0 - sc0) * 8, sg + (i + k0 - sc0) * 8, 64);
             }
             /* the lanes where every vector fails (top < cc, or NaN), by masked compares
              * chained in one mask register: a pair may pass unless all eight are set */
@@ -205,7 +197,7 @@ TSMI_TARGET_AVX512 static void pair_tile_avx512(const mp_plan *p, const double *
                 for (size_t q = 0; q < MP_W; q++)
                     if (wv[q] >= cu[q])
                         pair_offer(best, wv[q], inv[j0 + q], i, j0 + q);
-                update_row(c0, df[i], dg[i], df + j0, dg + j0);
+                update_row(c0, df[i], dg[i], df + j0, dg + j0, 8);
             }
         }
     }
@@ -240,6 +232,22 @@ TSMI_HOT static void pair_tile_portable(const mp_plan *p, const double *sig, dou
     }
 }
 
+/* The scan's work items, their count, and (items not NULL) each as rb ngrp + g: the
+ * tiles of MP_GROUP consecutive bands from b0 (fewer in the last of the ngrp groups)
+ * over the rows of one tile, rb MP_H .. (rb + 1) MP_H - 1, in the order of rb (the
+ * longest bands' first); item (rb, g) exists where the group's first band has such
+ * rows. */
+static size_t pair_items(size_t N, size_t excl, size_t b0, size_t ngrp, size_t *items) {
+    size_t n = 0;
+    for (size_t rb = 0; excl + b0 * MP_W + rb * MP_H < N; rb++)
+        for (size_t g = 0; g < ngrp && excl + (b0 + g * MP_GROUP) * MP_W + rb * MP_H < N; g++) {
+            if (items)
+                items[n] = rb * ngrp + g;
+            n++;
+        }
+    return n;
+}
+
 tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const uint8_t *mask,
                             size_t b0, size_t b1, tsm_mp_pair *best) {
     if (!s || !best)
@@ -253,14 +261,8 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
     if (tsm_ctx_backend(ctx) == TSM_BACKEND_CUDA)
         return tsmi_mp_best_pair_cuda(ctx, s, excl, mask, b0, b1, best);
 #endif
-    /* Work items: the tiles of MP_GROUP consecutive bands (fewer in the last group) over
-     * the rows of one tile, rb MP_H .. (rb + 1) MP_H - 1, in the order of rb (the longest
-     * bands' first); item (rb, g) exists where the group's first band has such rows. */
     const size_t ngrp = (b1 - b0 + MP_GROUP - 1) / MP_GROUP;
-    size_t nitem = 0;
-    for (size_t rb = 0; excl + b0 * MP_W + rb * MP_H < N; rb++)
-        for (size_t g = 0; g < ngrp && excl + (b0 + g * MP_GROUP) * MP_W + rb * MP_H < N; g++)
-            nitem++;
+    size_t nitem = pair_items(N, excl, b0, ngrp, NULL);
     int T = tsm_ctx_threads(ctx);
     T = T < 1 ? 1 : (size_t)T > nitem ? (int)(nitem > 0 ? nitem : 1) : T;
     mp_plan p;
@@ -278,10 +280,7 @@ tsm_status tsm_mp_best_pair(tsm_ctx *ctx, const tsm_stats *s, size_t excl, const
         free(plan), free(cuts), free(bests), free(sig), free(items), free(skews);
         return tsm_fail(ctx, TSM_ENOMEM, "tsm_mp_best_pair: out of memory for %zu subsequences", N);
     }
-    nitem = 0;
-    for (size_t rb = 0; excl + b0 * MP_W + rb * MP_H < N; rb++)
-        for (size_t g = 0; g < ngrp && excl + (b0 + g * MP_GROUP) * MP_W + rb * MP_H < N; g++)
-            items[nitem++] = rb * ngrp + g;
+    pair_items(N, excl, b0, ngrp, items);
     for (int q = 0; q < T; q++)
         bests[q] = *best;
     for (size_t k = 0; k < N + MP_W; k++)
